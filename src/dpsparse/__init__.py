@@ -1,0 +1,15 @@
+"""dpsparse: differentially private sparse learning.
+
+Private empirical risk minimization of linear models with sparsity-inducing norms.
+"""
+from .accounting import PrivacyReport
+from .data import Bounds
+from .estimators import DPElasticNet, DPLasso, DPLogisticRegression
+from .exceptions import PrivacyCalibrationWarning, PrivacyLeakWarning
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DPLogisticRegression", "DPLasso", "DPElasticNet", "Bounds", "PrivacyReport",
+    "PrivacyLeakWarning", "PrivacyCalibrationWarning",
+]

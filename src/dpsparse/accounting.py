@@ -1,0 +1,198 @@
+"""Privacy accounting: ledgers on dp-accounting, calibration by bisection, reports.
+
+A ``Ledger`` lists the private events of one fit (Laplace mechanisms, pure epsilon-DP
+steps such as a report-noisy-max) and composes them with the privacy loss distribution
+(PLD) accountant of ``dp_accounting`` (pessimistic discretization, so the epsilon it
+returns is an upper bound). ``calibrate`` finds by bisection the smallest noise scale
+whose accounted epsilon meets a target. Mechanisms hold the math of their events; this
+module holds the composition.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+__all__ = ["check_privacy_params", "Ledger", "calibrate", "PrivacyReport", "REPLACE_ONE"]
+
+REPLACE_ONE = "replace-one (datasets at Hamming distance 1)"
+
+# Width of the PLD's privacy-loss grid. Pessimistic rounding keeps the result an upper bound.
+_PLD_DISCRETIZATION = 1e-4
+
+
+def check_privacy_params(epsilon, delta):
+    """Validate a target (epsilon, delta).
+
+    Raises
+    ------
+    ValueError
+        epsilon not a finite number > 0, or delta outside (0, 1).
+    """
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.number)) or not (
+        math.isfinite(epsilon) and epsilon > 0
+    ):
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    if isinstance(delta, bool) or not isinstance(delta, (int, float, np.number)) or not 0 < delta < 1:
+        raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}")
+
+
+class Ledger:
+    """Events of one fit, composed by dp-accounting's PLD accountant.
+
+    Each event is the per-step mechanism and the number of times it runs; composition is
+    adaptive (each step may depend on the outputs of the previous ones).
+    """
+
+    def __init__(self):
+        self.events = []
+
+    def laplace(self, scale, sensitivity, count=1):
+        """``count`` Laplace mechanisms: noise ``Laplace(scale)`` on an L1-sensitivity ``sensitivity``."""
+        self.events.append(("laplace", float(scale), float(sensitivity), int(count)))
+        return self
+
+    def pure(self, epsilon, count=1):
+        """``count`` mechanisms that are each ``epsilon``-DP (e.g. report-noisy-max)."""
+        self.events.append(("pure", float(epsilon), 0.0, int(count)))
+        return self
+
+    def _pld(self):
+        from dp_accounting.pld import common
+        from dp_accounting.pld import privacy_loss_distribution as pld
+
+        total = None
+        for kind, a, b, count in self.events:
+            if kind == "laplace":
+                one = pld.from_laplace_mechanism(a, sensitivity=b, value_discretization_interval=_PLD_DISCRETIZATION)
+            else:
+                one = pld.from_privacy_parameters(
+                    common.DifferentialPrivacyParameters(a, 0.0), value_discretization_interval=_PLD_DISCRETIZATION
+                )
+            one = one.self_compose(count) if count > 1 else one
+            total = one if total is None else total.compose(one)
+        return total
+
+    def epsilon(self, delta):
+        """Smallest epsilon such that the composed events are (epsilon, delta)-DP."""
+        if not self.events:
+            return 0.0
+        return float(self._pld().get_epsilon_for_delta(delta))
+
+
+def calibrate(epsilon_of_scale, target, scale0, rtol=1e-4):
+    """Smallest noise scale ``s`` with ``epsilon_of_scale(s) <= target`` (bisection).
+
+    ``epsilon_of_scale`` must decrease in ``s``. The returned scale always meets the
+    target; it exceeds the smallest such scale by at most a factor ``1 + rtol``.
+
+    Parameters
+    ----------
+    epsilon_of_scale : callable float -> float
+    target : float
+    scale0 : float > 0
+        A starting guess (e.g. the source paper's scale).
+    """
+    lo = hi = float(scale0)
+    while epsilon_of_scale(hi) > target:
+        lo, hi = hi, hi * 2.0
+    if lo == hi:
+        while epsilon_of_scale(lo) <= target and lo > 1e-300:
+            hi, lo = lo, lo / 2.0
+    while hi / lo > 1.0 + rtol:
+        mid = math.sqrt(lo * hi)
+        if epsilon_of_scale(mid) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@dataclass
+class PrivacyReport:
+    """What a private fit guarantees and how: printable (``str``) and as JSON (``to_json``).
+
+    Attributes
+    ----------
+    mechanism, calibration : str
+    epsilon, delta : float
+        The target budget.
+    accountant_epsilon : float
+        Epsilon at ``delta`` of the noise actually drawn, by the PLD accountant.
+    neighbouring : str
+        The neighbouring relation of the guarantee.
+    iterations : int
+    noise : dict
+        Noise scales and per-step quantities, with their source.
+    bounds_source : str
+    bounds_public : bool
+    clipped : dict
+        Counts of clipped feature values, labels and rows (never the rows themselves).
+    noise_source : str
+    warnings : list of str
+    """
+
+    mechanism: str
+    calibration: str
+    epsilon: float
+    delta: float
+    accountant_epsilon: float
+    iterations: int
+    noise: dict
+    neighbouring: str = REPLACE_ONE
+    bounds_source: str = "declared by the user"
+    bounds_public: bool = True
+    clipped: dict = field(default_factory=dict)
+    noise_source: str = ""
+    warnings: list = field(default_factory=list)
+
+    @property
+    def guarantee_holds(self):
+        """True when the bounds are public and the accounted epsilon meets the target."""
+        return self.bounds_public and self.accountant_epsilon <= self.epsilon * (1 + 1e-9)
+
+    def to_dict(self):
+        d = asdict(self)
+        d["guarantee_holds"] = self.guarantee_holds
+        return d
+
+    def to_json(self, **kw):
+        return json.dumps(self.to_dict(), default=_jsonable, **kw)
+
+    def __str__(self):
+        if self.guarantee_holds:
+            verdict = f"({self.epsilon:g}, {self.delta:.3g})-differentially private"
+        else:
+            verdict = "NO differential-privacy guarantee (see warnings)"
+        lines = [
+            "Privacy report",
+            f"  guarantee          {verdict}",
+            f"  mechanism          {self.mechanism}",
+            f"  calibration        {self.calibration}",
+            f"  target             epsilon={self.epsilon:g}, delta={self.delta:.3g}",
+            f"  accountant         epsilon={self.accountant_epsilon:.4f} at delta={self.delta:.3g} (PLD, dp-accounting)",
+            f"  neighbouring       {self.neighbouring}",
+            f"  iterations         {self.iterations}",
+        ]
+        lines += [f"  {k:<18} {_fmt(v)}" for k, v in self.noise.items()]
+        lines += [
+            f"  bounds             {self.bounds_source}",
+            "  clipped            " + ", ".join(f"{k}={v}" for k, v in self.clipped.items()),
+            f"  noise source       {self.noise_source}",
+        ]
+        lines += [f"  WARNING            {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+def _fmt(v):
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def _jsonable(o):
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, np.generic):
+        return o.item()
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")

@@ -1,0 +1,439 @@
+"""Data: loaders, public bounds, and the bounded design that mechanisms train on.
+
+Privacy rests on bounds declared before seeing the data (SPEC section 2). ``Bounds``
+holds per-feature ranges, a label range and an optional row-norm bound; ``prepare`` maps
+each feature affinely from its public range onto [-1, 1] (sparse input: divided by
+``max(|low|, |high|)`` so zeros stay zeros), clips what falls outside and counts it
+(the rows themselves are never reported), maps labels onto [-1, 1] (regression) or
+{-1, +1} (binary classification) and appends the intercept column of ones.
+
+Bounds computed from the private data (``bounds_from_data``) raise a
+``PrivacyLeakWarning``; a fit that uses them carries no privacy guarantee.
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import warnings
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from .exceptions import PrivacyLeakWarning
+
+__all__ = [
+    "Bounds", "BoundedDesign", "bounds_from_data", "prepare", "check_data",
+    "load_svmlight", "load_csv", "load", "data_format", "load_bundled", "BUNDLED",
+]
+
+BUNDLED = {"breast_cancer": "classification", "diabetes": "regression"}
+
+
+@dataclass
+class Bounds:
+    """Public bounds on the records.
+
+    Parameters
+    ----------
+    feature_low, feature_high : array-like of shape (p,)
+        Public range of each feature, ``feature_low <= feature_high``.
+    label_low, label_high : float or None
+        Public range of the label (regression only).
+    row_norm : float or None
+        Public bound on the L2 norm of a record after the features are mapped onto
+        [-1, 1]; rows above it are scaled down to it.
+    source : str
+        Where the bounds come from, for the privacy report.
+    public : bool
+        False when the bounds were computed from the private data.
+    """
+
+    feature_low: np.ndarray
+    feature_high: np.ndarray
+    label_low: float | None = None
+    label_high: float | None = None
+    row_norm: float | None = None
+    source: str = "declared by the user"
+    public: bool = True
+    feature_names: list | None = None
+
+    def __post_init__(self):
+        self.feature_low = np.asarray(self.feature_low, dtype=float).ravel()
+        self.feature_high = np.asarray(self.feature_high, dtype=float).ravel()
+        lo, hi = self.feature_low, self.feature_high
+        if lo.shape != hi.shape:
+            raise ValueError(f"bounds: feature_low has {lo.size} entries, feature_high {hi.size}")
+        if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
+            raise ValueError("bounds: feature ranges must be finite numbers")
+        if np.any(lo > hi):
+            j = int(np.argmax(lo > hi))
+            raise ValueError(f"bounds: feature {j} has feature_low {lo[j]} > feature_high {hi[j]}")
+        if (self.label_low is None) != (self.label_high is None):
+            raise ValueError("bounds: give both label_low and label_high, or neither")
+        if self.label_low is not None:
+            self.label_low, self.label_high = float(self.label_low), float(self.label_high)
+            if not (np.isfinite(self.label_low) and np.isfinite(self.label_high)) or self.label_low >= self.label_high:
+                raise ValueError(
+                    f"bounds: the label range must be finite with label_low < label_high, "
+                    f"got [{self.label_low}, {self.label_high}]"
+                )
+        if self.row_norm is not None and not (np.isfinite(self.row_norm) and self.row_norm > 0):
+            raise ValueError(f"bounds: row_norm must be a finite number > 0, got {self.row_norm!r}")
+
+    @property
+    def n_features(self):
+        return self.feature_low.size
+
+    @classmethod
+    def from_dict(cls, d):
+        """Bounds from a mapping with the keys of the JSON format (see ``docs/bounds.md``)."""
+        known = {"feature_low", "feature_high", "label_low", "label_high", "row_norm", "source", "feature_names"}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"bounds: unknown keys {sorted(unknown)}; allowed: {sorted(known)}")
+        if "feature_low" not in d or "feature_high" not in d:
+            raise ValueError("bounds: feature_low and feature_high are required")
+        return cls(**d)
+
+    @classmethod
+    def from_json(cls, path):
+        """Read bounds from a JSON file (format in ``docs/bounds.md``).
+
+        Raises
+        ------
+        ValueError
+            Unreadable file, invalid JSON or invalid bounds.
+        """
+        try:
+            with open(path) as fh:
+                d = json.load(fh)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"bounds file {str(path)!r} cannot be read: {exc}") from None
+        d.setdefault("source", f"file {Path(path).name}")
+        return cls.from_dict(d)
+
+    def to_dict(self):
+        d = {
+            "feature_low": self.feature_low.tolist(),
+            "feature_high": self.feature_high.tolist(),
+            "label_low": self.label_low,
+            "label_high": self.label_high,
+            "row_norm": self.row_norm,
+            "source": self.source,
+        }
+        if self.feature_names is not None:
+            d["feature_names"] = list(self.feature_names)
+        return d
+
+
+def bounds_from_data(X, y=None, regression=False):
+    """Bounds read off the private data: voids the privacy guarantee.
+
+    Warns
+    -----
+    PrivacyLeakWarning
+        Always.
+    """
+    warnings.warn(
+        "no public bounds were given: feature and label ranges are computed from the private "
+        "data, so the fit is NOT differentially private. Pass public bounds to get the guarantee.",
+        PrivacyLeakWarning,
+        stacklevel=3,
+    )
+    if sp.issparse(X):
+        lo, hi = X.min(axis=0).toarray().ravel(), X.max(axis=0).toarray().ravel()
+    else:
+        lo, hi = X.min(axis=0), X.max(axis=0)
+    lab = (float(np.min(y)), float(np.max(y))) if regression else (None, None)
+    if lab[0] is not None and lab[0] == lab[1]:
+        lab = (lab[0] - 1.0, lab[1] + 1.0)
+    return Bounds(lo, hi, *lab, source="computed from the private data (PrivacyLeakWarning)", public=False)
+
+
+def check_data(X, y=None):
+    """Validate a design matrix (and labels): finite, 2-d, non-empty, matching lengths.
+
+    Returns
+    -------
+    X : ndarray (float64) or CSR matrix
+    y : ndarray of shape (n,) or None
+
+    Raises
+    ------
+    ValueError
+        Naming the problem.
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=float)
+        values = X.data
+    else:
+        X = np.asarray(X, dtype=float)
+        values = X
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-d of shape (n_samples, n_features), got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"X is empty: shape {X.shape}; at least one sample and one feature are needed")
+    if not np.all(np.isfinite(values)):
+        raise ValueError("X contains NaN or infinity; every feature value must be finite")
+    if y is None:
+        return X, None
+    y = np.asarray(y)
+    if y.ndim != 1:
+        y = y.ravel() if y.ndim == 2 and y.shape[1] == 1 else y
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-d, got shape {y.shape}")
+    if y.shape[0] != X.shape[0]:
+        raise ValueError(f"X and y have different numbers of samples: {X.shape[0]} and {y.shape[0]}")
+    if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+        raise ValueError("y contains NaN or infinity; every label must be finite")
+    return X, y
+
+
+@dataclass
+class BoundedDesign:
+    """Data mapped onto the public bounds, ready for a mechanism.
+
+    Attributes
+    ----------
+    X : ndarray or CSR matrix of shape (n, p + fit_intercept)
+        Features in [-1, 1] (affine map from the public ranges), intercept column last.
+    y : ndarray of shape (n,)
+        Labels in [-1, 1] (regression) or {-1, +1} (classification).
+    feature_bounds : ndarray of shape (p + fit_intercept,)
+        Public bounds ``b_j`` on ``|X[:, j]|`` (all ones).
+    scale, shift : ndarray of shape (p,)
+        The feature map ``x' = scale * x + shift``.
+    label_scale, label_shift : float
+        The label map ``y' = label_scale * y + label_shift`` (regression).
+    clipped_values, clipped_labels, clipped_rows : int
+        How many feature values, labels and row norms fell outside the bounds and were
+        clipped (counts only).
+    """
+
+    X: object
+    y: np.ndarray
+    feature_bounds: np.ndarray
+    scale: np.ndarray
+    shift: np.ndarray
+    label_scale: float = 1.0
+    label_shift: float = 0.0
+    fit_intercept: bool = True
+    clipped_values: int = 0
+    clipped_labels: int = 0
+    clipped_rows: int = 0
+    bounds: Bounds = field(default=None, repr=False)
+
+    def to_original(self, w):
+        """Coefficients and intercept of ``w`` (fitted on this design) in the original units.
+
+        Returns
+        -------
+        coef : ndarray of shape (p,)
+        intercept : float
+        """
+        p = self.scale.size
+        w0 = w[p] if self.fit_intercept else 0.0
+        # y' = w . (scale x + shift) + w0 and y = (y' - label_shift) / label_scale
+        coef = w[:p] * self.scale / self.label_scale
+        intercept = (w[:p] @ self.shift + w0 - self.label_shift) / self.label_scale
+        return coef, float(intercept)
+
+
+def _feature_map(bounds, sparse):
+    lo, hi = bounds.feature_low, bounds.feature_high
+    if sparse:
+        radius = np.maximum(np.abs(lo), np.abs(hi))
+        scale = np.divide(1.0, radius, out=np.zeros_like(radius), where=radius > 0)
+        return scale, np.zeros_like(scale)
+    width = hi - lo
+    scale = np.divide(2.0, width, out=np.zeros_like(width), where=width > 0)
+    shift = np.where(width > 0, -1.0 - scale * lo, 0.0)
+    return scale, shift
+
+
+def _clip(values):
+    """Clip to [-1, 1] in place; return the number of values clipped."""
+    out = np.abs(values) > 1.0
+    np.clip(values, -1.0, 1.0, out=values)
+    return int(out.sum())
+
+
+def prepare(X, y, bounds, classification, fit_intercept=True):
+    """Map ``(X, y)`` onto the public bounds (module docstring); clip and count.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, p)
+    y : ndarray of shape (n,)
+        Regression: real labels. Classification: labels already in {-1, +1}.
+    bounds : Bounds
+    classification : bool
+    fit_intercept : bool
+
+    Returns
+    -------
+    BoundedDesign
+
+    Raises
+    ------
+    ValueError
+        When the bounds do not match the data or a regression has no label range.
+    """
+    n, p = X.shape
+    if bounds.n_features != p:
+        raise ValueError(f"bounds: {bounds.n_features} feature ranges given for {p} features")
+    sparse = sp.issparse(X)
+    scale, shift = _feature_map(bounds, sparse)
+    if sparse:
+        Xb = sp.csr_matrix(X, dtype=float, copy=True)
+        Xb.data *= scale[Xb.indices]
+        clipped = _clip(Xb.data)
+    else:
+        Xb = X * scale + shift
+        clipped = _clip(Xb)
+    clipped_rows = 0
+    if bounds.row_norm is not None:
+        norms = np.sqrt(np.asarray(Xb.multiply(Xb).sum(axis=1)).ravel()) if sparse else np.linalg.norm(Xb, axis=1)
+        over = norms > bounds.row_norm
+        clipped_rows = int(over.sum())
+        factor = np.where(over, bounds.row_norm / np.where(over, norms, 1.0), 1.0)
+        Xb = sp.csr_matrix(Xb.multiply(factor[:, None])) if sparse else Xb * factor[:, None]
+    label_scale, label_shift, clipped_labels = 1.0, 0.0, 0
+    yb = np.asarray(y, dtype=float)
+    if not classification:
+        if bounds.label_low is None:
+            raise ValueError("bounds: a regression needs a public label range (label_low, label_high)")
+        label_scale = 2.0 / (bounds.label_high - bounds.label_low)
+        label_shift = -1.0 - label_scale * bounds.label_low
+        yb = yb * label_scale + label_shift
+        clipped_labels = _clip(yb)
+    if fit_intercept:
+        ones = np.ones((n, 1))
+        Xb = sp.hstack([Xb, sp.csr_matrix(ones)], format="csr") if sparse else np.hstack([Xb, ones])
+    return BoundedDesign(
+        X=Xb, y=yb, feature_bounds=np.ones(p + fit_intercept), scale=scale, shift=shift,
+        label_scale=label_scale, label_shift=label_shift, fit_intercept=fit_intercept,
+        clipped_values=clipped, clipped_labels=clipped_labels, clipped_rows=clipped_rows, bounds=bounds,
+    )
+
+
+def _check_file(path):
+    if not Path(path).is_file():
+        raise ValueError(f"data file {str(path)!r} does not exist or is not a file")
+
+
+def _open(path):
+    _check_file(path)
+    return gzip.open(path, "rt") if Path(path).suffix == ".gz" else open(path, newline="")
+
+
+def load_svmlight(path, n_features=None):
+    """Read a LIBSVM/svmlight file (optionally gzipped) through scikit-learn.
+
+    Returns
+    -------
+    X : CSR matrix of shape (n, p)
+    y : ndarray of shape (n,)
+
+    Raises
+    ------
+    ValueError
+        Missing or unreadable file.
+    """
+    from sklearn.datasets import load_svmlight_file
+
+    _check_file(path)
+    try:
+        X, y = load_svmlight_file(str(path), n_features=n_features)
+    except Exception as exc:
+        raise ValueError(f"data file {str(path)!r} cannot be read as svmlight: {exc}") from None
+    return sp.csr_matrix(X), y
+
+
+def load_csv(path, target=None):
+    """Read a CSV file with a header; ``target`` names the label column.
+
+    Returns
+    -------
+    X : ndarray of shape (n, p)
+    y : ndarray of shape (n,), or None when ``target`` is None
+    feature_names : list of str
+
+    Raises
+    ------
+    ValueError
+        Missing file, missing target column, or a non-numeric value (the column is named).
+    """
+    try:
+        with _open(path) as fh:
+            rows = list(csv.reader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise ValueError(f"data file {str(path)!r} cannot be read as CSV: {exc}") from None
+    if len(rows) < 2:
+        raise ValueError(f"data file {str(path)!r} has no data rows")
+    header = [h.strip() for h in rows[0]]
+    if target is not None and target not in header:
+        raise ValueError(f"target column {target!r} is not in {str(path)!r}; columns: {header}")
+    rows = [r for r in rows[1:] if r]
+    if any(len(r) != len(header) for r in rows):
+        raise ValueError(f"data file {str(path)!r}: every row must have {len(header)} fields")
+    cols = list(zip(*rows))
+    values = []
+    for name, col in zip(header, cols):
+        try:
+            values.append(np.array(col, dtype=float))
+        except ValueError:
+            raise ValueError(f"data file {str(path)!r}: column {name!r} has non-numeric values") from None
+    t = header.index(target) if target is not None else -1
+    X = np.column_stack([v for k, v in enumerate(values) if k != t])
+    return X, (values[t] if t >= 0 else None), [h for k, h in enumerate(header) if k != t]
+
+
+def data_format(path, format=None):
+    """``format`` if given (``svmlight`` or ``csv``), else from the file extension."""
+    if format is None:
+        return "csv" if str(path).lower().removesuffix(".gz").endswith(".csv") else "svmlight"
+    if format not in ("svmlight", "csv"):
+        raise ValueError(f"unknown data format {format!r}; allowed: 'svmlight', 'csv'")
+    return format
+
+
+def load(path, format=None, target=None):
+    """Load a labelled data file: svmlight, or CSV with the label column ``target``.
+
+    Returns
+    -------
+    X, y, feature_names (None for svmlight)
+    """
+    if data_format(path, format) == "svmlight":
+        return (*load_svmlight(path), None)
+    if not target:
+        raise ValueError("a CSV file needs the name of its label column (--target)")
+    return load_csv(path, target)
+
+
+def load_bundled(name):
+    """A bundled dataset with its public bounds.
+
+    ``breast_cancer`` (binary, 569 x 30; bounds: the published Min/Max of its description)
+    and ``diabetes`` (regression, 442 x 10, unscaled; bounds: a-priori clinical ranges).
+
+    Returns
+    -------
+    X, y, bounds, feature_names
+    """
+    from sklearn import datasets
+
+    if name not in BUNDLED:
+        raise ValueError(f"unknown bundled dataset {name!r}; allowed: {sorted(BUNDLED)}")
+    if name == "breast_cancer":
+        X, y = datasets.load_breast_cancer(return_X_y=True)
+    else:
+        X, y = datasets.load_diabetes(return_X_y=True, scaled=False)
+    d = json.loads(resources.files("dpsparse.datasets").joinpath(f"{name}_bounds.json").read_text())
+    bounds = Bounds.from_dict(d)
+    return X, y, bounds, bounds.feature_names

@@ -1,0 +1,1 @@
+"""Bundled public bounds of the default datasets (JSON files)."""

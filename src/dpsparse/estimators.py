@@ -1,0 +1,337 @@
+"""scikit-learn estimators: ``DPLogisticRegression``, ``DPLasso``, ``DPElasticNet``.
+
+``fit`` maps the data onto public bounds (``data.prepare``: features onto [-1, 1],
+regression labels onto [-1, 1], intercept as an unpenalized feature of ones), runs a
+private mechanism there and maps the coefficients back, so ``coef_`` and ``intercept_``
+are in the units of the original features and labels. ``alpha`` is the penalty strength
+in the bounded coordinates. ``privacy_report_`` says what the fit guarantees.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import losses, norms
+from .data import Bounds, bounds_from_data, prepare
+from .mechanisms import MECHANISMS
+from .noise import make_noise
+
+__all__ = ["DPLogisticRegression", "DPLasso", "DPElasticNet"]
+
+
+def _resolve_bounds(bounds, X, y, regression):
+    if bounds is None:
+        return bounds_from_data(X, y, regression)
+    if isinstance(bounds, Bounds):
+        return bounds
+    if isinstance(bounds, dict):
+        return Bounds.from_dict(bounds)
+    if isinstance(bounds, str):
+        return Bounds.from_json(bounds)
+    raise ValueError(f"bounds must be None, a Bounds, a dict or a JSON file path, got {type(bounds).__name__}")
+
+
+class _Progress:
+    """Prints the iteration count to stderr at most once a second."""
+
+    def __init__(self, total):
+        self.total, self.last, self.printed = total, time.monotonic(), False
+
+    def __call__(self, t, w):
+        now = time.monotonic()
+        if now - self.last >= 1.0 or (self.printed and t + 1 == self.total):
+            self.last, self.printed = now, True
+            print(f"  iteration {t + 1}/{self.total}, support {int(np.count_nonzero(w))}", file=sys.stderr, flush=True)
+
+
+class _DPLinearModel(BaseEstimator):
+    """Shared fit of the private linear models (parameters: see the subclasses)."""
+
+    _classification = False
+
+    def _loss(self):
+        raise NotImplementedError
+
+    def _penalty(self, weights):
+        raise NotImplementedError
+
+    def _encode(self, y):
+        return np.asarray(y, dtype=float)
+
+    def fit(self, X, y):
+        """Fit the model privately.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            Invalid data (NaN/inf, shape mismatch, empty), budget (epsilon <= 0, delta
+            outside (0, 1)), mechanism, bounds, or labels.
+
+        Warns
+        -----
+        PrivacyLeakWarning
+            When ``bounds`` is None: bounds come from the data and the fit is not private.
+        """
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=not self._classification)
+        if self.mechanism not in MECHANISMS:
+            raise ValueError(f"unknown mechanism {self.mechanism!r}; allowed: {sorted(MECHANISMS)}")
+        if X.shape[0] < 2:
+            raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {X.shape[0]}")
+        design = self._design(X, y)
+        bounds = design.bounds
+        n, p = design.X.shape
+        weights = np.ones(p)
+        if self.fit_intercept:
+            weights[-1] = 0.0
+        delta = 1.0 / n**2 if self.delta is None else self.delta
+        w, report = MECHANISMS[self.mechanism](
+            design.X, design.y, self._loss(), self._penalty(weights), design.feature_bounds,
+            epsilon=self.epsilon, delta=delta, n_iter=self.max_iter, rule=self.rule,
+            calibration=self.calibration, noise=make_noise(self.random_state),
+            callback=_Progress(self.max_iter) if self.verbose else None,
+        )
+        report.bounds_source, report.bounds_public = bounds.source, bounds.public
+        report.clipped = {"feature values": design.clipped_values, "labels": design.clipped_labels,
+                          "row norms": design.clipped_rows}
+        if not bounds.public:
+            report.warnings.append("bounds were computed from the private data: no privacy guarantee")
+        self.coef_, self.intercept_ = design.to_original(w)
+        self.coef_bounded_ = w
+        self.privacy_report_ = report
+        self.n_iter_ = self.max_iter
+        return self
+
+    def _design(self, X, y):
+        """The training data mapped onto the bounds (``data.prepare``); sets ``classes_``."""
+        yi = self._encode(y)
+        bounds = _resolve_bounds(self.bounds, X, y, not self._classification)
+        return prepare(X, yi, bounds, self._classification, self.fit_intercept)
+
+    def reference_loss(self):
+        """The datafit of the objective ``F`` (no clipping), for excess-risk measures."""
+        return self._loss()
+
+    def _decision(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+
+
+class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
+    """Differentially private L1 (or elastic-net, L2) logistic regression for binary labels.
+
+    Minimizes ``(1/n) sum_i log(1 + exp(-y_i <w, x_i>)) + alpha * psi(w)`` with a private
+    mechanism (default DP-GCD, seed 003) on the data mapped onto public bounds.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+        Privacy budget.
+    delta : float in (0, 1) or None
+        None: ``1 / n**2``.
+    alpha : float >= 0
+        Penalty strength (in the bounded coordinates).
+    penalty : {"l1", "l2", "elasticnet"}
+    l1_ratio : float in [0, 1]
+        Used when ``penalty="elasticnet"``.
+    mechanism : {"dp-gcd"}
+    max_iter : int >= 1
+        Iterations T of the mechanism (the budget is split over them).
+    rule : {"gs-r", "gs-s", "gs-q"}
+        Greedy selection rule of DP-GCD.
+    calibration : {"tight", "paper"}
+    bounds : Bounds, dict, str (JSON file) or None
+        Public bounds. None computes them from the data and voids the guarantee
+        (``PrivacyLeakWarning``).
+    fit_intercept : bool
+        Learn an unpenalized intercept (a bounded feature of ones).
+    random_state : None, int or numpy Generator
+        None: OS entropy. A fixed seed is for experiments only.
+    verbose : int
+        > 0: print progress to stderr during long fits.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    classes_ : ndarray of shape (2,)
+        The larger label is the positive class.
+    coef_bounded_ : ndarray of shape (n_features + fit_intercept,)
+        Coefficients in the bounded coordinates (intercept last).
+    privacy_report_ : PrivacyReport
+    n_iter_ : int
+    """
+
+    _classification = True
+
+    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, mechanism="dp-gcd",
+                 max_iter=50, rule="gs-r", calibration="tight", bounds=None, fit_intercept=True,
+                 random_state=None, verbose=0):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.alpha = alpha
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
+        self.mechanism = mechanism
+        self.max_iter = max_iter
+        self.rule = rule
+        self.calibration = calibration
+        self.bounds = bounds
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = True
+        return tags
+
+    def _loss(self):
+        return losses.Logistic()
+
+    def _penalty(self, weights):
+        extra = {"l1_ratio": self.l1_ratio} if self.penalty == "elasticnet" else {}
+        return norms.make_penalty(self.penalty, self.alpha, weights, **extra)
+
+    def _encode(self, y):
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        if self.classes_.size != 2:
+            raise ValueError(
+                f"Only binary classification is supported: y must have exactly 2 classes, "
+                f"got {self.classes_.size}: {self.classes_[:10].tolist()}"
+            )
+        return np.where(y == self.classes_[1], 1.0, -1.0)
+
+    def decision_function(self, X):
+        """Margins ``X @ coef_ + intercept_``, shape (n_samples,)."""
+        return self._decision(X)
+
+    def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, 2), columns in the order of ``classes_``."""
+        p1 = expit(self._decision(X))
+        return np.column_stack([1.0 - p1, p1])
+
+    def predict(self, X):
+        """Predicted labels, shape (n_samples,)."""
+        positive = self._decision(X) > 0
+        return self.classes_[positive.astype(int)]
+
+
+class DPElasticNet(RegressorMixin, _DPLinearModel):
+    """Differentially private elastic net: least squares with clipped per-sample gradients.
+
+    Minimizes ``(1/2n) ||y - X w||^2 + alpha (l1_ratio ||w||_1 + (1 - l1_ratio) ||w||^2 / 2)``
+    on the data mapped onto public bounds (labels onto [-1, 1]); the private mechanism
+    clips each per-sample residual to ``[-clip, clip]`` so that coordinate Lipschitz
+    constants exist (``losses.Squared``).
+
+    Parameters
+    ----------
+    epsilon, delta, alpha, mechanism, max_iter, rule, calibration, bounds,
+    fit_intercept, random_state, verbose
+        As in ``DPLogisticRegression``; ``bounds`` must include the label range.
+    l1_ratio : float in [0, 1]
+    loss : {"squared", "huber"}
+        ``huber``: the Huber loss with threshold ``clip`` instead of the squared loss.
+    clip : float > 0
+        Per-sample residual clipping threshold (Huber threshold), in units of the label
+        mapped onto [-1, 1].
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    coef_bounded_ : ndarray of shape (n_features + fit_intercept,)
+        Coefficients in the bounded coordinates (intercept last).
+    privacy_report_ : PrivacyReport
+    n_iter_ : int
+    """
+
+    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, l1_ratio=0.5, loss="squared", clip=1.0, mechanism="dp-gcd",
+                 max_iter=50, rule="gs-r", calibration="tight", bounds=None, fit_intercept=True,
+                 random_state=None, verbose=0):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.alpha = alpha
+        self.l1_ratio = l1_ratio
+        self.loss = loss
+        self.clip = clip
+        self.mechanism = mechanism
+        self.max_iter = max_iter
+        self.rule = rule
+        self.calibration = calibration
+        self.bounds = bounds
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _loss(self):
+        if self.loss == "squared":
+            return losses.Squared(clip=self.clip)
+        if self.loss == "huber":
+            return losses.Huber(tau=self.clip)
+        raise ValueError(f"unknown loss {self.loss!r}; allowed: ['huber', 'squared']")
+
+    def reference_loss(self):
+        """The datafit of the objective ``F`` (squared loss without clipping, or Huber)."""
+        return losses.Squared() if self.loss == "squared" else self._loss()
+
+    def _penalty(self, weights):
+        return norms.ElasticNet(self.alpha, self.l1_ratio, weights)
+
+    def predict(self, X):
+        """Predictions ``X @ coef_ + intercept_``, shape (n_samples,)."""
+        return self._decision(X)
+
+
+class DPLasso(DPElasticNet):
+    """Differentially private Lasso: ``DPElasticNet`` with ``l1_ratio=1``.
+
+    Parameters
+    ----------
+    epsilon, delta, alpha, loss, clip, mechanism, max_iter, rule, calibration, bounds,
+    fit_intercept, random_state, verbose
+        As in ``DPElasticNet``.
+    """
+
+    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=50,
+                 rule="gs-r", calibration="tight", bounds=None, fit_intercept=True, random_state=None,
+                 verbose=0):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.alpha = alpha
+        self.loss = loss
+        self.clip = clip
+        self.mechanism = mechanism
+        self.max_iter = max_iter
+        self.rule = rule
+        self.calibration = calibration
+        self.bounds = bounds
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _penalty(self, weights):
+        return norms.L1(self.alpha, weights)

@@ -1,0 +1,13 @@
+"""Warnings and errors of dpsparse."""
+
+
+class PrivacyLeakWarning(UserWarning):
+    """A constant that sets a noise scale was computed from the private data.
+
+    The differential-privacy guarantee does not hold for a fit that raised this
+    warning; its privacy report says so.
+    """
+
+
+class PrivacyCalibrationWarning(UserWarning):
+    """A calibration formula of a source paper does not meet the target (epsilon, delta)."""
