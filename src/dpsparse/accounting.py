@@ -19,8 +19,11 @@ __all__ = ["check_privacy_params", "Ledger", "calibrate", "PrivacyReport", "REPL
 
 REPLACE_ONE = "replace-one (datasets at Hamming distance 1)"
 
-# Width of the PLD's privacy-loss grid. Pessimistic rounding keeps the result an upper bound.
-_PLD_DISCRETIZATION = 1e-4
+# Width of the PLD's privacy-loss grid: 2e-5, widened so that one step's loss spans at
+# most _PLD_POINTS grid points (large per-step epsilons would make the grid huge).
+# Pessimistic rounding keeps the result an upper bound whatever the width.
+_PLD_DISCRETIZATION = 2e-5
+_PLD_POINTS = 5000
 
 
 def check_privacy_params(epsilon, delta):
@@ -63,14 +66,15 @@ class Ledger:
         from dp_accounting.pld import common
         from dp_accounting.pld import privacy_loss_distribution as pld
 
+        step_losses = [b / a if kind == "laplace" else a for kind, a, b, _ in self.events]
+        grid = max(_PLD_DISCRETIZATION, max(step_losses) / _PLD_POINTS)
         total = None
         for kind, a, b, count in self.events:
             if kind == "laplace":
-                one = pld.from_laplace_mechanism(a, sensitivity=b, value_discretization_interval=_PLD_DISCRETIZATION)
+                one = pld.from_laplace_mechanism(a, sensitivity=b, value_discretization_interval=grid)
             else:
-                one = pld.from_privacy_parameters(
-                    common.DifferentialPrivacyParameters(a, 0.0), value_discretization_interval=_PLD_DISCRETIZATION
-                )
+                one = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(a, 0.0),
+                                                  value_discretization_interval=grid)
             one = one.self_compose(count) if count > 1 else one
             total = one if total is None else total.compose(one)
         return total

@@ -36,6 +36,7 @@ Either way the report gives the accountant's epsilon for the noise actually draw
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -94,6 +95,12 @@ def paper_scale(n, epsilon, delta, n_iter):
     return 8.0 * math.sqrt(n_iter * math.log(1.0 / delta)) / (n * epsilon)
 
 
+def _step_constants(L, M, n):
+    """``(c_select, c_update)`` with ``eps_select = c_select / s`` and update ratio ``c_update * s``."""
+    delta_score = 2.0 * L / (n * np.sqrt(M))
+    return float(np.max((delta_score + delta_score.max()) * np.sqrt(M) / L)), n / 2.0
+
+
 def step_epsilons(s, L, M, n):
     """Per-step privacy of DP-GCD at normalized scale ``s`` (module docstring).
 
@@ -104,14 +111,18 @@ def step_epsilons(s, L, M, n):
     update_ratio : float
         Laplace scale over sensitivity of the update step, ``s n / 2``.
     """
-    delta_score = 2.0 * L / (n * np.sqrt(M))
-    b = s * L / np.sqrt(M)
-    return float(np.max((delta_score + delta_score.max()) / b)), s * n / 2.0
+    c_select, c_update = _step_constants(L, M, n)
+    return c_select / s, c_update * s
 
 
-def _ledger(s, L, M, n, n_iter):
-    eps_select, ratio = step_epsilons(s, L, M, n)
+def _ledger(eps_select, ratio, n_iter):
     return Ledger().pure(eps_select, n_iter).laplace(ratio, 1.0, n_iter)
+
+
+@functools.lru_cache(maxsize=256)
+def _tight_scale(c_select, c_update, n_iter, epsilon, delta, scale0):
+    """Smallest normalized scale ``s`` whose ``2 T`` steps compose to (epsilon, delta)."""
+    return calibrate(lambda s: _ledger(c_select / s, c_update * s, n_iter).epsilon(delta), epsilon, scale0)
 
 
 def _column(X, j):
@@ -225,15 +236,15 @@ def dp_gcd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=50, ru
     if calibration == "paper":
         s = s_paper
     else:
-        s = calibrate(lambda x: _ledger(x, L, M, n, n_iter).epsilon(delta), epsilon, s_paper)
-    accounted = _ledger(s, L, M, n, n_iter).epsilon(delta)
+        s = _tight_scale(*_step_constants(L, M, n), int(n_iter), float(epsilon), float(delta), s_paper)
+    eps_select, ratio = step_epsilons(s, L, M, n)
+    accounted = _ledger(eps_select, ratio, n_iter).epsilon(delta)
     update_scales = s * L
     select_scales = update_scales / np.sqrt(M)
 
     Xc = X.tocsc() if sp.issparse(X) else X
     w = gcd(Xc, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, noise, callback)
 
-    eps_select, ratio = step_epsilons(s, L, M, n)
     report_warnings = []
     if accounted > epsilon * (1 + 1e-9):
         msg = (f"the paper's calibration gives epsilon={accounted:.4g} > target {epsilon:g} once the "

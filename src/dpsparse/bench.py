@@ -1,0 +1,629 @@
+"""Benchmark of DP-GCD on the seed-003 setups (Mangold et al., AISTATS 2023).
+
+Four problems at ``epsilon = 1``, ``delta = 1/n**2``, all with an unpenalized intercept
+(``data.prepare`` appends the column of ones; the penalty weight of that column is 0):
+
+- ``madelon``: UCI Madelon (2000 x 500), L2-regularized logistic regression, public
+  bounds from the a-priori feature range of the UCI description;
+- ``logistic-lognormal``: synthetic 1000 x 100 logistic regression whose true weights are
+  lognormal with random signs, L2-regularized (heavy-tailed, i.e. quasi-sparse, weights
+  without an L1 term: the setting of seed 003's quasi-sparse utility result);
+- ``lasso-sparse``: synthetic 1000 x 1000 Lasso with 10 nonzero true weights;
+- ``cadata``: California housing (20640 x 8), Lasso, public bounds from a-priori ranges.
+
+For each problem and each iteration budget ``T`` of a grid, DP-GCD runs ``runs`` times
+(seeds ``0 .. runs-1``) with ``calibration="tight"`` and ``calibration="paper"``; each run
+is calibrated for its own ``T``. The measure is the relative error
+``(F(w) - F*) / (F(0) - F*)`` with ``F*`` from ``solvers.solve`` (certified by its duality
+gap). One DP-GCD iteration computes one full gradient, so ``T`` iterations cost ``T``
+passes over the data. The time of one iteration is set beside the time of one ``X^T v``
+on the matrix that DP-GCD iterates on.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
+
+from . import data, losses, norms, solvers
+from .mechanisms.dp_gcd import dp_gcd, gcd
+from .noise import make_noise
+
+__all__ = [
+    "EPSILON", "CALIBRATIONS", "DEFAULT_DATA_DIR", "A_PRIORI_RANGES", "a_priori_bounds", "Problem", "make_problems",
+    "lasso_alpha_max", "madelon", "cadata", "logistic_lognormal", "lasso_sparse", "reference",
+    "relative_error", "private_run", "calibration_runs", "nonprivate_errors", "time_matvec", "run_problem", "run",
+    "format_table", "write_json", "plot",
+]
+
+EPSILON = 1.0
+CALIBRATIONS = ("tight", "paper")
+# ``../shared/data`` relative to the root of a source checkout (this file is src/dpsparse/bench.py).
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+# Public bounds of the real datasets. These are a-priori ranges (the UCI description of
+# Madelon; round physical ranges for California housing), NOT computed from the data;
+# values outside them are clipped by ``data.prepare`` and counted.
+A_PRIORI_RANGES = {
+    "madelon": {
+        # Madelon features are integers in [0, 999] (UCI description), all 500 of them.
+        "feature_low": [0.0] * 500,
+        "feature_high": [999.0] * 500,
+        "source": "a-priori range [0, 999] of every feature (UCI Madelon description)",
+    },
+    "cadata": {
+        # MedInc, HouseAge, TotalRooms, TotalBedrooms, Population, Households, Latitude, Longitude
+        "feature_low": [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 32.0, -125.0],
+        "feature_high": [16.0, 60.0, 40000.0, 7000.0, 36000.0, 6500.0, 42.0, -114.0],
+        "label_low": 0.0,
+        "label_high": 510000.0,  # median house value in dollars
+        "source": "a-priori round ranges of the 8 California-housing columns and of the price",
+        "feature_names": ["MedInc", "HouseAge", "TotalRooms", "TotalBedrooms", "Population",
+                          "Households", "Latitude", "Longitude"],
+    },
+}
+
+
+
+def a_priori_bounds(name):
+    """``data.Bounds`` of a real benchmark dataset (``A_PRIORI_RANGES``)."""
+    return data.Bounds.from_dict(A_PRIORI_RANGES[name])
+
+
+# Synthetic problems: seed of the generator, spread of the Gaussian features before
+# they are clipped to the declared bounds [-1, 1] (about 4.6% of the values are clipped),
+# and the declared label range of the synthetic Lasso (a-priori, about 3.3 standard
+# deviations of X w* + noise; |X w*| <= 10 always, but that bound is loose).
+SYNTHETIC_SEED = 0
+SYNTHETIC_FEATURE_STD = 0.5
+LASSO_LABEL_RANGE = (-5.0, 5.0)
+
+# Penalty strengths: L2 for the logistic problems; for the Lasso problems a fraction of
+# alpha_max (the smallest alpha with a zero solution).
+MADELON_ALPHA = 1e-3
+LOGISTIC_ALPHA = 1e-3
+LASSO_ALPHA_RATIO = 0.1
+# Residual clipping threshold of the squared loss in the private runs.
+SQUARED_CLIP = 1.0
+# Target of the exact solver's optimality criterion for F*.
+REFERENCE_TOL = 1e-5
+# BLAS threads during the benchmark. On the 2-core machine this was measured on, a
+# 2-thread gemv X^T v took either ~0.07 ms or ~8 ms from one call to the next (the
+# worker threads are rescheduled at timer-tick granularity); one thread gives stable
+# timings of ~0.1 ms.
+BLAS_THREADS = 1
+
+# Iteration budgets T (= passes over the data) of each problem: full grid, quick grid.
+# Small budgets are included because the privacy noise grows with T (see the results).
+GRIDS = {
+    "madelon": ((1, 2, 5, 10, 20, 50, 100, 200), (1, 10, 100)),
+    "logistic-lognormal": ((1, 2, 5, 10, 20, 50, 100, 200), (1, 10, 100)),
+    "lasso-sparse": ((1, 2, 5, 10, 20, 50, 100), (1, 10, 50)),
+    "cadata": ((2, 5, 10, 20, 50, 100, 200, 500, 1000), (5, 50, 500)),
+}
+
+
+@dataclass
+class Problem:
+    """One benchmark problem on the bounded design.
+
+    Attributes
+    ----------
+    name, description : str
+    design : data.BoundedDesign
+        Features in [-1, 1] with the intercept column last.
+    loss : losses.Datafit
+        Datafit of the private runs (clipped for the squared loss).
+    reference_loss : losses.Datafit
+        Datafit of the objective ``F`` and of ``F*``.
+    penalty : norms.Penalty
+        Intercept unpenalized (weight 0 on the last coordinate).
+    n_iters : tuple of int
+        Iteration budgets T.
+    """
+
+    name: str
+    description: str
+    design: data.BoundedDesign
+    loss: losses.Datafit
+    reference_loss: losses.Datafit
+    penalty: norms.Penalty
+    n_iters: tuple
+
+    @property
+    def delta(self):
+        """``1 / n**2``."""
+        return 1.0 / self.design.X.shape[0] ** 2
+
+    def clipped(self):
+        """Counts of clipped feature values, labels and row norms."""
+        d = self.design
+        return {"feature values": d.clipped_values, "labels": d.clipped_labels, "row norms": d.clipped_rows}
+
+
+def _intercept_weights(p):
+    """Penalty weights: 1 on the ``p - 1`` features, 0 on the intercept column (last)."""
+    w = np.ones(p)
+    w[-1] = 0.0
+    return w
+
+
+def lasso_alpha_max(design):
+    """Smallest L1 strength whose Lasso solution (with intercept) has no nonzero feature.
+
+    ``||X^T (y - mean(y))||_inf / n`` over the feature columns of the bounded design. It
+    is computed on the private data: fine for a benchmark, where it only fixes the
+    reference problem, not for a private fit.
+    """
+    X, y = design.X[:, :-1], design.y
+    return float(np.max(np.abs(X.T @ (y - y.mean()))) / X.shape[0])
+
+
+def _lasso(name, description, design, n_iters):
+    alpha = LASSO_ALPHA_RATIO * lasso_alpha_max(design)
+    penalty = norms.L1(alpha, _intercept_weights(design.X.shape[1]))
+    return Problem(name, description, design, losses.Squared(clip=SQUARED_CLIP), losses.Squared(), penalty, n_iters)
+
+
+def madelon(data_dir, n_iters):
+    """Madelon train split, L2-regularized logistic regression.
+
+    The svmlight file is dense in content (999,999 of its 10**6 values are nonzero), so
+    it is converted to an array: ``data.prepare`` then maps each feature affinely from
+    [0, 999] onto [-1, 1] (the sparse path would only divide by 999).
+
+    Parameters
+    ----------
+    data_dir : path
+        Folder holding ``libsvm/madelon.svm.gz``.
+    n_iters : tuple of int
+
+    Returns
+    -------
+    Problem
+    """
+    X, y = data.load_svmlight(Path(data_dir) / "libsvm" / "madelon.svm.gz", n_features=500)
+    design = data.prepare(X.toarray(), y, a_priori_bounds("madelon"), classification=True)
+    penalty = norms.L2(MADELON_ALPHA, _intercept_weights(design.X.shape[1]))
+    desc = f"Madelon 2000x500, logistic + L2 (alpha={MADELON_ALPHA:g}), bounds [0, 999]"
+    return Problem("madelon", desc, design, losses.Logistic(), losses.Logistic(), penalty, n_iters)
+
+
+def cadata(data_dir, n_iters):
+    """California housing, Lasso with ``alpha = LASSO_ALPHA_RATIO * alpha_max``.
+
+    Parameters
+    ----------
+    data_dir : path
+        Folder holding ``libsvm/cadata.svm.gz``.
+    n_iters : tuple of int
+
+    Returns
+    -------
+    Problem
+    """
+    X, y = data.load_svmlight(Path(data_dir) / "libsvm" / "cadata.svm.gz", n_features=8)
+    design = data.prepare(X.toarray(), y, a_priori_bounds("cadata"), classification=False)
+    desc = f"cadata 20640x8, Lasso (alpha={LASSO_ALPHA_RATIO:g} alpha_max), a-priori bounds"
+    return _lasso("cadata", desc, design, n_iters)
+
+
+def _gaussian_features(rng, n, p):
+    return SYNTHETIC_FEATURE_STD * rng.standard_normal((n, p))
+
+
+def logistic_lognormal(n_iters, n=1000, p=100, seed=SYNTHETIC_SEED):
+    """Synthetic logistic regression with lognormal true weights, L2-regularized.
+
+    ``w*_j = +-exp(N(0, 1))`` with random signs; ``X`` Gaussian, clipped to the declared
+    bounds [-1, 1]; labels ``sign(X w* + N(0, 1))`` in {-1, +1} (computed on the clipped
+    features).
+
+    Parameters
+    ----------
+    n_iters : tuple of int
+    n, p : int
+    seed : int
+
+    Returns
+    -------
+    Problem
+    """
+    rng = np.random.default_rng(seed)
+    X = _gaussian_features(rng, n, p)
+    w_true = rng.lognormal(0.0, 1.0, p) * rng.choice([-1.0, 1.0], p)
+    bounds = data.Bounds(-np.ones(p), np.ones(p), source="declared [-1, 1] (synthetic)")
+    Xc = np.clip(X, -1.0, 1.0)
+    y = np.where(Xc @ w_true + rng.standard_normal(n) >= 0, 1.0, -1.0)
+    design = data.prepare(X, y, bounds, classification=True)
+    penalty = norms.L2(LOGISTIC_ALPHA, _intercept_weights(p + 1))
+    desc = f"synthetic {n}x{p}, lognormal w*, logistic + L2 (alpha={LOGISTIC_ALPHA:g})"
+    return Problem("logistic-lognormal", desc, design, losses.Logistic(), losses.Logistic(), penalty, n_iters)
+
+
+def lasso_sparse(n_iters, n=1000, p=1000, n_nonzero=10, seed=SYNTHETIC_SEED):
+    """Synthetic sparse Lasso: ``y = X w* + 0.1 N(0, 1)`` with ``n_nonzero`` weights +-1.
+
+    ``X`` Gaussian, clipped to the declared bounds [-1, 1]; labels bounded to the declared
+    range ``LASSO_LABEL_RANGE``.
+
+    Parameters
+    ----------
+    n_iters : tuple of int
+    n, p, n_nonzero : int
+    seed : int
+
+    Returns
+    -------
+    Problem
+    """
+    rng = np.random.default_rng(seed)
+    X = _gaussian_features(rng, n, p)
+    w_true = np.zeros(p)
+    support = rng.choice(p, n_nonzero, replace=False)
+    w_true[support] = rng.choice([-1.0, 1.0], n_nonzero)
+    y = np.clip(X, -1.0, 1.0) @ w_true + 0.1 * rng.standard_normal(n)
+    lo, hi = LASSO_LABEL_RANGE
+    source = f"declared [-1, 1], labels [{lo:g}, {hi:g}] (synthetic)"
+    bounds = data.Bounds(-np.ones(p), np.ones(p), lo, hi, source=source)
+    design = data.prepare(X, y, bounds, classification=False)
+    desc = f"synthetic {n}x{p}, {n_nonzero} nonzeros, Lasso (alpha={LASSO_ALPHA_RATIO:g} alpha_max)"
+    return _lasso("lasso-sparse", desc, design, n_iters)
+
+
+def make_problems(data_dir=DEFAULT_DATA_DIR, quick=False):
+    """The four benchmark problems.
+
+    Parameters
+    ----------
+    data_dir : path
+        Folder with the real datasets (``libsvm/madelon.svm.gz``, ``libsvm/cadata.svm.gz``).
+    quick : bool
+        Use the short iteration grids.
+
+    Returns
+    -------
+    list of Problem
+    """
+    grid = {name: grids[1 if quick else 0] for name, grids in GRIDS.items()}
+    return [
+        madelon(data_dir, grid["madelon"]),
+        logistic_lognormal(grid["logistic-lognormal"]),
+        lasso_sparse(grid["lasso-sparse"]),
+        cadata(data_dir, grid["cadata"]),
+    ]
+
+
+def reference(problem, tol=REFERENCE_TOL):
+    """``F*`` by the exact solver, ``F(0)`` and the certified gap.
+
+    Parameters
+    ----------
+    problem : Problem
+    tol : float
+        Target of the solver's optimality criterion.
+
+    Returns
+    -------
+    dict
+        ``f_star``, ``f_zero``, ``gap`` (``F(coef) - F* <= gap``), ``support`` (nonzero
+        features of the solution), ``solve_s``.
+    """
+    d = problem.design
+    t0 = time.perf_counter()
+    res = solvers.solve(d.X, d.y, problem.reference_loss, problem.penalty, tol=tol)
+    solve_s = time.perf_counter() - t0
+    f_zero = solvers.objective(d.X, d.y, np.zeros(d.X.shape[1]), problem.reference_loss, problem.penalty)
+    return {"f_star": res.objective, "f_zero": f_zero, "gap": res.gap,
+            "support": int(np.count_nonzero(res.coef[:-1])), "solve_s": solve_s}
+
+
+def relative_error(problem, w, ref):
+    """``(F(w) - F*) / (F(0) - F*)``: 0 at the optimum, 1 at the starting point ``w = 0``.
+
+    Parameters
+    ----------
+    problem : Problem
+    w : ndarray of shape (p,)
+    ref : dict
+        From ``reference``.
+
+    Returns
+    -------
+    float
+    """
+    d = problem.design
+    f = solvers.objective(d.X, d.y, w, problem.reference_loss, problem.penalty)
+    return (f - ref["f_star"]) / (ref["f_zero"] - ref["f_star"])
+
+
+def private_run(problem, n_iter, calibration, seed):
+    """One DP-GCD fit at ``(EPSILON, 1/n**2)``, with its timing.
+
+    The callback stamps the end of every iteration: the gaps between stamps are the
+    iteration times, and what precedes the first stamp, less one iteration, is the
+    calibration (and the conversion of the matrix).
+
+    Parameters
+    ----------
+    problem : Problem
+    n_iter : int
+    calibration : {"tight", "paper"}
+    seed : int
+        Seed of ``noise.make_noise``.
+
+    Returns
+    -------
+    w : ndarray
+    report : PrivacyReport
+    iteration_s : ndarray of shape (n_iter - 1,)
+    calibration_s : float
+    """
+    d = problem.design
+    stamps = []
+    t0 = time.perf_counter()
+    w, report = dp_gcd(
+        d.X, d.y, problem.loss, problem.penalty, d.feature_bounds, epsilon=EPSILON, delta=problem.delta,
+        n_iter=n_iter, calibration=calibration, noise=make_noise(seed),
+        callback=lambda t, w: stamps.append(time.perf_counter()),
+    )
+    iteration_s = np.diff(stamps)
+    one = float(np.median(iteration_s)) if iteration_s.size else 0.0
+    return w, report, iteration_s, stamps[0] - t0 - one
+
+
+def calibration_runs(problem, ref, runs, calibration):
+    """Private runs of one problem with one calibration: every ``T`` of its grid.
+
+    Parameters
+    ----------
+    problem : Problem
+    ref : dict
+        From ``reference``.
+    runs : int
+        Seeds ``0 .. runs-1``.
+    calibration : {"tight", "paper"}
+
+    Returns
+    -------
+    dict
+        Per T: relative errors (``errors``, one list per T; ``mean``, ``std``), the
+        accountant's epsilon, the Laplace scale of the update and the calibration times
+        of the runs. Summaries: ``iteration_s``, the median iteration time over all runs,
+        and ``calibration_s``, the median over T of the calibration time of the first run
+        of each T (later runs of the same T are faster where ``dp_gcd`` caches its
+        calibration).
+    """
+    res = {"n_iter": list(problem.n_iters), "errors": [], "accountant_epsilon": [], "update_scale": [],
+           "calibration_s_per_run": []}
+    iteration_s = []
+    for n_iter in problem.n_iters:
+        errors, calib_s = [], []
+        for seed in range(runs):
+            w, report, it_s, c_s = private_run(problem, n_iter, calibration, seed)
+            errors.append(relative_error(problem, w, ref))
+            iteration_s.append(it_s)
+            calib_s.append(c_s)
+        res["errors"].append(errors)
+        res["accountant_epsilon"].append(report.accountant_epsilon)
+        res["update_scale"].append(report.noise["update scale"])
+        res["calibration_s_per_run"].append(calib_s)
+    res["mean"] = [float(np.mean(e)) for e in res["errors"]]
+    res["std"] = [float(np.std(e)) for e in res["errors"]]
+    res["iteration_s"] = float(np.median(np.concatenate(iteration_s)))
+    res["calibration_s"] = float(np.median([c[0] for c in res["calibration_s_per_run"]]))
+    return res
+
+
+def nonprivate_errors(problem, ref):
+    """Relative errors of greedy coordinate descent without noise, for every ``T``.
+
+    The same iterations as DP-GCD (``mechanisms.dp_gcd.gcd``, GS-r rule, steps ``1/M_j``
+    from the public bounds, the private runs' datafit) with zero noise scales: what the
+    optimization alone achieves in ``T`` passes.
+
+    Parameters
+    ----------
+    problem : Problem
+    ref : dict
+        From ``reference``.
+
+    Returns
+    -------
+    list of float
+    """
+    d = problem.design
+    M = problem.loss.coordinate_smoothness(d.feature_bounds)
+    X = d.X.tocsc() if sp.issparse(d.X) else d.X
+    zero = np.zeros_like(M)
+    return [relative_error(problem, gcd(X, d.y, problem.loss, problem.penalty, M, n_iter, "gs-r", zero, zero,
+                                        make_noise(0)), ref)
+            for n_iter in problem.n_iters]
+
+
+def time_matvec(X, repeats=200):
+    """Median time of ``X.T @ v`` on the matrix DP-GCD iterates on (CSC when sparse).
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, p)
+    repeats : int
+
+    Returns
+    -------
+    float
+        Seconds.
+    """
+    Xc = X.tocsc() if sp.issparse(X) else X
+    v = np.random.default_rng(0).standard_normal(Xc.shape[0])
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        Xc.T @ v
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def run_problem(problem, runs):
+    """Reference, private runs (both calibrations), non-private curve and timings.
+
+    Parameters
+    ----------
+    problem : Problem
+    runs : int
+
+    Returns
+    -------
+    dict
+        JSON-ready entry of the problem.
+    """
+    n, p = problem.design.X.shape
+    ref = reference(problem)
+    return {
+        "description": problem.description, "n": n, "p": p, "delta": problem.delta,
+        "loss": problem.loss.get_params(), "penalty": problem.penalty.get_params(),
+        "bounds_source": problem.design.bounds.source, "clipped": problem.clipped(),
+        "reference": ref, "matvec_s": time_matvec(problem.design.X),
+        "nonprivate": nonprivate_errors(problem, ref),
+        "runs": {c: calibration_runs(problem, ref, runs, c) for c in CALIBRATIONS},
+    }
+
+
+def run(problems, runs, blas_threads=BLAS_THREADS, log=print):
+    """Run the benchmark on every problem.
+
+    Parameters
+    ----------
+    problems : list of Problem
+    runs : int
+    blas_threads : int or None
+        Threads of the BLAS during the benchmark; None leaves the library default.
+    log : callable str -> None
+        Progress messages.
+
+    Returns
+    -------
+    dict
+        JSON-ready results: the settings and one entry per problem.
+    """
+    results = {"epsilon": EPSILON, "delta": "1/n^2", "runs": runs, "seeds": list(range(runs)),
+               "calibrations": list(CALIBRATIONS), "blas_threads": blas_threads, "problems": {}}
+    with threadpool_limits(blas_threads, user_api="blas"):
+        for problem in problems:
+            t0 = time.perf_counter()
+            entry = run_problem(problem, runs)
+            results["problems"][problem.name] = entry
+            log(f"{problem.name}: {time.perf_counter() - t0:.1f} s (F* solve {entry['reference']['solve_s']:.1f} s)")
+    return results
+
+
+def _mean_std(res, k):
+    return f"{res['mean'][k]:.3g} +- {res['std'][k]:.2g}"
+
+
+def format_table(results):
+    """Plain-text tables: relative errors per problem and T, the references, the timings.
+
+    Parameters
+    ----------
+    results : dict
+        From ``run``.
+
+    Returns
+    -------
+    str
+    """
+    lines = [f"DP-GCD, epsilon={results['epsilon']:g}, delta=1/n^2: relative error (F(w)-F*)/(F(0)-F*), "
+             f"mean +- std over {results['runs']} runs; non-private: the same GCD without noise",
+             f"{'problem':<20}{'T=passes':>9}{'tight':>22}{'paper':>22}{'eps(paper)':>11}{'non-private':>12}"]
+    for name, e in results["problems"].items():
+        tight, paper = e["runs"]["tight"], e["runs"]["paper"]
+        for k, n_iter in enumerate(tight["n_iter"]):
+            lines.append(f"{name:<20}{n_iter:>9}{_mean_std(tight, k):>22}{_mean_std(paper, k):>22}"
+                         f"{paper['accountant_epsilon'][k]:>11.3f}{e['nonprivate'][k]:>12.3g}")
+    lines += ["", f"{'problem':<20}{'n x p':>12}{'F(0)':>10}{'F*':>10}{'gap':>10}{'support':>9}"
+                  f"{'clipped values/labels':>23}"]
+    for name, e in results["problems"].items():
+        ref, c = e["reference"], e["clipped"]
+        lines.append(f"{name:<20}{e['n']:>6}x{e['p']:<5}{ref['f_zero']:>10.4g}{ref['f_star']:>10.4g}"
+                     f"{ref['gap']:>10.2g}{ref['support']:>9}{c['feature values']:>17}/{c['labels']}")
+    lines += ["", f"{'problem':<20}{'iter (ms)':>10}{'X^T v (ms)':>11}{'ratio':>7}"
+                  f"{'calib tight (s)':>16}{'calib paper (s)':>16}  (calibration: first run of each T, median over T)"]
+    for name, e in results["problems"].items():
+        tight, paper = e["runs"]["tight"], e["runs"]["paper"]
+        it = tight["iteration_s"]
+        lines.append(f"{name:<20}{1e3 * it:>10.3f}{1e3 * e['matvec_s']:>11.3f}{it / e['matvec_s']:>7.1f}"
+                     f"{tight['calibration_s']:>16.3f}{paper['calibration_s']:>16.3f}")
+    return "\n".join(lines)
+
+
+def write_json(results, path):
+    """Write ``results`` to ``path`` as JSON (folders created).
+
+    Parameters
+    ----------
+    results : dict
+        From ``run``.
+    path : path
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=1))
+
+
+def plot(results, path):
+    """Relative error against passes, mean +- std bands, one panel per problem (PNG).
+
+    Log-log axes; a band whose lower edge is below zero runs to the bottom of its panel.
+
+    Parameters
+    ----------
+    results : dict
+        From ``run``.
+    path : path
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(results["problems"])
+    cols = min(2, len(names))
+    rows = math.ceil(len(names) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4.0 * rows), squeeze=False)
+    for ax, name in zip(axes.ravel(), names):
+        _panel(ax, name, results["problems"][name], results["runs"])
+    for ax in axes.ravel()[len(names):]:
+        ax.set_visible(False)
+    fig.suptitle(f"DP-GCD, epsilon={results['epsilon']:g}, delta=1/n^2")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _panel(ax, name, entry, runs):
+    x = np.array(entry["runs"]["tight"]["n_iter"])
+    nonprivate = np.array(entry["nonprivate"])
+    lows = [nonprivate[nonprivate > 0].min(initial=1.0)]
+    for calibration, color in zip(CALIBRATIONS, ("C0", "C1")):
+        res = entry["runs"][calibration]
+        mean, std = np.array(res["mean"]), np.array(res["std"])
+        ax.plot(x, mean, "o-", color=color, label=f"DP-GCD {calibration} (mean +- std, {runs} runs)")
+        ax.fill_between(x, mean - std, mean + std, color=color, alpha=0.25)
+        lows.append(mean[mean > 0].min(initial=1.0))
+    ax.plot(x, nonprivate, "--", color="gray", label="GCD without noise")
+    ax.axhline(1.0, color="black", lw=0.5)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylim(bottom=0.3 * min(lows))
+    ax.set_title(f"{name} ({entry['n']}x{entry['p']})")
+    ax.set_xlabel("passes over the data (= iterations T)")
+    ax.set_ylabel("(F(w) - F*) / (F(0) - F*)")
+    ax.legend(fontsize=8)

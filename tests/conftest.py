@@ -1,0 +1,40 @@
+"""Shared fixtures: the real datasets of ../shared/data and small synthetic problems."""
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+DATA_DIR = Path(os.environ.get("DPSPARSE_DATA_DIR", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+
+
+@pytest.fixture
+def shared_data():
+    """Path of ../shared/data; skips (or fails under DPSPARSE_REQUIRE_DATA=1) when absent."""
+    if not DATA_DIR.is_dir():
+        msg = f"real datasets not found at {DATA_DIR} (they ship beside the project, not with it)"
+        if os.environ.get("DPSPARSE_REQUIRE_DATA") == "1":
+            pytest.fail(msg + "; DPSPARSE_REQUIRE_DATA=1 makes this a failure")
+        pytest.skip(msg)
+    return DATA_DIR
+
+
+def bounded_problem(n=200, p=8, seed=0, classification=True):
+    """A design in [-1, 1] with an intercept column and labels (+-1 or in [-1, 1])."""
+    rng = np.random.default_rng(seed)
+    X = np.clip(rng.normal(0, 0.5, (n, p)), -1, 1)
+    X = np.hstack([X, np.ones((n, 1))])
+    w = rng.normal(0, 1, p + 1) * (rng.random(p + 1) < 0.5)
+    z = X @ w
+    if classification:
+        y = np.where(z + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    else:
+        y = np.clip(0.3 * z + 0.1 * rng.normal(size=n), -1, 1)
+    return X, y
+
+
+def intercept_weights(p):
+    """Penalty weights: ones, with the last (intercept) coordinate unpenalized."""
+    w = np.ones(p)
+    w[-1] = 0.0
+    return w

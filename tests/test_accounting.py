@@ -1,0 +1,65 @@
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.special import comb
+
+from dpsparse.accounting import Ledger, PrivacyReport, calibrate, check_privacy_params
+
+
+def test_single_laplace_mechanism_is_sensitivity_over_scale_dp():
+    eps = Ledger().laplace(scale=2.0, sensitivity=0.5).epsilon(1e-12)
+    assert eps == pytest.approx(0.25, abs=2e-3)
+    assert eps >= 0.25 - 1e-9
+
+
+def _optimal_composition_delta(eps0, k, eps):
+    """Exact delta of k-fold composition of eps0-DP mechanisms (Kairouz, Oh & Viswanath 2015, Thm 3.3)."""
+    return sum(comb(k, l) * max(0.0, math.exp((k - l) * eps0) - math.exp(eps + l * eps0))
+               for l in range(k + 1)) / (1 + math.exp(eps0)) ** k
+
+
+@pytest.mark.parametrize("eps0,k,eps", [(0.1, 50, 1.0), (0.5, 10, 2.0), (0.05, 200, 1.2)])
+def test_pure_dp_composition_matches_the_optimal_composition_theorem(eps0, k, eps):
+    delta = _optimal_composition_delta(eps0, k, eps)
+    got = Ledger().pure(eps0, k).epsilon(delta)
+    assert got >= eps - 1e-6  # an upper bound on the true epsilon ...
+    assert got <= eps + 0.02  # ... and a tight one
+
+
+def test_composition_adds_up():
+    one = Ledger().pure(0.3).epsilon(1e-9)
+    two = Ledger().pure(0.3).pure(0.2).epsilon(1e-9)
+    assert one == pytest.approx(0.3, abs=1e-3)
+    assert two == pytest.approx(0.5, abs=2e-3)
+
+
+def test_calibrate_finds_the_smallest_scale():
+    f = lambda s: Ledger().laplace(s, 1.0, 20).epsilon(1e-6)  # noqa: E731
+    for target in [0.5, 2.0]:
+        for start in [0.01, 1.0, 1000.0]:
+            s = calibrate(f, target, start)
+            assert f(s) <= target
+            assert f(s / (1 + 2e-4)) > target
+
+
+@pytest.mark.parametrize("eps,delta,match", [
+    (0.0, 1e-5, "epsilon"), (-1.0, 1e-5, "epsilon"), (np.inf, 1e-5, "epsilon"), (np.nan, 1e-5, "epsilon"),
+    (1.0, 0.0, "delta"), (1.0, 1.0, "delta"), (1.0, -0.1, "delta"), ("1", 1e-5, "epsilon"),
+])
+def test_invalid_budgets(eps, delta, match):
+    with pytest.raises(ValueError, match=match):
+        check_privacy_params(eps, delta)
+
+
+def test_report_prints_and_serializes():
+    rep = PrivacyReport(mechanism="m", calibration="tight", epsilon=1.0, delta=1e-5, accountant_epsilon=0.99,
+                        iterations=3, noise={"scale": np.float64(0.5)}, clipped={"feature values": 2})
+    d = json.loads(rep.to_json())
+    assert d["guarantee_holds"] is True and d["noise"]["scale"] == 0.5
+    assert "(1, 1e-05)-differentially private" in str(rep)
+    rep.bounds_public = False
+    assert not rep.guarantee_holds and "NO differential-privacy guarantee" in str(rep)
+    rep.bounds_public, rep.accountant_epsilon = True, 1.5
+    assert not rep.guarantee_holds

@@ -1,0 +1,81 @@
+import json
+
+import numpy as np
+import pytest
+
+from dpsparse import data
+from dpsparse.cli import main
+
+
+def test_fit_on_bundled_data_prints_the_report_and_writes_a_model(tmp_path, capsys):
+    out = tmp_path / "m.json"
+    assert main(["fit", "--seed", "0", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    for needle in ["Privacy report", "differentially private", "held-out accuracy", "relative error",
+                   "support size", "replace-one"]:
+        assert needle in text
+    model = json.loads(out.read_text())
+    assert model["task"] == "classification" and len(model["coef"]) == 30
+    assert model["privacy_report"]["guarantee_holds"]
+
+
+def test_predict_reproduces_the_estimator(tmp_path, capsys):
+    out = tmp_path / "m.json"
+    main(["fit", "--data", "diabetes", "--seed", "1", "--out", str(out), "--iterations", "20"])
+    capsys.readouterr()
+    X, y, _, names = data.load_bundled("diabetes")
+    csv = tmp_path / "d.csv"
+    rows = ["target," + ",".join(names)] + [",".join(map(str, [t, *r])) for t, r in zip(y, X)]
+    csv.write_text("\n".join(rows) + "\n")
+    pred_file = tmp_path / "p.txt"
+    assert main(["predict", "--model", str(out), "--data", str(csv), "--target", "target",
+                 "--out", str(pred_file)]) == 0
+    pred = np.loadtxt(pred_file)
+    model = json.loads(out.read_text())
+    np.testing.assert_allclose(pred, X @ np.array(model["coef"]) + model["intercept"])
+
+
+def test_json_output_and_csv_training(tmp_path, capsys):
+    csv = tmp_path / "d.csv"
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (200, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    csv.write_text("a,b,c,label\n" + "\n".join(",".join(map(str, [*r, t])) for r, t in zip(X, y)) + "\n")
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"feature_low": [0, 0, 0], "feature_high": [1, 1, 1]}))
+    out = tmp_path / "m.json"
+    assert main(["fit", "--data", str(csv), "--target", "label", "--bounds", str(bounds), "--json",
+                 "--out", str(out), "--epsilon", "5", "--calibration", "paper", "--rule", "gs-s"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["privacy_report"]["guarantee_holds"] and res["n_features"] == 3
+    assert 0 <= res["private"]["accuracy"] <= 1
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--epsilon", "0"], "epsilon must be a finite number > 0"),
+    (["--delta", "2"], "delta must be in the open interval"),
+    (["--data", "missing.svm"], "does not exist"),
+    (["--test-size", "1.5"], "--test-size"),
+    (["--data", "diabetes", "--loss", "logistic"], "binary labels"),
+])
+def test_errors_exit_2_and_write_nothing(tmp_path, capsys, args, match):
+    out = tmp_path / "m.json"
+    assert main(["fit", "--out", str(out), *args]) == 2
+    assert match in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_unknown_options_are_refused(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", "--penalty", "l9"])
+    assert exc.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_fit_without_bounds_says_the_guarantee_does_not_hold(tmp_path, capsys):
+    path = tmp_path / "d.svm"
+    rng = np.random.default_rng(0)
+    lines = [f"{rng.choice([-1, 1])} 1:{rng.uniform():.3f} 2:{rng.uniform():.3f}" for _ in range(100)]
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["fit", "--data", str(path), "--out", str(tmp_path / "m.json")]) == 0
+    assert "NO differential-privacy guarantee" in capsys.readouterr().out

@@ -1,0 +1,141 @@
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dpsparse import data
+from dpsparse.exceptions import PrivacyLeakWarning
+
+
+def _bounds(p=3, **kw):
+    return data.Bounds(np.zeros(p), np.full(p, 10.0), **kw)
+
+
+def test_prepare_maps_public_ranges_onto_the_unit_box_and_counts_clipping():
+    X = np.array([[0.0, 5.0, 10.0], [12.0, -1.0, 2.5]])
+    d = data.prepare(X, np.array([1.0, -1.0]), _bounds(), classification=True)
+    np.testing.assert_allclose(d.X[0], [-1.0, 0.0, 1.0, 1.0])  # intercept column last
+    np.testing.assert_allclose(d.X[1], [1.0, -1.0, -0.5, 1.0])
+    assert d.clipped_values == 2 and d.clipped_labels == 0
+    np.testing.assert_array_equal(d.feature_bounds, np.ones(4))
+
+
+def test_regression_labels_and_coefficients_map_back_to_original_units():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, (50, 3))
+    y = rng.uniform(100, 300, 50)
+    d = data.prepare(X, y, _bounds(label_low=100.0, label_high=300.0), classification=False)
+    assert d.y.min() >= -1 and d.y.max() <= 1
+    w = rng.normal(size=4)
+    coef, intercept = d.to_original(w)
+    # a model in bounded coordinates predicts the same labels as its original-units version
+    np.testing.assert_allclose((d.X @ w - d.label_shift) / d.label_scale, X @ coef + intercept)
+
+
+def test_sparse_input_is_scaled_not_shifted():
+    X = sp.csr_matrix(np.array([[0.0, 4.0], [-8.0, 0.0]]))
+    b = data.Bounds([-8.0, -2.0], [4.0, 2.0])
+    d = data.prepare(X, np.array([1.0, -1.0]), b, classification=True)
+    assert sp.issparse(d.X)
+    np.testing.assert_allclose(d.X.toarray(), [[0.0, 1.0, 1.0], [-1.0, 0.0, 1.0]])
+    assert d.clipped_values == 1  # 4 / max(|-2|, |2|) = 2 > 1
+    coef, intercept = d.to_original(np.array([1.0, 2.0, 0.5]))
+    np.testing.assert_allclose(X[1] @ coef + intercept, d.X[1] @ np.array([1.0, 2.0, 0.5]))  # row 1: unclipped
+
+
+def test_row_norm_bound_scales_long_rows_down():
+    X = np.array([[10.0, 10.0, 10.0], [5.0, 5.0, 5.0]])
+    d = data.prepare(X, np.array([1.0, -1.0]), _bounds(row_norm=1.0), classification=True)
+    assert d.clipped_rows == 1
+    assert np.linalg.norm(d.X[0, :3]) == pytest.approx(1.0)
+
+
+def test_bounds_from_data_warn_and_are_marked_private():
+    with pytest.warns(PrivacyLeakWarning, match="NOT differentially private"):
+        b = data.bounds_from_data(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([5.0, 6.0]), regression=True)
+    assert not b.public and b.label_low == 5.0
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(feature_low=[0, 1], feature_high=[1]), "feature_low has 2"),
+    (dict(feature_low=[2.0], feature_high=[1.0]), "feature 0 has feature_low 2.0 > feature_high 1.0"),
+    (dict(feature_low=[np.nan], feature_high=[1.0]), "finite"),
+    (dict(feature_low=[0], feature_high=[1], label_low=1.0), "both label_low and label_high"),
+    (dict(feature_low=[0], feature_high=[1], label_low=1.0, label_high=1.0), "label_low < label_high"),
+    (dict(feature_low=[0], feature_high=[1], row_norm=-1.0), "row_norm"),
+])
+def test_invalid_bounds(kw, match):
+    with pytest.raises(ValueError, match=match):
+        data.Bounds(**kw)
+
+
+def test_bounds_json_roundtrip_and_errors(tmp_path):
+    b = _bounds(label_low=0.0, label_high=1.0)
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(b.to_dict()))
+    b2 = data.Bounds.from_json(path)
+    np.testing.assert_array_equal(b2.feature_high, b.feature_high)
+    path.write_text(json.dumps({"feature_low": [0], "feature_high": [1], "colour": 3}))
+    with pytest.raises(ValueError, match="unknown keys"):
+        data.Bounds.from_json(path)
+    with pytest.raises(ValueError, match="cannot be read"):
+        data.Bounds.from_json(tmp_path / "missing.json")
+    with pytest.raises(ValueError, match="3 feature ranges given for 2 features"):
+        data.prepare(np.zeros((2, 2)), np.ones(2), _bounds(), True)
+    with pytest.raises(ValueError, match="label range"):
+        data.prepare(np.zeros((2, 3)), np.ones(2), _bounds(), classification=False)
+
+
+@pytest.mark.parametrize("X,y,match", [
+    (np.array([[1.0, np.nan]]), None, "NaN or infinity"),
+    (np.array([[1.0, np.inf]]), None, "NaN or infinity"),
+    (np.zeros((0, 3)), None, "empty"),
+    (np.zeros((3, 2)), np.zeros(2), "different numbers of samples"),
+    (np.zeros((2, 2)), np.array([1.0, np.nan]), "y contains NaN"),
+    (np.zeros(3), None, "2-d"),
+])
+def test_check_data_rejects_bad_input(X, y, match):
+    with pytest.raises(ValueError, match=match):
+        data.check_data(X, y)
+
+
+def test_csv_loader(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("a,label,b\n1,0,2\n3,1,4\n")
+    X, y, names = data.load(path, target="label")
+    np.testing.assert_array_equal(X, [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(y, [0, 1])
+    assert names == ["a", "b"]
+    with pytest.raises(ValueError, match="target column 'c' is not in"):
+        data.load(path, target="c")
+    with pytest.raises(ValueError, match="needs the name of its label column"):
+        data.load(path)
+    path.write_text("a,label\n1,x\n")
+    with pytest.raises(ValueError, match="column 'label' has non-numeric values"):
+        data.load(path, target="label")
+    with pytest.raises(ValueError, match="does not exist"):
+        data.load(tmp_path / "nope.csv", target="a")
+
+
+def test_svmlight_loader(tmp_path):
+    path = tmp_path / "d.svm"
+    path.write_text("1 1:0.5 3:2\n-1 2:1\n")
+    X, y, names = data.load(path)
+    assert sp.issparse(X) and X.shape == (2, 3) and names is None
+    path.write_text("this is not svmlight\n")
+    with pytest.raises(ValueError, match="cannot be read as svmlight"):
+        data.load(path)
+    with pytest.raises(ValueError, match="unknown data format"):
+        data.load(path, format="parquet")
+
+
+@pytest.mark.parametrize("name", sorted(data.BUNDLED))
+def test_bundled_datasets_lie_within_their_public_bounds(name):
+    X, y, b, names = data.load_bundled(name)
+    assert b.public and len(names) == X.shape[1] == b.n_features
+    # published summary statistics are rounded to 3-4 digits: allow rounding, nothing more
+    width = b.feature_high - b.feature_low
+    assert np.all(X >= b.feature_low - 0.01 * width) and np.all(X <= b.feature_high + 0.01 * width)
+    if b.label_low is not None:
+        assert b.label_low <= y.min() and y.max() <= b.label_high

@@ -1,0 +1,122 @@
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.utils.estimator_checks import check_estimator
+
+from dpsparse import Bounds, DPElasticNet, DPLasso, DPLogisticRegression, PrivacyLeakWarning
+from dpsparse import data
+
+# A private model at epsilon = 1 on scikit-learn's 30-150-sample check datasets does not
+# reach the accuracy thresholds of these two checks: that is the cost of privacy, not a bug.
+EXPECTED_FAILURES = {
+    "check_classifiers_train": "private fit at epsilon=1 on a tiny dataset misses the 0.83 accuracy threshold",
+    "check_regressors_train": "private fit at epsilon=1 on a tiny dataset misses the R^2 > 0.5 threshold",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("est", [DPLogisticRegression(max_iter=5, random_state=0),
+                                 DPLasso(max_iter=5, random_state=0),
+                                 DPElasticNet(max_iter=5, random_state=0)], ids=lambda e: type(e).__name__)
+def test_scikit_learn_estimator_checks(est):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        results = check_estimator(est, on_fail=None, expected_failed_checks=EXPECTED_FAILURES)
+    failed = [r["check_name"] for r in results if r["status"] == "failed"]
+    assert not failed
+
+
+def _breast_cancer():
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    return X, y, bounds
+
+
+def test_logistic_fit_with_public_bounds_is_private_and_accurate_at_large_epsilon():
+    X, y, bounds = _breast_cancer()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        est = DPLogisticRegression(epsilon=1e3, alpha=1e-3, max_iter=200, bounds=bounds, random_state=0).fit(X, y)
+    rep = est.privacy_report_
+    assert rep.guarantee_holds and rep.bounds_public and rep.delta == pytest.approx(1 / len(y) ** 2)
+    assert est.score(X, y) > 0.93
+    assert est.coef_.shape == (30,) and np.isscalar(est.intercept_)
+    np.testing.assert_array_equal(est.classes_, [0, 1])
+    proba = est.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(est.predict(X), est.classes_[(proba[:, 1] > 0.5).astype(int)])
+
+
+def test_smaller_epsilon_gives_noisier_models():
+    X, y, bounds = _breast_cancer()
+    acc = {eps: np.mean([DPLogisticRegression(epsilon=eps, bounds=bounds, random_state=s).fit(X, y).score(X, y)
+                         for s in range(4)]) for eps in [0.01, 10.0]}
+    assert acc[10.0] > acc[0.01]
+
+
+def test_missing_bounds_warn_and_void_the_guarantee():
+    X, y, _ = _breast_cancer()
+    with pytest.warns(PrivacyLeakWarning):
+        est = DPLogisticRegression(random_state=0).fit(X, y)
+    assert not est.privacy_report_.guarantee_holds
+    assert "NO differential-privacy guarantee" in str(est.privacy_report_)
+
+
+def test_lasso_on_diabetes_with_public_bounds():
+    X, y, bounds, _ = data.load_bundled("diabetes")
+    est = DPLasso(epsilon=1e3, alpha=1e-4, max_iter=300, bounds=bounds, random_state=0).fit(X, y)
+    assert est.privacy_report_.guarantee_holds
+    assert est.score(X, y) > 0.35
+    huber = DPLasso(loss="huber", epsilon=1e3, alpha=1e-4, max_iter=300, bounds=bounds, random_state=0).fit(X, y)
+    assert huber.score(X, y) > 0.35
+
+
+def test_bounds_as_dict_and_json(tmp_path):
+    X, y, bounds = _breast_cancer()
+    path = tmp_path / "b.json"
+    path.write_text(bounds.to_json() if hasattr(bounds, "to_json") else __import__("json").dumps(bounds.to_dict()))
+    for b in [bounds.to_dict(), str(path)]:
+        est = DPLogisticRegression(bounds=b, random_state=0, max_iter=3).fit(X, y)
+        assert est.privacy_report_.bounds_public
+
+
+@pytest.mark.parametrize("params,match", [
+    (dict(epsilon=0.0), "epsilon"), (dict(epsilon=-1.0), "epsilon"), (dict(delta=1.5), "delta"),
+    (dict(mechanism="magic"), "unknown mechanism 'magic'"), (dict(penalty="l7"), "unknown penalty"),
+    (dict(rule="gs-z"), "unknown rule"), (dict(calibration="x"), "unknown calibration"),
+    (dict(max_iter=0), "n_iter"), (dict(bounds=3), "bounds must be"),
+])
+def test_invalid_parameters_raise_before_fitting(params, match):
+    X, y, bounds = _breast_cancer()
+    est = DPLogisticRegression(bounds=bounds).set_params(**params)
+    with pytest.raises(ValueError, match=match):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")
+
+
+def test_non_binary_labels_are_refused():
+    X, _, bounds = _breast_cancer()
+    y = np.arange(len(X)) % 3
+    with pytest.raises(ValueError, match="Only binary classification"):
+        DPLogisticRegression(bounds=bounds).fit(X, y)
+
+
+def test_bad_data_is_refused():
+    X, y, bounds = _breast_cancer()
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        DPLogisticRegression(bounds=bounds).fit(Xn, y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        DPLogisticRegression(bounds=bounds).fit(X, y[:-1])
+    with pytest.raises(ValueError, match="30 feature ranges given for 29"):
+        DPLogisticRegression(bounds=bounds).fit(X[:, 1:], y)
+    with pytest.raises(ValueError, match="label range"):
+        DPLasso(bounds=bounds).fit(X, y.astype(float))
+
+
+def test_clone_and_params():
+    est = DPLasso(epsilon=2.0, alpha=0.1)
+    assert clone(est).get_params()["epsilon"] == 2.0
+    assert "l1_ratio" not in est.get_params()

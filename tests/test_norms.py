@@ -1,0 +1,92 @@
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+
+from dpsparse import norms
+
+PENALTIES = [
+    norms.L1(0.3, np.array([1.0, 2.0, 0.0, 0.5])),
+    norms.L2(0.7, np.array([1.0, 1.0, 0.0, 3.0])),
+    norms.ElasticNet(0.4, 0.6, np.array([1.0, 0.5, 0.0, 1.0])),
+]
+ids = [p.name for p in PENALTIES]
+
+
+def _coord(pen, j, x):
+    e = np.zeros(4)
+    e[j] = x
+    return pen.coordinate_values(e)[j]
+
+
+@pytest.mark.parametrize("pen", PENALTIES, ids=ids)
+def test_value_is_sum_of_coordinate_values(pen):
+    w = np.array([0.5, -1.0, 2.0, 0.0])
+    assert pen.value(w) == pytest.approx(sum(_coord(pen, j, w[j]) for j in range(4)))
+
+
+@pytest.mark.parametrize("pen", PENALTIES, ids=ids)
+def test_prox_minimizes_its_objective(pen):
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        x, step = rng.normal(0, 1, 4), rng.uniform(0.1, 3, 4)
+        out = pen.prox(x, step)
+        for j in range(4):
+            obj = lambda v: _coord(pen, j, v) + (v - x[j]) ** 2 / (2 * step[j])  # noqa: E731
+            best = minimize_scalar(obj, bounds=(-5, 5), method="bounded", options={"xatol": 1e-10})
+            assert obj(out[j]) <= best.fun + 1e-9
+
+
+@pytest.mark.parametrize("pen", PENALTIES, ids=ids)
+def test_subdiff_distance_by_brute_force(pen):
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        g = rng.normal(0, 1, 4)
+        w = rng.normal(0, 1, 4) * (rng.random(4) < 0.5)
+        d = pen.subdiff_distance(g, w)
+        a, c = pen._strengths(4)
+        for j in range(4):
+            # subdifferential of a|x| + c x^2/2 at w_j: c w_j + a * (sign(w_j) or [-1, 1])
+            lo, hi = (c[j] * w[j] + a[j] * np.sign(w[j]),) * 2 if w[j] != 0 else (-a[j], a[j])
+            xi = np.linspace(lo, hi, 2001)
+            assert d[j] == pytest.approx(np.min(np.abs(g[j] + xi)), abs=1e-3 * (hi - lo) + 1e-12)
+
+
+@pytest.mark.parametrize("pen", PENALTIES, ids=ids)
+def test_conjugate_is_the_supremum(pen):
+    """psi*(v) = sup_w <v, w> - psi(w), by brute force on a grid, coordinate by coordinate."""
+    rng = np.random.default_rng(2)
+    grid = np.linspace(-60, 60, 240001)
+    a, c = pen._strengths(4)
+    for _ in range(5):
+        v = rng.normal(0, 0.3, 4)
+        v[2] = 0.0  # unpenalized coordinate: the conjugate is finite only at 0
+        v = v * pen.dual_scaling(v)
+        brute = sum(np.max(v[j] * grid - a[j] * np.abs(grid) - 0.5 * c[j] * grid**2) for j in range(4))
+        assert pen.conjugate(v) == pytest.approx(brute, abs=1e-6)
+
+
+def test_conjugate_infinite_outside_the_l1_dual_ball():
+    pen = norms.L1(0.5)
+    assert pen.conjugate(np.array([0.6, 0.0])) == np.inf
+    assert pen.conjugate(np.array([0.5, -0.5])) == 0.0
+    assert pen.dual_scaling(np.array([1.0, -0.25])) == pytest.approx(0.5)
+
+
+def test_invalid_parameters():
+    with pytest.raises(ValueError, match="alpha"):
+        norms.L1(-1.0)
+    with pytest.raises(ValueError, match="l1_ratio"):
+        norms.ElasticNet(1.0, 1.5)
+    with pytest.raises(ValueError, match="weights"):
+        norms.L1(1.0, np.array([1.0, -1.0]))
+    with pytest.raises(ValueError, match="unknown penalty 'l3'"):
+        norms.make_penalty("l3", 1.0)
+
+
+def test_require_names_the_missing_methods():
+    class NoProx(norms.Penalty):
+        def value(self, w):
+            return 0.0
+
+    with pytest.raises(ValueError, match="DP-GCD needs .* NoProx lacks prox"):
+        norms.require(NoProx(), ("value", "prox"), "DP-GCD")
