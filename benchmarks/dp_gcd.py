@@ -32,7 +32,7 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10, help="private runs per setting, seeds 0..runs-1 (default 10)")
     parser.add_argument("--quick", action="store_true", help="smoke test: 2 runs and short iteration grids")
-    parser.add_argument("--data-dir", type=Path, default=bench.DEFAULT_DATA_DIR,
+    parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data",
                         help="folder with libsvm/madelon.svm.gz and libsvm/cadata.svm.gz")
     parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "benchmarks" / "results",
                         help="where dp_gcd.json and dp_gcd.png are written")

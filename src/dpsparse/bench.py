@@ -36,7 +36,7 @@ from .mechanisms.dp_gcd import dp_gcd, gcd
 from .noise import make_noise
 
 __all__ = [
-    "EPSILON", "CALIBRATIONS", "DEFAULT_DATA_DIR", "A_PRIORI_RANGES", "a_priori_bounds", "Problem", "make_problems",
+    "EPSILON", "CALIBRATIONS", "A_PRIORI_RANGES", "a_priori_bounds", "Problem", "make_problems",
     "lasso_alpha_max", "madelon", "cadata", "logistic_lognormal", "lasso_sparse", "reference",
     "relative_error", "private_run", "calibration_runs", "nonprivate_errors", "time_matvec", "run_problem", "run",
     "format_table", "write_json", "plot",
@@ -44,8 +44,6 @@ __all__ = [
 
 EPSILON = 1.0
 CALIBRATIONS = ("tight", "paper")
-# ``../shared/data`` relative to the root of a source checkout (this file is src/dpsparse/bench.py).
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 # Public bounds of the real datasets. These are a-priori ranges (the UCI description of
 # Madelon; round physical ranges for California housing), NOT computed from the data;
@@ -277,7 +275,7 @@ def lasso_sparse(n_iters, n=1000, p=1000, n_nonzero=10, seed=SYNTHETIC_SEED):
     return _lasso("lasso-sparse", desc, design, n_iters)
 
 
-def make_problems(data_dir=DEFAULT_DATA_DIR, quick=False):
+def make_problems(data_dir, quick=False):
     """The four benchmark problems.
 
     Parameters
