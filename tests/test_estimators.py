@@ -1,3 +1,4 @@
+import json
 import warnings
 
 import numpy as np
@@ -5,7 +6,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
-from dpsparse import Bounds, DPElasticNet, DPLasso, DPLogisticRegression, PrivacyLeakWarning
+from dpsparse import DPElasticNet, DPLasso, DPLogisticRegression, PrivacyLeakWarning
 from dpsparse import data
 
 # A private model at epsilon = 1 on scikit-learn's 30-150-sample check datasets does not
@@ -75,7 +76,7 @@ def test_lasso_on_diabetes_with_public_bounds():
 def test_bounds_as_dict_and_json(tmp_path):
     X, y, bounds = _breast_cancer()
     path = tmp_path / "b.json"
-    path.write_text(bounds.to_json() if hasattr(bounds, "to_json") else __import__("json").dumps(bounds.to_dict()))
+    path.write_text(json.dumps(bounds.to_dict()))
     for b in [bounds.to_dict(), str(path)]:
         est = DPLogisticRegression(bounds=b, random_state=0, max_iter=3).fit(X, y)
         assert est.privacy_report_.bounds_public
@@ -93,6 +94,8 @@ def test_invalid_parameters_raise_before_fitting(params, match):
     with pytest.raises(ValueError, match=match):
         est.fit(X, y)
     assert not hasattr(est, "coef_")
+    if "epsilon" in params or "delta" in params:
+        assert not hasattr(est, "classes_")  # refused before the data was touched
 
 
 def test_non_binary_labels_are_refused():

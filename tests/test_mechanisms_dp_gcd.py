@@ -1,6 +1,5 @@
 """DP-GCD (seed 003): noise scales, sensitivities, the law of the selection, convergence."""
 import math
-import warnings
 
 import numpy as np
 import pytest

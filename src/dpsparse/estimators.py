@@ -18,6 +18,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import losses, norms
+from .accounting import check_privacy_params
 from .data import Bounds, bounds_from_data, prepare
 from .mechanisms import MECHANISMS
 from .noise import make_noise
@@ -90,15 +91,16 @@ class _DPLinearModel(BaseEstimator):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=not self._classification)
         if self.mechanism not in MECHANISMS:
             raise ValueError(f"unknown mechanism {self.mechanism!r}; allowed: {sorted(MECHANISMS)}")
-        if X.shape[0] < 2:
-            raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {X.shape[0]}")
+        n = X.shape[0]
+        if n < 2:
+            raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {n}")
+        delta = 1.0 / n**2 if self.delta is None else self.delta
+        check_privacy_params(self.epsilon, delta)
         design = self._design(X, y)
         bounds = design.bounds
-        n, p = design.X.shape
-        weights = np.ones(p)
+        weights = np.ones(design.X.shape[1])
         if self.fit_intercept:
             weights[-1] = 0.0
-        delta = 1.0 / n**2 if self.delta is None else self.delta
         w, report = MECHANISMS[self.mechanism](
             design.X, design.y, self._loss(), self._penalty(weights), design.feature_bounds,
             epsilon=self.epsilon, delta=delta, n_iter=self.max_iter, rule=self.rule,
