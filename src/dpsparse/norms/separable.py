@@ -1,4 +1,4 @@
-"""Penalties: value, prox, subdifferential and conjugate.
+"""Separable penalties: value, prox, subdifferential and conjugate.
 
 A penalty ``psi(w)`` is added to the average loss with its own strength ``alpha``.
 The interface, which structured norms implement too:
