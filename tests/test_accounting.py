@@ -63,3 +63,42 @@ def test_report_prints_and_serializes():
     assert not rep.guarantee_holds and "NO differential-privacy guarantee" in str(rep)
     rep.bounds_public, rep.accountant_epsilon = True, 1.5
     assert not rep.guarantee_holds
+
+
+def _gdp_delta(mu, eps):
+    """Exact delta(eps) of mu-GDP (Dong, Roth & Su 2022, Corollary 2.13)."""
+    from scipy.stats import norm
+    return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2)
+
+
+@pytest.mark.parametrize("T,m", [(1, 1.0), (50, 10.0), (400, 20.0)])
+def test_gaussian_steps_are_gdp_with_exact_epsilon(T, m):
+    """T Gaussian steps with noise/sensitivity m are sqrt(T)/m-GDP: exact (epsilon, delta)."""
+    mu, eps = math.sqrt(T) / m, 1.0
+    delta = _gdp_delta(mu, eps)
+    ledger = Ledger().gaussian(sigma=3.0 * m, sensitivity=3.0, count=T)
+    got = ledger.epsilon(delta)
+    assert eps - 1e-6 <= got <= eps + 1e-3
+    assert ledger.accountant == "pld"
+    assert ledger.epsilons(delta)["rdp"] >= got  # RDP is looser for Gaussians
+
+
+def test_exponential_mechanism_is_composed_as_zcdp():
+    """Many small exponential mechanisms: eps^2/8-zCDP beats their pure-DP bound."""
+    ledger = Ledger().exponential(0.05, 400)
+    eps = ledger.epsilons(1e-6)
+    assert ledger.epsilon(1e-6) == min(eps.values()) and ledger.accountant == "rdp"
+    pure = Ledger().pure(0.05, 400).epsilon(1e-6)
+    assert eps["rdp"] < pure
+    # rho = 400 * 0.05^2 / 8; RDP -> (eps, delta) is at most rho + 2 sqrt(rho log(1/delta))
+    rho = 400 * 0.05**2 / 8
+    assert eps["rdp"] <= rho + 2 * math.sqrt(rho * math.log(1e6))
+
+
+def test_poisson_subsampled_gaussian_at_full_sampling_is_a_gaussian_with_twice_the_contribution():
+    full = Ledger().poisson_gaussian(1.0, sigma=4.0, contribution=1.0, count=10).epsilon(1e-6)
+    plain = Ledger().gaussian(sigma=4.0, sensitivity=2.0, count=10).epsilon(1e-6)
+    assert full == pytest.approx(plain, rel=2e-3)
+    sub = Ledger().poisson_gaussian(0.01, sigma=4.0, contribution=1.0, count=10).epsilon(1e-6)
+    assert sub < full / 5  # amplification by subsampling
+    assert "rdp" not in Ledger().poisson_gaussian(0.01, 4.0, 1.0).epsilons(1e-6)

@@ -15,17 +15,25 @@ RULES = mod.RULES
 
 
 class RecordingNoise(NoiseSource):
-    """Records the scale and value of every Laplace draw."""
+    """Records the family, scale and value of every draw."""
 
     def __init__(self, seed):
         super().__init__(np.random.default_rng(seed), seeded=True)
         self.draws = []
 
-    def laplace(self, scale, size=None):
-        x = super().laplace(scale, size)
+    def _record(self, family, scale, x):
         x1 = np.atleast_1d(x)
-        self.draws.append((np.broadcast_to(scale, x1.shape).copy(), x1.copy()))
+        self.draws.append((family, np.broadcast_to(scale, x1.shape).copy(), x1.copy()))
         return x
+
+    def laplace(self, scale, size=None):
+        return self._record("laplace", scale, super().laplace(scale, size))
+
+    def gumbel(self, scale, size=None):
+        return self._record("gumbel", scale, super().gumbel(scale, size))
+
+    def gaussian(self, sigma, size=None):
+        return self._record("gaussian", sigma, super().gaussian(sigma, size))
 
 
 def _setup(classification=True, n=300, p=6, seed=0, alpha=0.01):
@@ -43,7 +51,7 @@ def test_paper_calibration_uses_the_seed_formula():
     assert rep.noise["update scale"] == pytest.approx(lam, rel=1e-12)
     assert rep.noise["select scale"] == pytest.approx(lam / math.sqrt(0.25), rel=1e-12)  # M_j = 1/4
     # per-step privacy: update Delta/b = (2L/n)/lam; selection (2 Delta_score)/b_score = 2 (2L/n)/lam
-    assert rep.noise["step epsilon (update)"] == pytest.approx((2 / n) / lam)
+    assert rep.noise["update noise/sensitivity"] == pytest.approx(lam / (2 / n))
     assert rep.noise["step epsilon (select)"] == pytest.approx(2 * (2 / n) / lam)
     assert rep.accountant_epsilon <= eps  # the seed's constant is conservative at this budget
 
@@ -52,11 +60,15 @@ def test_tight_calibration_meets_the_target_with_less_noise():
     X, y, loss, pen = _setup()
     for eps in [0.5, 2.0]:
         kw = dict(epsilon=eps, delta=1e-5, n_iter=30, noise=make_noise(0))
-        _, tight = mod.dp_gcd(X, y, loss, pen, np.ones(X.shape[1]), calibration="tight", **kw)
         _, paper = mod.dp_gcd(X, y, loss, pen, np.ones(X.shape[1]), calibration="paper", **kw)
-        assert eps - 1e-3 <= tight.accountant_epsilon <= eps
-        assert tight.noise["update scale"] < paper.noise["update scale"]
-        assert tight.guarantee_holds
+        for selection in mod.SELECTIONS:
+            for update in mod.UPDATES:
+                _, tight = mod.dp_gcd(X, y, loss, pen, np.ones(X.shape[1]), calibration="tight",
+                                      selection=selection, update_noise=update, **kw)
+                assert eps - 1e-3 <= tight.accountant_epsilon <= eps
+                assert tight.guarantee_holds
+                if update == "laplace":  # same noise family as the paper: strictly less noise
+                    assert tight.noise["update scale"] < paper.noise["update scale"]
 
 
 class UnevenSmoothness(losses.Logistic):
@@ -92,22 +104,47 @@ def test_paper_calibration_warns_when_it_misses_the_target():
     assert tight.guarantee_holds
 
 
-@pytest.mark.parametrize("calibration", ["tight", "paper"])
-def test_noise_drawn_matches_the_declared_scales(calibration):
+LAWS = {"laplace": stats.laplace.cdf, "gumbel": stats.gumbel_r.cdf, "gaussian": stats.norm.cdf}
+
+
+@pytest.mark.parametrize("calibration,selection,update", [
+    ("paper", None, None), ("tight", None, None), ("tight", "laplace", "laplace"), ("tight", "gumbel", "laplace"),
+])
+def test_noise_drawn_matches_the_declared_scales(calibration, selection, update):
     X, y, loss, pen = _setup()
     noise = RecordingNoise(1)
     T = 40
     _, rep = mod.dp_gcd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-5, n_iter=T,
-                        calibration=calibration, noise=noise)
-    select = [d for d in noise.draws if d[0].size == X.shape[1]]
-    update = [d for d in noise.draws if d[0].size == 1]
-    assert len(select) == len(update) == T
-    for scales, _ in select:
-        np.testing.assert_allclose(scales, rep.noise["select scale"], rtol=1e-12)
-    for scales, _ in update:
-        np.testing.assert_allclose(scales, rep.noise["update scale"], rtol=1e-12)
-    standardized = np.concatenate([v / s for s, v in select + update])
-    assert stats.kstest(standardized, stats.laplace.cdf).pvalue > 1e-3
+                        calibration=calibration, selection=selection, update_noise=update, noise=noise)
+    select = [d for d in noise.draws if d[1].size == X.shape[1]]
+    upd = [d for d in noise.draws if d[1].size == 1]
+    assert len(select) == len(upd) == T
+    assert rep.noise["selection"].split()[0] == select[0][0] and rep.noise["update"].split()[0] == upd[0][0]
+    for draws, key in [(select, "select scale"), (upd, "update scale")]:
+        for _, scales, _ in draws:
+            np.testing.assert_allclose(scales, rep.noise[key], rtol=1e-12)
+        family = draws[0][0]
+        standardized = np.concatenate([v / s for _, s, v in draws])
+        assert stats.kstest(standardized, LAWS[family]).pvalue > 1e-3
+
+
+def test_default_tight_noise_is_gumbel_selection():
+    X, y, loss, pen = _setup()
+    _, rep = mod.dp_gcd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-5, n_iter=20, noise=make_noise(0))
+    assert rep.noise["selection"] == "gumbel report-noisy-max"
+    assert rep.noise["update"] == f"{mod.TIGHT_DEFAULT[1]} noise"
+    with pytest.raises(ValueError, match="poster's Laplace noise"):
+        mod.dp_gcd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-5, calibration="paper",
+                   selection="gumbel", noise=make_noise(0))
+
+
+def test_gumbel_report_noisy_max_is_the_exponential_mechanism():
+    """P(j) = exp(s_j / b) / sum_k exp(s_k / b): chi-square, false-alarm rate 1e-3."""
+    scores, b = np.array([0.0, 0.3, 0.5, 1.0, 1.2]), 0.4
+    law = np.exp(scores / b) / np.exp(scores / b).sum()
+    noise, N = make_noise(99), 20_000
+    counts = np.bincount([mod.report_noisy_max(scores, b, noise, "gumbel") for _ in range(N)], minlength=5)
+    assert stats.chisquare(counts, N * law).pvalue > 1e-3
 
 
 def _neighbours(classification, seed):

@@ -43,47 +43,118 @@ def check_privacy_params(epsilon, delta):
 
 
 class Ledger:
-    """Events of one fit, composed by dp-accounting's PLD accountant.
+    """Events of one fit, composed by dp-accounting's accountants.
 
-    Each event is the per-step mechanism and the number of times it runs; composition is
-    adaptive (each step may depend on the outputs of the previous ones).
+    Each event is a per-step mechanism and the number of times it runs; composition is
+    adaptive (a step may depend on the outputs of the previous ones). ``epsilon`` asks
+    every accountant that supports all the events (PLD, RDP) and returns the smallest
+    epsilon, all of them being upper bounds; ``accountant`` names the one used.
+
+    Sensitivities are for the replace-one relation. A non-subsampled Gaussian or Laplace
+    step is the same pair of distributions whatever relation produced its sensitivity,
+    so it is passed to dp-accounting as noise over sensitivity. Only Poisson-subsampled
+    steps depend on the relation: they use the PLD's ``REPLACE_ONE`` relation, in which
+    the noise multiplier is the noise over the bound on one record's contribution.
     """
 
     def __init__(self):
         self.events = []
+        self.accountant = None
+
+    def _add(self, kind, count, **params):
+        self.events.append((kind, int(count), params))
+        return self
 
     def laplace(self, scale, sensitivity, count=1):
-        """``count`` Laplace mechanisms: noise ``Laplace(scale)`` on an L1-sensitivity ``sensitivity``."""
-        self.events.append(("laplace", float(scale), float(sensitivity), int(count)))
-        return self
+        """``count`` Laplace mechanisms: ``Laplace(scale)`` noise on an L1-sensitivity ``sensitivity``."""
+        return self._add("laplace", count, multiplier=float(scale) / float(sensitivity))
+
+    def gaussian(self, sigma, sensitivity, count=1):
+        """``count`` Gaussian mechanisms: ``N(0, sigma^2)`` noise on an L2-sensitivity ``sensitivity``."""
+        return self._add("gaussian", count, multiplier=float(sigma) / float(sensitivity))
 
     def pure(self, epsilon, count=1):
-        """``count`` mechanisms that are each ``epsilon``-DP (e.g. report-noisy-max)."""
-        self.events.append(("pure", float(epsilon), 0.0, int(count)))
-        return self
+        """``count`` mechanisms that are each ``epsilon``-DP (e.g. report-noisy-max with Laplace noise)."""
+        return self._add("pure", count, epsilon=float(epsilon))
 
-    def _pld(self):
+    def exponential(self, epsilon, count=1):
+        """``count`` exponential mechanisms (report-noisy-max with Gumbel noise), each ``epsilon``-DP.
+
+        An ``epsilon``-DP exponential mechanism is ``epsilon``-bounded-range, hence
+        ``epsilon^2/8``-zCDP (Cesar & Rogers 2021, Lemma 3.2 with Durfee & Rogers 2019);
+        the PLD accountant uses its pure ``epsilon``-DP bound instead.
+        """
+        return self._add("exponential", count, epsilon=float(epsilon))
+
+    def poisson_gaussian(self, sampling_probability, sigma, contribution, count=1):
+        """``count`` Poisson-subsampled Gaussian mechanisms on a sum of per-record terms.
+
+        Each record is in the batch with probability ``sampling_probability``; its term has
+        L2 norm at most ``contribution`` (replace-one sensitivity ``2 contribution``);
+        ``N(0, sigma^2)`` noise is added to the sum.
+        """
+        return self._add("poisson_gaussian", count, q=float(sampling_probability),
+                         multiplier=float(sigma) / float(contribution))
+
+    def _pld_step(self, kind, params, grid):
+        from dp_accounting import privacy_accountant
         from dp_accounting.pld import common
         from dp_accounting.pld import privacy_loss_distribution as pld
 
-        step_losses = [b / a if kind == "laplace" else a for kind, a, b, _ in self.events]
+        if kind == "laplace":
+            return pld.from_laplace_mechanism(params["multiplier"], value_discretization_interval=grid)
+        if kind == "gaussian":
+            return pld.from_gaussian_mechanism(params["multiplier"], value_discretization_interval=grid)
+        if kind == "poisson_gaussian":
+            return pld.from_gaussian_mechanism(
+                params["multiplier"], sampling_prob=params["q"], value_discretization_interval=grid,
+                neighboring_relation=privacy_accountant.NeighboringRelation.REPLACE_ONE)
+        return pld.from_privacy_parameters(common.DifferentialPrivacyParameters(params["epsilon"], 0.0),
+                                           value_discretization_interval=grid)
+
+    def _pld_epsilon(self, delta):
+        step_losses = [1.0 / p["multiplier"] if "multiplier" in p else p["epsilon"] for _, _, p in self.events]
         grid = max(_PLD_DISCRETIZATION, max(step_losses) / _PLD_POINTS)
         total = None
-        for kind, a, b, count in self.events:
-            if kind == "laplace":
-                one = pld.from_laplace_mechanism(a, sensitivity=b, value_discretization_interval=grid)
-            else:
-                one = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(a, 0.0),
-                                                  value_discretization_interval=grid)
+        for kind, count, params in self.events:
+            one = self._pld_step(kind, params, grid)
             one = one.self_compose(count) if count > 1 else one
             total = one if total is None else total.compose(one)
-        return total
+        return float(total.get_epsilon_for_delta(delta))
+
+    def _rdp_epsilon(self, delta):
+        from dp_accounting import dp_event
+        from dp_accounting.rdp import rdp_privacy_accountant
+
+        acc = rdp_privacy_accountant.RdpAccountant()
+        for kind, count, params in self.events:
+            if kind == "laplace":
+                event = dp_event.LaplaceDpEvent(params["multiplier"])
+            elif kind == "gaussian":
+                event = dp_event.GaussianDpEvent(params["multiplier"])
+            elif kind == "pure":  # eps-DP implies eps^2/2-zCDP (Bun & Steinke 2016, Prop. 1.4)
+                event = dp_event.ZCDpEvent(params["epsilon"] ** 2 / 2)
+            else:
+                event = dp_event.ZCDpEvent(params["epsilon"] ** 2 / 8)
+            acc.compose(event, count)
+        return float(acc.get_epsilon(delta))
+
+    def epsilons(self, delta):
+        """Epsilon at ``delta`` from every accountant that supports all the events."""
+        kinds = {kind for kind, _, _ in self.events}
+        out = {"pld": self._pld_epsilon(delta)}
+        if "poisson_gaussian" not in kinds:
+            out["rdp"] = self._rdp_epsilon(delta)
+        return out
 
     def epsilon(self, delta):
         """Smallest epsilon such that the composed events are (epsilon, delta)-DP."""
         if not self.events:
+            self.accountant = None
             return 0.0
-        return float(self._pld().get_epsilon_for_delta(delta))
+        eps = self.epsilons(delta)
+        self.accountant = min(eps, key=eps.get)
+        return eps[self.accountant]
 
 
 def calibrate(epsilon_of_scale, target, scale0, rtol=1e-4):
@@ -124,7 +195,8 @@ class PrivacyReport:
     epsilon, delta : float
         The target budget.
     accountant_epsilon : float
-        Epsilon at ``delta`` of the noise actually drawn, by the PLD accountant.
+        Epsilon at ``delta`` of the noise actually drawn, by the accountant named in
+        ``accountant`` (``pld`` or ``rdp``, dp-accounting).
     neighbouring : str
         The neighbouring relation of the guarantee.
     iterations : int
@@ -146,6 +218,7 @@ class PrivacyReport:
     iterations: int
     noise: dict
     neighbouring: str = REPLACE_ONE
+    accountant: str = "pld"
     bounds_source: str = "declared by the user"
     bounds_public: bool = True
     clipped: dict = field(default_factory=dict)
@@ -176,7 +249,8 @@ class PrivacyReport:
             f"  mechanism          {self.mechanism}",
             f"  calibration        {self.calibration}",
             f"  target             epsilon={self.epsilon:g}, delta={self.delta:.3g}",
-            f"  accountant         epsilon={self.accountant_epsilon:.4f} at delta={self.delta:.3g} (PLD, dp-accounting)",
+            f"  accountant         epsilon={self.accountant_epsilon:.4f} at delta={self.delta:.3g} "
+            f"({self.accountant}, dp-accounting)",
             f"  neighbouring       {self.neighbouring}",
             f"  iterations         {self.iterations}",
         ]

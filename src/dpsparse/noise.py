@@ -12,7 +12,7 @@ __all__ = ["NoiseSource", "make_noise"]
 
 
 class NoiseSource:
-    """Laplace and Gaussian draws from a ``numpy.random.Generator``.
+    """Laplace, Gumbel and Gaussian draws from a ``numpy.random.Generator``.
 
     Parameters
     ----------
@@ -28,6 +28,10 @@ class NoiseSource:
     def laplace(self, scale, size=None):
         """Draws of Laplace(0, scale): density ``exp(-|x| / scale) / (2 scale)``."""
         return self.rng.laplace(0.0, scale, size)
+
+    def gumbel(self, scale, size=None):
+        """Draws of Gumbel(0, scale): ``argmax_j s_j + Gumbel(scale)`` samples ``j`` with probability ``~ exp(s_j / scale)``."""
+        return self.rng.gumbel(0.0, scale, size)
 
     def gaussian(self, sigma, size=None):
         """Draws of N(0, sigma**2)."""
