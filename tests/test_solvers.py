@@ -72,3 +72,105 @@ def test_unpenalized_column_must_be_an_intercept():
     w[0] = 0.0
     with pytest.raises(ValueError, match="at most one unpenalized"):
         solvers.duality_gap(X, y, np.zeros(X.shape[1]), losses.Logistic(), norms.L1(0.1, w))
+
+
+def test_solve_prox_matches_solve_on_l1():
+    X, y = bounded_problem(seed=5)
+    p = X.shape[1]
+    ref = solvers.solve(X, y, losses.Logistic(), norms.L1(0.01, intercept_weights(p)))
+    for pen in [norms.L1(0.01, intercept_weights(p)),
+                norms.SubmodularNorm(norms.Cardinality(p - 1), 0.01, unpenalized=[p - 1])]:
+        res = solvers.solve_prox(X, y, losses.Logistic(), pen)
+        assert res.objective == pytest.approx(ref.objective, rel=1e-6)
+        assert 0 <= res.gap <= 1e-8
+
+
+def _cvxpy_reference(X, y, loss, omega, mu=0.0):
+    cp = pytest.importorskip("cvxpy")
+    n = X.shape[0]
+    w = cp.Variable(X.shape[1])
+    z = X @ w
+    fit = cp.sum(cp.logistic(cp.multiply(-y, z))) if loss.name == "logistic" else 0.5 * cp.sum_squares(z - y)
+    prob = cp.Problem(cp.Minimize(fit / n + omega(w) + 0.5 * mu * cp.sum_squares(w)))
+    prob.solve(solver=cp.CLARABEL)
+    return prob.value
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.05])
+def test_solve_prox_matches_cvxpy_on_group_and_linf_norms(mu):
+    import cvxpy as cp
+
+    X, y = bounded_problem(n=60, p=8, seed=6, classification=False)
+    groups = [[0, 1, 2], [3, 4], [5, 6, 7]]
+    overlap = [[0, 1, 2], [2, 3, 4], [4, 5, 6, 7]]
+    cases = [
+        (norms.GroupLasso(groups, 9, alpha=0.03),
+         lambda w: 0.03 * sum(np.sqrt(len(g)) * cp.norm(w[g], 2) for g in groups)),
+        (norms.SubmodularNorm(norms.Nonempty(8), 0.05, unpenalized=[8]), lambda w: 0.05 * cp.norm(w[:8], "inf")),
+        (norms.SubmodularNorm(norms.GroupCount(8, overlap), 0.02, unpenalized=[8]),
+         lambda w: 0.02 * sum(cp.norm(w[g], "inf") for g in overlap)),
+    ]
+    for loss in [losses.Squared(), losses.Logistic()]:
+        yy = y if loss.name == "squared" else np.where(y > 0, 1.0, -1.0)
+        for pen, omega in cases:
+            res = solvers.solve_prox(X, yy, loss, pen, mu=mu)
+            ref = _cvxpy_reference(X, yy, loss, omega, mu)
+            assert 0 <= res.gap <= 1e-8
+            assert res.objective == pytest.approx(ref, rel=1e-6)
+
+
+def test_gap_with_ridge_term_bounds_the_suboptimality():
+    X, y = bounded_problem(seed=7)
+    pen = norms.SubmodularNorm(norms.Range(8), 0.005, unpenalized=[8])
+    res = solvers.solve_prox(X, y, losses.Logistic(), pen, mu=0.01, tol=1e-10)
+    assert res.gap <= 1e-10
+    rng = np.random.default_rng(1)
+    for scale in [0.0, 0.5, 1.1]:
+        w = scale * res.coef + 0.01 * rng.normal(size=9) * (scale > 0)
+        gap = solvers.duality_gap(X, y, w, losses.Logistic(), pen, mu=0.01)
+        assert gap >= solvers.objective(X, y, w, losses.Logistic(), pen, mu=0.01) - res.objective - 1e-12
+
+
+def _bardet(shared_data):
+    import warnings
+
+    from dpsparse import data
+    from dpsparse.exceptions import PrivacyLeakWarning
+
+    X, y = data.load_svmlight(shared_data / "regression" / "bardet.svm.gz", n_features=100)
+    with pytest.warns(PrivacyLeakWarning):
+        bounds = data.bounds_from_data(X, y, regression=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return data.prepare(X, y, bounds, classification=False)
+
+
+@pytest.mark.slow
+def test_group_lasso_on_bardet(shared_data):
+    d = _bardet(shared_data)
+    assert d.X.shape == (120, 101)
+    pen = norms.GroupLasso([range(5 * g, 5 * g + 5) for g in range(20)], 101, alpha=0.01)
+    res = solvers.solve_prox(d.X, d.y, losses.Squared(), pen, tol=1e-9)
+    assert res.gap < 1e-6
+    active = [g for g in range(20) if np.any(res.coef[5 * g: 5 * g + 5] != 0)]
+    assert 0 < len(active) < 20
+    assert np.all(res.coef[[5 * g + k for g in active for k in range(5)]] != 0)  # whole groups
+
+
+@pytest.mark.slow
+def test_group_lasso_on_birthwt(shared_data):
+    import pandas as pd
+
+    df = pd.read_csv(shared_data / "regression" / "birthwt.csv")
+    spec = pd.read_csv(shared_data / "regression" / "birthwt.groups.csv")
+    cols = spec["column"].tolist()
+    X = np.hstack([df[cols].to_numpy(dtype=float), np.ones((len(df), 1))])
+    y = df["bwt"].to_numpy(dtype=float)
+    y = y - y.mean()
+    groups = [[cols.index(c) for c in spec.loc[spec["group"] == g, "column"]] for g in spec["group"].unique()]
+    assert len(groups) == 8 and sum(map(len, groups)) == 16
+    pen = norms.GroupLasso(groups, X.shape[1], alpha=0.02)
+    res = solvers.solve_prox(X, y, losses.Squared(), pen)
+    assert res.gap < 1e-8
+    zero = [g for g in groups if np.all(res.coef[g] == 0)]
+    assert 0 < len(zero) < len(groups)

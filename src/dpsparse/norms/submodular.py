@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 _MAX_CHECK_P = 14
+_LP_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 _MAX_TABLE_P = 20
 
 
@@ -214,7 +215,7 @@ class GroupCount(SetFunction):
                              f"{np.flatnonzero(counts == 0).tolist()}")
         self.disjoint = bool(np.all(counts == 1))
         self.dual_method = ("closed form max_g ||s_g||_1 / d_g" if self.disjoint
-                            else "linear program (HiGHS) and its best level set")
+                            else "linear program over group decompositions (HiGHS), repaired to an exact upper bound")
 
     def _values(self, masks):
         met = np.maximum.reduceat(masks[..., self._flat], self._starts, axis=-1)
@@ -235,22 +236,37 @@ class GroupCount(SetFunction):
             ratios = np.add.reduceat(a[self._flat], self._starts) / self.weights
             g = int(np.argmax(ratios))
             return float(ratios[g]), self.mask(self.groups[g])
-        u = self._dual_lp(a)
-        return _best_level_set(self, a, u)
+        return self._dual_lp(a)
 
     def _dual_lp(self, a):
-        """``argmax <a, u>`` over ``{u >= 0 : sum_g d_g max_{j in g} u_j <= 1}`` (variables u, v)."""
+        """Overlapping groups: ``Omega*(a)`` as a linear program over decompositions.
+
+        ``Omega*(a) = min max_g xi^g(g) / d_g`` over ``xi^g >= 0`` supported in g with
+        ``sum_g xi^g = a`` (dual of ``sum_g d_g ||u_g||_inf <= 1``; Obozinski & Bach). The
+        LP solution, repaired to an exact decomposition, gives an upper bound; its dual
+        variables ``u`` a set (best level set of u) and a lower bound. Returns the upper
+        bound (safe for dual scaling) and that set.
+        """
         G, n = len(self.groups), self._flat.size
         gid = np.repeat(np.arange(G), [g.size for g in self.groups])
-        A_ub = np.zeros((n + 1, self.p + G))
-        A_ub[np.arange(n), self._flat] = 1.0
-        A_ub[np.arange(n), self.p + gid] = -1.0
-        A_ub[n, self.p:] = self.weights
-        b_ub = np.r_[np.zeros(n), 1.0]
-        res = linprog(-np.r_[a, np.zeros(G)], A_ub=A_ub, b_ub=b_ub, bounds=(0, None), method="highs")
+        A_eq = np.zeros((self.p, n + 1))
+        A_eq[self._flat, np.arange(n)] = 1.0
+        A_ub = np.zeros((G, n + 1))
+        A_ub[gid, np.arange(n)] = 1.0
+        A_ub[:, n] = -self.weights
+        res = linprog(np.r_[np.zeros(n), 1.0], A_ub=A_ub, b_ub=np.zeros(G), A_eq=A_eq, b_eq=a,
+                      bounds=(0, None), method="highs", options=_LP_OPTIONS)
         if res.status != 0:
             raise RuntimeError(f"dual norm linear program failed: {res.message}")
-        return res.x[: self.p]
+        xi = np.maximum(res.x[:n], 0.0)
+        total = np.bincount(self._flat, weights=xi, minlength=self.p)
+        xi *= np.where(total > 0, a / np.where(total > 0, total, 1.0), 0.0)[self._flat]
+        missing = (total == 0) & (a > 0)  # put a_j in the first group that holds j
+        first = np.unique(self._flat, return_index=True)[1]
+        xi[first[missing]] = a[missing]
+        upper = float(np.max(np.bincount(gid, weights=xi, minlength=G) / self.weights))
+        lower, A = _best_level_set(self, a, np.maximum(res.eqlin.marginals, 0.0))
+        return max(upper, lower), A
 
     def prox(self, x, t):
         if not self.disjoint:
