@@ -36,12 +36,12 @@ def test_composition_adds_up():
 
 
 def test_calibrate_finds_the_smallest_scale():
-    f = lambda s: Ledger().laplace(s, 1.0, 20).epsilon(1e-6)  # noqa: E731
+    make = lambda s: Ledger().laplace(s, 1.0, 20)  # noqa: E731
     for target in [0.5, 2.0]:
         for start in [0.01, 1.0, 1000.0]:
-            s = calibrate(f, target, start)
-            assert f(s) <= target
-            assert f(s / (1 + 2e-4)) > target
+            s = calibrate(make, target, 1e-6, start)
+            assert make(s).epsilon(1e-6) <= target
+            assert make(s / (1 + 2e-4)).epsilon(1e-6) > target
 
 
 @pytest.mark.parametrize("eps,delta,match", [
@@ -102,3 +102,16 @@ def test_poisson_subsampled_gaussian_at_full_sampling_is_a_gaussian_with_twice_t
     sub = Ledger().poisson_gaussian(0.01, sigma=4.0, contribution=1.0, count=10).epsilon(1e-6)
     assert sub < full / 5  # amplification by subsampling
     assert "rdp" not in Ledger().poisson_gaussian(0.01, 4.0, 1.0).epsilons(1e-6)
+
+
+def test_budget_refuses_an_overdraft_and_charges_nothing():
+    from dpsparse.accounting import BudgetExceededError, PrivacyBudget
+
+    budget = PrivacyBudget(1.0, 1e-5)
+    budget.spend(0.6, 5e-6, "first")
+    with pytest.raises(BudgetExceededError, match="second asks for"):
+        budget.spend(0.5, 1e-6, "second")
+    assert budget.remaining == pytest.approx((0.4, 5e-6))
+    budget.spend(0.4, 5e-6)
+    with pytest.raises(BudgetExceededError):
+        budget.spend(1e-9, 1e-12)

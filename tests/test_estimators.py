@@ -6,7 +6,8 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
-from dpsparse import DPElasticNet, DPLasso, DPLogisticRegression, PrivacyLeakWarning
+from dpsparse import (BudgetExceededError, DPElasticNet, DPLasso, DPLinearSVC, DPLogisticRegression,
+                      PrivacyBudget, PrivacyLeakWarning)
 from dpsparse import data
 
 # A private model at epsilon = 1 on scikit-learn's 30-150-sample check datasets does not
@@ -20,7 +21,9 @@ EXPECTED_FAILURES = {
 @pytest.mark.slow
 @pytest.mark.parametrize("est", [DPLogisticRegression(max_iter=5, random_state=0),
                                  DPLasso(max_iter=5, random_state=0),
-                                 DPElasticNet(max_iter=5, random_state=0)], ids=lambda e: type(e).__name__)
+                                 DPElasticNet(max_iter=5, random_state=0),
+                                 DPLinearSVC(random_state=0)],
+                         ids=lambda e: f"{type(e).__name__}-{e.mechanism}")
 def test_scikit_learn_estimator_checks(est):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
@@ -123,3 +126,40 @@ def test_clone_and_params():
     est = DPLasso(epsilon=2.0, alpha=0.1)
     assert clone(est).get_params()["epsilon"] == 2.0
     assert "l1_ratio" not in est.get_params()
+
+
+@pytest.mark.parametrize("mechanism,options", [("dp-sgd", {"batch_size": 50}), ("one-pass-sgd", {"radius": 5.0}),
+                                               ("dp-gcd", {"selection": "laplace", "update_noise": "laplace"})])
+def test_every_mechanism_through_the_estimator(mechanism, options):
+    X, y, bounds = _breast_cancer()
+    est = DPLogisticRegression(mechanism=mechanism, mechanism_options=options, epsilon=50.0, max_iter=100,
+                               bounds=bounds, random_state=0).fit(X, y)
+    assert est.privacy_report_.guarantee_holds and est.privacy_report_.mechanism.startswith(mechanism)
+    assert est.score(X, y) > 0.85
+
+
+def test_linear_svc_with_the_one_pass_mechanism():
+    X, y, bounds = _breast_cancer()
+    est = DPLinearSVC(epsilon=50.0, bounds=bounds, random_state=0, mechanism_options={"radius": 5.0}).fit(X, y)
+    assert est.privacy_report_.guarantee_holds and est.score(X, y) > 0.85
+    assert not hasattr(est, "predict_proba")
+    with pytest.raises(ValueError, match="not smooth"):
+        DPLinearSVC(mechanism="dp-gcd", bounds=bounds).fit(X, y)
+
+
+def test_unknown_mechanism_options_are_refused():
+    X, y, bounds = _breast_cancer()
+    with pytest.raises(ValueError, match=r"unknown mechanism_options \['batch'\] for dp-sgd; allowed"):
+        DPLogisticRegression(mechanism="dp-sgd", mechanism_options={"batch": 3}, bounds=bounds).fit(X, y)
+
+
+def test_shared_budget_refuses_a_fit_before_touching_the_data():
+    X, y, bounds = _breast_cancer()
+    budget = PrivacyBudget(1.0, 1e-5)
+    DPLogisticRegression(epsilon=0.7, delta=5e-6, bounds=bounds, budget=budget, max_iter=5).fit(X, y)
+    est = DPLogisticRegression(epsilon=0.5, delta=1e-6, bounds=bounds, budget=budget)
+    with pytest.raises(BudgetExceededError, match="asks for"):
+        est.fit(X, y)
+    assert not hasattr(est, "classes_") and not hasattr(est, "coef_")
+    DPLogisticRegression(epsilon=0.3, delta=5e-6, bounds=bounds, budget=budget, max_iter=5).fit(X, y)
+    assert budget.remaining[0] == pytest.approx(0.0, abs=1e-12)

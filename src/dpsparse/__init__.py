@@ -2,14 +2,15 @@
 
 Private empirical risk minimization of linear models with sparsity-inducing norms.
 """
-from .accounting import PrivacyReport
+from .accounting import BudgetExceededError, PrivacyBudget, PrivacyReport
 from .data import Bounds
-from .estimators import DPElasticNet, DPLasso, DPLogisticRegression
+from .estimators import DPElasticNet, DPLasso, DPLinearSVC, DPLogisticRegression
 from .exceptions import PrivacyCalibrationWarning, PrivacyLeakWarning
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DPLogisticRegression", "DPLasso", "DPElasticNet", "Bounds", "PrivacyReport",
+    "DPLogisticRegression", "DPLinearSVC", "DPLasso", "DPElasticNet", "Bounds", "PrivacyReport",
+    "PrivacyBudget", "BudgetExceededError",
     "PrivacyLeakWarning", "PrivacyCalibrationWarning",
 ]

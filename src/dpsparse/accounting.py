@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-__all__ = ["check_privacy_params", "Ledger", "calibrate", "PrivacyReport", "REPLACE_ONE"]
+__all__ = ["check_privacy_params", "Ledger", "calibrate", "PrivacyReport", "PrivacyBudget", "BudgetExceededError",
+           "REPLACE_ONE"]
 
 REPLACE_ONE = "replace-one (datasets at Hamming distance 1)"
 
@@ -24,6 +25,8 @@ REPLACE_ONE = "replace-one (datasets at Hamming distance 1)"
 # Pessimistic rounding keeps the result an upper bound whatever the width.
 _PLD_DISCRETIZATION = 2e-5
 _PLD_POINTS = 5000
+# Grid of the first, coarse stage of a calibration (``calibrate``).
+_PLD_COARSE = 1e-3
 
 
 def check_privacy_params(epsilon, delta):
@@ -112,9 +115,9 @@ class Ledger:
         return pld.from_privacy_parameters(common.DifferentialPrivacyParameters(params["epsilon"], 0.0),
                                            value_discretization_interval=grid)
 
-    def _pld_epsilon(self, delta):
+    def _pld_epsilon(self, delta, grid=_PLD_DISCRETIZATION):
         step_losses = [1.0 / p["multiplier"] if "multiplier" in p else p["epsilon"] for _, _, p in self.events]
-        grid = max(_PLD_DISCRETIZATION, max(step_losses) / _PLD_POINTS)
+        grid = max(grid, max(step_losses) / _PLD_POINTS)
         total = None
         for kind, count, params in self.events:
             one = self._pld_step(kind, params, grid)
@@ -139,50 +142,129 @@ class Ledger:
             acc.compose(event, count)
         return float(acc.get_epsilon(delta))
 
-    def epsilons(self, delta):
-        """Epsilon at ``delta`` from every accountant that supports all the events."""
+    def epsilons(self, delta, coarse=False):
+        """Epsilon at ``delta`` from every accountant that supports all the events.
+
+        ``coarse``: a PLD grid of 1e-3 instead of 2e-5 (still an upper bound, looser).
+        The fine PLD is skipped when the coarse one is 2% above RDP's epsilon: every value
+        returned is an upper bound, so a skip can only make the minimum more conservative.
+        """
         kinds = {kind for kind, _, _ in self.events}
-        out = {"pld": self._pld_epsilon(delta)}
+        out = {"pld": self._pld_epsilon(delta, _PLD_COARSE)}
         if "poisson_gaussian" not in kinds:
             out["rdp"] = self._rdp_epsilon(delta)
+        if not coarse and out["pld"] <= 1.02 * out.get("rdp", np.inf):
+            out["pld"] = self._pld_epsilon(delta)
         return out
 
-    def epsilon(self, delta):
+    def epsilon(self, delta, coarse=False):
         """Smallest epsilon such that the composed events are (epsilon, delta)-DP."""
         if not self.events:
             self.accountant = None
             return 0.0
-        eps = self.epsilons(delta)
+        eps = self.epsilons(delta, coarse)
         self.accountant = min(eps, key=eps.get)
         return eps[self.accountant]
 
 
-def calibrate(epsilon_of_scale, target, scale0, rtol=1e-4):
-    """Smallest noise scale ``s`` with ``epsilon_of_scale(s) <= target`` (bisection).
-
-    ``epsilon_of_scale`` must decrease in ``s``. The returned scale always meets the
-    target; it exceeds the smallest such scale by at most a factor ``1 + rtol``.
-
-    Parameters
-    ----------
-    epsilon_of_scale : callable float -> float
-    target : float
-    scale0 : float > 0
-        A starting guess (e.g. the source paper's scale).
-    """
-    lo = hi = float(scale0)
-    while epsilon_of_scale(hi) > target:
-        lo, hi = hi, hi * 2.0
-    if lo == hi:
-        while epsilon_of_scale(lo) <= target and lo > 1e-300:
-            hi, lo = lo, lo / 2.0
+def _bisect(epsilon_of_scale, target, lo, hi, rtol):
+    """Shrink ``[lo, hi]`` (``eps(lo) > target >= eps(hi)``) until ``hi / lo <= 1 + rtol``."""
     while hi / lo > 1.0 + rtol:
         mid = math.sqrt(lo * hi)
         if epsilon_of_scale(mid) <= target:
             hi = mid
         else:
             lo = mid
-    return hi
+    return lo, hi
+
+
+def _bracket(epsilon_of_scale, target, scale, factor):
+    """``(lo, hi)`` around ``scale`` with ``eps(lo) > target >= eps(hi)``, widening by ``factor``."""
+    lo = hi = float(scale)
+    while epsilon_of_scale(hi) > target:
+        lo, hi = hi, hi * factor
+    if lo == hi:
+        while epsilon_of_scale(lo) <= target and lo > 1e-300:
+            hi, lo = lo, lo / factor
+    return lo, hi
+
+
+def calibrate(make_ledger, epsilon, delta, scale0, rtol=1e-4):
+    """Smallest noise scale ``s`` whose ledger ``make_ledger(s)`` is (epsilon, delta)-DP.
+
+    The accounted epsilon must decrease in ``s``. Bisection first on the coarse PLD grid
+    (to 1%), then on the fine one in a narrow bracket. The returned scale always meets
+    the target on the fine grid; it exceeds the smallest such scale by at most a factor
+    ``1 + rtol``.
+
+    Parameters
+    ----------
+    make_ledger : callable float -> Ledger
+    epsilon : float
+        Target.
+    delta : float
+    scale0 : float > 0
+        A starting guess (e.g. the source paper's scale).
+    """
+    def coarse(s):
+        return make_ledger(s).epsilon(delta, coarse=True)
+
+    def fine(s):
+        return make_ledger(s).epsilon(delta)
+
+    lo, hi = _bisect(coarse, epsilon, *_bracket(coarse, epsilon, scale0, 2.0), 1e-2)
+    return _bisect(fine, epsilon, *_bracket(fine, epsilon, hi, 1.02), rtol)[1]
+
+
+class BudgetExceededError(ValueError):
+    """A fit would exceed the total budget of a ``PrivacyBudget``."""
+
+
+class PrivacyBudget:
+    """A total (epsilon, delta) shared by several fits on the same data.
+
+    Each fit asks for its (epsilon, delta) before it touches the data; a request that
+    would take the spent total past the budget is refused. Fits compose by basic
+    composition (the epsilons add up and so do the deltas; Dwork & Roth 2014, Thm 3.16),
+    which holds whatever the mechanisms are.
+
+    Parameters
+    ----------
+    epsilon : float > 0
+    delta : float in (0, 1)
+
+    Raises
+    ------
+    ValueError
+        Invalid budget.
+    """
+
+    def __init__(self, epsilon, delta):
+        check_privacy_params(epsilon, delta)
+        self.epsilon, self.delta = float(epsilon), float(delta)
+        self.spent = []
+
+    @property
+    def remaining(self):
+        """``(epsilon, delta)`` still available."""
+        return (self.epsilon - sum(e for e, _, _ in self.spent), self.delta - sum(d for _, d, _ in self.spent))
+
+    def spend(self, epsilon, delta, label="fit"):
+        """Charge a fit's (epsilon, delta).
+
+        Raises
+        ------
+        BudgetExceededError
+            If the fit does not fit in what remains; nothing is charged then.
+        """
+        check_privacy_params(epsilon, delta)
+        eps_left, delta_left = self.remaining
+        if epsilon > eps_left * (1 + 1e-12) or delta > delta_left * (1 + 1e-12):
+            raise BudgetExceededError(
+                f"{label} asks for (epsilon={epsilon:g}, delta={delta:.3g}) but the budget has "
+                f"(epsilon={eps_left:g}, delta={delta_left:.3g}) left of ({self.epsilon:g}, {self.delta:.3g})"
+            )
+        self.spent.append((float(epsilon), float(delta), label))
 
 
 @dataclass

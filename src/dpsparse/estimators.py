@@ -8,6 +8,7 @@ in the bounded coordinates. ``privacy_report_`` says what the fit guarantees.
 """
 from __future__ import annotations
 
+import inspect
 import sys
 import time
 
@@ -23,7 +24,7 @@ from .data import Bounds, bounds_from_data, prepare
 from .mechanisms import MECHANISMS
 from .noise import make_noise
 
-__all__ = ["DPLogisticRegression", "DPLasso", "DPElasticNet"]
+__all__ = ["DPLogisticRegression", "DPLinearSVC", "DPLasso", "DPElasticNet"]
 
 
 def _resolve_bounds(bounds, X, y, regression):
@@ -36,6 +37,11 @@ def _resolve_bounds(bounds, X, y, regression):
     if isinstance(bounds, str):
         return Bounds.from_json(bounds)
     raise ValueError(f"bounds must be None, a Bounds, a dict or a JSON file path, got {type(bounds).__name__}")
+
+
+# Arguments every mechanism takes from the estimator itself (not from mechanism_options).
+_COMMON_ARGUMENTS = {"X", "y", "loss", "penalty", "feature_bounds", "epsilon", "delta", "n_iter", "calibration",
+                     "noise", "callback"}
 
 
 class _Progress:
@@ -96,16 +102,22 @@ class _DPLinearModel(BaseEstimator):
             raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {n}")
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
+        options = self._mechanism_options()
+        if self.budget is not None:
+            self.budget.spend(self.epsilon, delta, label=f"{type(self).__name__} ({self.mechanism})")
         design = self._design(X, y)
         bounds = design.bounds
         weights = np.ones(design.X.shape[1])
         if self.fit_intercept:
             weights[-1] = 0.0
+        if self.mechanism in ("dp-sgd", "one-pass-sgd"):
+            options.setdefault("row_norm", bounds.row_norm)
+        n_iter = None if self.mechanism == "one-pass-sgd" else self.max_iter
         w, report = MECHANISMS[self.mechanism](
             design.X, design.y, self._loss(), self._penalty(weights), design.feature_bounds,
-            epsilon=self.epsilon, delta=delta, n_iter=self.max_iter, rule=self.rule,
-            calibration=self.calibration, noise=make_noise(self.random_state),
-            callback=_Progress(self.max_iter) if self.verbose else None,
+            epsilon=self.epsilon, delta=delta, n_iter=n_iter, calibration=self.calibration,
+            noise=make_noise(self.random_state), callback=_Progress(self.max_iter) if self.verbose else None,
+            **options,
         )
         report.bounds_source, report.bounds_public = bounds.source, bounds.public
         report.clipped = {"feature values": design.clipped_values, "labels": design.clipped_labels,
@@ -115,8 +127,20 @@ class _DPLinearModel(BaseEstimator):
         self.coef_, self.intercept_ = design.to_original(w)
         self.coef_bounded_ = w
         self.privacy_report_ = report
-        self.n_iter_ = self.max_iter
+        self.n_iter_ = report.iterations
         return self
+
+    def _mechanism_options(self):
+        """``mechanism_options`` checked against the mechanism's keyword arguments."""
+        options = dict(self.mechanism_options or {})
+        if self.mechanism == "dp-gcd":
+            options.setdefault("rule", self.rule)
+        allowed = set(inspect.signature(MECHANISMS[self.mechanism]).parameters) - _COMMON_ARGUMENTS
+        unknown = set(options) - allowed
+        if unknown:
+            raise ValueError(f"unknown mechanism_options {sorted(unknown)} for {self.mechanism}; "
+                             f"allowed: {sorted(allowed)}")
+        return options
 
     def _design(self, X, y):
         """The training data mapped onto the bounds (``data.prepare``); sets ``classes_``."""
@@ -151,12 +175,15 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     penalty : {"l1", "l2", "elasticnet"}
     l1_ratio : float in [0, 1]
         Used when ``penalty="elasticnet"``.
-    mechanism : {"dp-gcd"}
+    mechanism : {"dp-gcd", "dp-sgd", "one-pass-sgd"}
+        DP-GCD (Mangold et al. 2023; separable penalties), DP-SGD (Abadi et al. 2016),
+        or seed 002's one-pass noisy SGD (its number of steps is random).
     max_iter : int >= 1
         Iterations T of the mechanism (the budget is split over them).
     rule : {"gs-r", "gs-s", "gs-q"}
         Greedy selection rule of DP-GCD.
     calibration : {"tight", "paper"}
+        "paper" exists for DP-GCD only.
     bounds : Bounds, dict, str (JSON file) or None
         Public bounds. None computes them from the data and voids the guarantee
         (``PrivacyLeakWarning``).
@@ -166,6 +193,13 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         None: OS entropy. A fixed seed is for experiments only.
     verbose : int
         > 0: print progress to stderr during long fits.
+    mechanism_options : dict or None
+        Further keyword arguments of the mechanism (e.g. ``selection``, ``update_noise``
+        for DP-GCD; ``batch_size``, ``clip``, ``learning_rate`` for DP-SGD; ``radius`` for
+        one-pass SGD). Unknown keys are an error.
+    budget : PrivacyBudget or None
+        A budget shared by several fits: ``fit`` charges (epsilon, delta) to it before it
+        touches the data, and refuses when the budget would be exceeded.
 
     Attributes
     ----------
@@ -183,7 +217,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, mechanism="dp-gcd",
                  max_iter=50, rule="gs-r", calibration="tight", bounds=None, fit_intercept=True,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, mechanism_options=None, budget=None):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -197,6 +231,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.verbose = verbose
+        self.mechanism_options = mechanism_options
+        self.budget = budget
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -236,6 +272,31 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         return self.classes_[positive.astype(int)]
 
 
+class DPLinearSVC(DPLogisticRegression):
+    """Differentially private linear SVM: the hinge loss ``max(0, 1 - y <w, x>)``.
+
+    The hinge loss is not smooth, so the default mechanism is seed 002's one-pass noisy
+    SGD (Arora, Marinov & Ullah 2020); DP-SGD works too, DP-GCD refuses. Parameters and
+    attributes as in ``DPLogisticRegression`` (``max_iter`` is unused by the one-pass
+    mechanism, whose number of steps is random), without ``predict_proba``.
+    """
+
+    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, mechanism="one-pass-sgd",
+                 max_iter=50, rule="gs-r", calibration="tight", bounds=None, fit_intercept=True,
+                 random_state=None, verbose=0, mechanism_options=None, budget=None):
+        super().__init__(epsilon=epsilon, delta=delta, alpha=alpha, penalty=penalty, l1_ratio=l1_ratio,
+                         mechanism=mechanism, max_iter=max_iter, rule=rule, calibration=calibration,
+                         bounds=bounds, fit_intercept=fit_intercept, random_state=random_state,
+                         verbose=verbose, mechanism_options=mechanism_options, budget=budget)
+
+    def _loss(self):
+        return losses.Hinge()
+
+    @property
+    def predict_proba(self):
+        raise AttributeError("DPLinearSVC has no predict_proba: the hinge loss gives no probabilities")
+
+
 class DPElasticNet(RegressorMixin, _DPLinearModel):
     """Differentially private elastic net: least squares with clipped per-sample gradients.
 
@@ -268,7 +329,7 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, l1_ratio=0.5, loss="squared", clip=1.0, mechanism="dp-gcd",
                  max_iter=50, rule="gs-r", calibration="tight", bounds=None, fit_intercept=True,
-                 random_state=None, verbose=0):
+                 random_state=None, verbose=0, mechanism_options=None, budget=None):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -283,6 +344,8 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.verbose = verbose
+        self.mechanism_options = mechanism_options
+        self.budget = budget
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -320,7 +383,7 @@ class DPLasso(DPElasticNet):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=50,
                  rule="gs-r", calibration="tight", bounds=None, fit_intercept=True, random_state=None,
-                 verbose=0):
+                 verbose=0, mechanism_options=None, budget=None):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -334,6 +397,8 @@ class DPLasso(DPElasticNet):
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.verbose = verbose
+        self.mechanism_options = mechanism_options
+        self.budget = budget
 
     def _penalty(self, weights):
         return norms.L1(self.alpha, weights)

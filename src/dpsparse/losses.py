@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, xlogy
 
-__all__ = ["Datafit", "Logistic", "Squared", "Huber", "make_loss", "LOSSES"]
+__all__ = ["Datafit", "Logistic", "Squared", "Huber", "Hinge", "make_loss", "LOSSES"]
 
 
 class Datafit:
@@ -175,11 +175,37 @@ class Squared(Datafit):
         return {"name": self.name, "clip": self.clip}
 
 
-LOSSES = {"logistic": Logistic, "squared": Squared, "huber": Huber}
+class Hinge(Datafit):
+    """Hinge loss ``f(z, y) = max(0, 1 - y z)`` for labels in {-1, +1} (linear SVM).
+
+    ``|f'| <= 1``; not smooth (``smoothness = inf``): only mechanisms for non-smooth
+    losses accept it (seed 002's one-pass SGD).
+    """
+
+    name = "hinge"
+    lipschitz = 1.0
+    smoothness = np.inf
+
+    def value(self, z, y):
+        return np.maximum(0.0, 1.0 - y * z)
+
+    def derivative(self, z, y):
+        """A subgradient: ``-y`` where ``y z < 1``, else 0."""
+        return np.where(y * z < 1.0, -y, 0.0)
+
+    def conjugate(self, u, y):
+        """``f*(u) = -a`` with ``a = -y u`` in [0, 1]."""
+        return -np.clip(-y * u, 0.0, 1.0)
+
+    def dual_box(self, y):
+        return np.minimum(-y, 0.0), np.maximum(-y, 0.0)
+
+
+LOSSES = {"logistic": Logistic, "squared": Squared, "huber": Huber, "hinge": Hinge}
 
 
 def make_loss(name, **params):
-    """Datafit by name: one of ``logistic``, ``squared``, ``huber``.
+    """Datafit by name: one of ``logistic``, ``squared``, ``huber``, ``hinge``.
 
     Raises
     ------

@@ -46,6 +46,7 @@ import scipy.sparse as sp
 from ..accounting import Ledger, PrivacyReport, calibrate, check_privacy_params
 from ..exceptions import PrivacyCalibrationWarning
 from ..norms import require
+from ._common import check_n_iter
 
 __all__ = ["dp_gcd", "gcd", "selection_scores", "report_noisy_max", "paper_scale", "step_epsilons", "RULES",
            "SELECTIONS", "UPDATES"]
@@ -147,10 +148,7 @@ def _ledger(s, constants, n_iter, selection, update):
 @functools.lru_cache(maxsize=256)
 def _tight_scale(constants, n_iter, epsilon, delta, scale0, selection, update):
     """Smallest normalized scale ``s`` whose ``2 T`` steps compose to (epsilon, delta)."""
-    def eps(s):
-        return _ledger(s, constants, n_iter, selection, update).epsilon(delta)
-
-    return calibrate(eps, epsilon, scale0)
+    return calibrate(lambda s: _ledger(s, constants, n_iter, selection, update), epsilon, delta, scale0)
 
 
 def _noise_families(calibration, selection, update):
@@ -276,11 +274,13 @@ def dp_gcd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=50, ru
     if calibration not in CALIBRATIONS:
         raise ValueError(f"unknown calibration {calibration!r}; allowed: {list(CALIBRATIONS)}")
     selection, update = _noise_families(calibration, selection, update_noise)
-    if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 1:
-        raise ValueError(f"n_iter must be an integer >= 1, got {n_iter!r}")
+    check_n_iter(n_iter)
     require(penalty, ("prox", "coordinate_values", "subdiff_distance"), "DP-GCD")
     if not getattr(penalty, "is_separable", False):
         raise ValueError(f"DP-GCD needs a separable penalty; {type(penalty).__name__} is not")
+    if not np.isfinite(loss.smoothness):
+        raise ValueError(f"DP-GCD needs a smooth loss (coordinate steps 1/M_j); the {loss.name} loss is not "
+                         "smooth: use mechanism 'dp-sgd' or 'one-pass-sgd'")
     b = np.asarray(feature_bounds, dtype=float)
     n, p = X.shape
     if b.shape != (p,) or not np.all(np.isfinite(b)) or np.any(b <= 0):

@@ -1,0 +1,29 @@
+"""Checks and public constants shared by the mechanisms."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["check_n_iter", "row_norm_bound"]
+
+
+def check_n_iter(n_iter):
+    """Raise ValueError unless ``n_iter`` is an integer >= 1."""
+    if isinstance(n_iter, bool) or not isinstance(n_iter, (int, np.integer)) or n_iter < 1:
+        raise ValueError(f"n_iter must be an integer >= 1, got {n_iter!r}")
+
+
+def row_norm_bound(feature_bounds, row_norm, p):
+    """Public bound on ``||x_i||_2``: ``min(row_norm, ||feature_bounds||_2)``.
+
+    Raises
+    ------
+    ValueError
+        Bounds of the wrong length, not finite, negative, or a zero bound.
+    """
+    b = np.asarray(feature_bounds, dtype=float)
+    if b.shape != (p,) or not np.all(np.isfinite(b)) or np.any(b < 0):
+        raise ValueError(f"feature_bounds must be {p} finite numbers >= 0")
+    R = float(np.linalg.norm(b)) if row_norm is None else min(float(row_norm), float(np.linalg.norm(b)))
+    if not R > 0:
+        raise ValueError("the row-norm bound must be > 0")
+    return R

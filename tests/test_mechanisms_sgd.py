@@ -1,0 +1,143 @@
+"""DP-SGD and seed 002's one-pass noisy SGD: sensitivities, noise drawn, calibration, utility."""
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from conftest import bounded_problem, intercept_weights
+from dpsparse import losses, norms, solvers
+from dpsparse.accounting import Ledger
+from dpsparse.mechanisms import dp_gcd, dp_sgd, one_pass_sgd
+from dpsparse.noise import NoiseSource, make_noise
+
+
+class GaussianRecorder(NoiseSource):
+    def __init__(self, seed):
+        super().__init__(np.random.default_rng(seed), seeded=True)
+        self.draws = []
+
+    def gaussian(self, sigma, size=None):
+        x = super().gaussian(sigma, size)
+        self.draws.append((sigma, np.atleast_1d(x)))
+        return x
+
+
+def _problem(n=2000, seed=0):
+    X, y = bounded_problem(n=n, p=6, seed=seed)
+    return X, y, losses.Logistic(), norms.L1(1e-3, intercept_weights(X.shape[1]))
+
+
+def test_clipped_gradient_sum_of_neighbouring_batches_differs_by_at_most_twice_the_clip():
+    rng = np.random.default_rng(0)
+    X, y, loss, _ = _problem(n=100)
+    worst = 0.0
+    for trial in range(200):
+        C = rng.uniform(0.05, 3.0)
+        w = rng.normal(0, 2, X.shape[1])
+        X2, y2 = X.copy(), y.copy()
+        i = rng.integers(100)
+        X2[i, :-1], y2[i] = rng.choice([-1.0, 1.0], X.shape[1] - 1), -y[i]
+        a = dp_sgd.clipped_gradient_sum(X, X @ w, y, loss, C)
+        b = dp_sgd.clipped_gradient_sum(X2, X2 @ w, y2, loss, C)
+        ratio = np.linalg.norm(a - b) / (2 * C)
+        assert ratio <= 1 + 1e-9
+        worst = max(worst, ratio)
+    assert worst > 0.5  # the bound is nearly attained
+
+
+def test_dp_sgd_noise_and_calibration():
+    X, y, loss, pen = _problem()
+    noise = GaussianRecorder(1)
+    T = 50
+    _, rep = dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-6, n_iter=T,
+                           batch_size=100, clip=0.5, noise=noise)
+    assert 1.0 - 1e-3 <= rep.accountant_epsilon <= 1.0
+    m = rep.noise["noise multiplier"]
+    assert rep.noise["gaussian std (sum)"] == pytest.approx(m * 0.5)
+    assert rep.noise["sampling rate"] == pytest.approx(100 / X.shape[0])
+    assert len(noise.draws) == T
+    z = np.concatenate([x / s for s, x in noise.draws])
+    assert all(s == pytest.approx(m * 0.5) for s, _ in noise.draws)
+    assert stats.kstest(z, stats.norm.cdf).pvalue > 1e-3
+    # the calibrated multiplier is the smallest: 0.1% less noise misses the target
+    assert Ledger().poisson_gaussian(100 / X.shape[0], m / 1.001, 1.0, T).epsilon(1e-6) > 1.0
+
+
+def test_dp_sgd_approaches_the_optimum_at_large_epsilon():
+    X, y, loss, pen = _problem(n=5000)
+    ref = solvers.solve(X, y, loss, pen)
+    rel = lambda w: ((solvers.objective(X, y, w, loss, pen) - ref.objective)  # noqa: E731
+                     / (solvers.objective(X, y, 0 * w, loss, pen) - ref.objective))
+    errs = {eps: rel(dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=eps, delta=1e-6, n_iter=300,
+                                   noise=make_noise(0))[0]) for eps in [0.05, 1e3]}
+    assert errs[1e3] < 0.1 < errs[0.05]
+
+
+def test_dp_sgd_refuses_paper_calibration_and_bad_options():
+    X, y, loss, pen = _problem(n=100)
+    kw = dict(epsilon=1.0, delta=1e-5, noise=make_noise(0))
+    with pytest.raises(ValueError, match="calibration='tight'"):
+        dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), calibration="paper", **kw)
+    with pytest.raises(ValueError, match="batch_size"):
+        dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), batch_size=1000, **kw)
+    with pytest.raises(ValueError, match="clip"):
+        dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), clip=-1.0, **kw)
+
+
+def test_one_pass_usage_probability_by_simulation():
+    """The index process alone: a fixed record is used with probability ceil(n/2)/n (binomial test)."""
+    n, runs = 11, 20_000
+    rng = np.random.default_rng(0)
+    used = 0
+    for _ in range(runs):
+        seen = set()
+        while len(seen) < math.ceil(n / 2):
+            seen.add(int(rng.integers(n)))
+        used += 0 in seen
+    q = one_pass_sgd.usage_probability(n)
+    assert q == 6 / 11
+    assert stats.binomtest(used, runs, q).pvalue > 1e-3
+
+
+def test_one_pass_noise_sensitivity_and_calibration():
+    X, y, loss, pen = _problem(n=500)
+    noise = GaussianRecorder(2)
+    _, rep = one_pass_sgd.one_pass_sgd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-6, noise=noise)
+    L = math.sqrt(X.shape[1])  # logistic: |f'| <= 1, rows bounded by ||b||_2 = sqrt(p)
+    assert rep.noise["sensitivity (L2)"] == pytest.approx(2 * L)
+    sigma = rep.noise["gaussian std"]
+    q = one_pass_sgd.usage_probability(500)
+    # delta_G(epsilon) of one Gaussian mechanism (sigma, sensitivity 2L) times q meets delta
+    eps_at = Ledger().gaussian(sigma, 2 * L).epsilon(1e-6 / q)
+    assert 1.0 - 1e-3 <= eps_at <= 1.0
+    assert len(noise.draws) == rep.iterations and rep.iterations >= 250
+    z = np.concatenate([x / s for s, x in noise.draws])
+    assert stats.kstest(z, stats.norm.cdf).pvalue > 1e-3
+
+
+def test_one_pass_gradient_sensitivity():
+    rng = np.random.default_rng(3)
+    X, y, loss, _ = _problem(n=50)
+    L = math.sqrt(X.shape[1])
+    for loss in [losses.Logistic(), losses.Hinge(), losses.Huber(0.5)]:
+        for _ in range(100):
+            w = rng.normal(0, 3, X.shape[1])
+            x1, x2 = rng.choice([-1.0, 1.0], (2, X.shape[1]))
+            y1, y2 = rng.choice([-1.0, 1.0], 2)
+            g1 = loss.bounded_derivative(np.array([x1 @ w]), np.array([y1]))[0] * x1
+            g2 = loss.bounded_derivative(np.array([x2 @ w]), np.array([y2]))[0] * x2
+            assert np.linalg.norm(g1 - g2) <= 2 * loss.lipschitz * L + 1e-12
+
+
+def test_one_pass_works_with_the_hinge_loss():
+    X, y, _, _ = _problem(n=4000)
+    w, rep = one_pass_sgd.one_pass_sgd(X, y, losses.Hinge(), None, np.ones(X.shape[1]), epsilon=10.0, delta=1e-6,
+                                       noise=make_noise(0), radius=5.0)
+    assert rep.guarantee_holds and np.mean(np.sign(X @ w) == y) > 0.7
+
+
+def test_dp_gcd_refuses_non_smooth_losses():
+    X, y, _, pen = _problem(n=50)
+    with pytest.raises(ValueError, match="hinge loss is not smooth"):
+        dp_gcd.dp_gcd(X, y, losses.Hinge(), pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-5, noise=make_noise(0))
