@@ -79,3 +79,36 @@ def test_fit_without_bounds_says_the_guarantee_does_not_hold(tmp_path, capsys):
     path.write_text("\n".join(lines) + "\n")
     assert main(["fit", "--data", str(path), "--out", str(tmp_path / "m.json")]) == 0
     assert "NO differential-privacy guarantee" in capsys.readouterr().out
+
+
+def test_group_penalty_with_dp_sgd_on_real_data(tmp_path, capsys, shared_data):
+    groups = tmp_path / "g.json"
+    groups.write_text(json.dumps([[5 * i + k for k in range(5)] for i in range(20)]))
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"feature_low": [-1.0] * 100, "feature_high": [1.0] * 100,
+                                  "label_low": -2.0, "label_high": 2.0, "source": "a-priori (test)"}))
+    out = tmp_path / "m.json"
+    assert main(["fit", "--data", str(shared_data / "regression" / "bardet.svm.gz"), "--penalty", "group-l2",
+                 "--groups", str(groups), "--bounds", str(bounds), "--epsilon", "5", "--seed", "0",
+                 "--out", str(out), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["privacy_report"]["guarantee_holds"] and res["privacy_report"]["mechanism"].startswith("dp-sgd")
+    assert res["reference_gap"] < 1e-6 and res["relative_error"] < 1.0
+
+
+def test_hinge_loss_uses_the_one_pass_mechanism(tmp_path, capsys):
+    assert main(["fit", "--loss", "hinge", "--seed", "0", "--epsilon", "5", "--out", str(tmp_path / "m.json")]) == 0
+    text = capsys.readouterr().out
+    assert "one-pass-sgd" in text and "no exact solver for a non-smooth loss" in text
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--batch-size", "10"], "--batch-size is an option of dp-sgd, not of dp-gcd"),
+    (["--penalty", "group-linf"], "needs groups"),
+    (["--penalty", "linf", "--mechanism", "dp-gcd"], "separable"),
+])
+def test_mechanism_and_penalty_mismatches_are_refused(tmp_path, capsys, args, match):
+    out = tmp_path / "m.json"
+    assert main(["fit", "--out", str(out), *args]) == 2
+    assert match in capsys.readouterr().err
+    assert not out.exists()

@@ -6,7 +6,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
-from dpsparse import (BudgetExceededError, DPElasticNet, DPLasso, DPLinearSVC, DPLogisticRegression,
+from dpsparse import (BudgetExceededError, DPElasticNet, DPLasso, DPLinearRegression, DPLinearSVC, DPLogisticRegression,
                       PrivacyBudget, PrivacyLeakWarning)
 from dpsparse import data
 
@@ -163,3 +163,23 @@ def test_shared_budget_refuses_a_fit_before_touching_the_data():
     assert not hasattr(est, "classes_") and not hasattr(est, "coef_")
     DPLogisticRegression(epsilon=0.3, delta=5e-6, bounds=bounds, budget=budget, max_iter=5).fit(X, y)
     assert budget.remaining[0] == pytest.approx(0.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("penalty,groups", [("linf", None), ("group-l2", [[0, 1, 2], [3, 4], [5, 6, 7, 8, 9]]),
+                                            ("group-linf", {"groups": [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]})])
+def test_structured_penalties_with_dp_sgd(penalty, groups):
+    X, y, bounds, _ = data.load_bundled("diabetes")
+    est = DPLinearRegression(penalty=penalty, groups=groups, mechanism="dp-sgd", epsilon=100.0, alpha=1e-4,
+                             max_iter=300, bounds=bounds, random_state=0).fit(X, y)
+    assert est.privacy_report_.guarantee_holds and est.score(X, y) > 0.2
+    with pytest.raises(ValueError, match="separable"):
+        DPLinearRegression(penalty=penalty, groups=groups, bounds=bounds).fit(X, y)
+
+
+def test_invalid_groups_are_refused_before_the_data_is_touched():
+    X, y, bounds, _ = data.load_bundled("diabetes")
+    budget = PrivacyBudget(1.0, 1e-3)
+    est = DPLinearRegression(penalty="group-l2", groups=[[0, 11]], mechanism="dp-sgd", bounds=bounds, budget=budget)
+    with pytest.raises(ValueError, match=r"column indices \[11\] are outside range\(10\)"):
+        est.fit(X, y)
+    assert budget.remaining == (1.0, 1e-3)

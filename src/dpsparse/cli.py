@@ -18,11 +18,16 @@ import numpy as np
 from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
 from sklearn.model_selection import train_test_split
 
-from . import data, solvers
-from .estimators import DPElasticNet, DPLogisticRegression
+from . import data, norms, solvers
+from .estimators import DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from .exceptions import PrivacyLeakWarning
 from .mechanisms import MECHANISMS
-from .mechanisms.dp_gcd import CALIBRATIONS, RULES
+from .mechanisms.dp_gcd import CALIBRATIONS, RULES, SELECTIONS, UPDATES
+
+# CLI flag -> (mechanism, keyword of mechanism_options)
+_MECHANISM_FLAGS = {"selection": ("dp-gcd", "selection"), "update_noise": ("dp-gcd", "update_noise"),
+                    "batch_size": ("dp-sgd", "batch_size"), "clipping_norm": ("dp-sgd", "clip"),
+                    "radius": ("one-pass-sgd", "radius")}
 
 MODEL_FORMAT = "dpsparse-model/1"
 
@@ -35,15 +40,23 @@ def _parser():
                    help="data file (svmlight or CSV), or a bundled dataset: breast_cancer (default), diabetes")
     f.add_argument("--format", choices=["svmlight", "csv"], help="file format (default: from the extension)")
     f.add_argument("--target", help="label column of a CSV file")
-    f.add_argument("--loss", choices=["logistic", "squared", "huber"],
+    f.add_argument("--loss", choices=["logistic", "hinge", "squared", "huber"],
                    help="default: logistic for binary labels, squared otherwise")
-    f.add_argument("--penalty", choices=["l1", "l2", "elasticnet"], default="l1")
+    f.add_argument("--penalty", choices=norms.PENALTY_NAMES, default="l1")
+    f.add_argument("--groups", help="JSON file of the groups of group-l2 / group-linf (docs/norms.md)")
     f.add_argument("--l1-ratio", type=float, default=0.5, help="elastic-net mixing, in [0, 1]")
     f.add_argument("--alpha", type=float, default=1e-3, help="penalty strength (bounded coordinates)")
     f.add_argument("--epsilon", type=float, default=1.0)
     f.add_argument("--delta", type=float, help="default: 1/n^2")
-    f.add_argument("--mechanism", choices=sorted(MECHANISMS), default="dp-gcd")
+    f.add_argument("--mechanism", choices=sorted(MECHANISMS),
+                   help="default: dp-gcd for separable penalties and smooth losses, else dp-sgd "
+                        "(one-pass-sgd for the hinge loss)")
     f.add_argument("--rule", choices=RULES, default="gs-r", help="DP-GCD selection rule")
+    f.add_argument("--selection", choices=SELECTIONS, help="DP-GCD report-noisy-max noise (tight calibration)")
+    f.add_argument("--update-noise", choices=UPDATES, help="DP-GCD update noise (tight calibration)")
+    f.add_argument("--batch-size", type=float, help="DP-SGD expected batch size (default sqrt(n))")
+    f.add_argument("--clipping-norm", type=float, help="DP-SGD per-sample clipping norm")
+    f.add_argument("--radius", type=float, help="one-pass SGD: radius of the L2 ball of models")
     f.add_argument("--calibration", choices=CALIBRATIONS, default="tight")
     f.add_argument("--iterations", type=int, default=50)
     f.add_argument("--clip", type=float, default=1.0, help="residual clipping / Huber threshold (regression)")
@@ -72,17 +85,38 @@ def _load(args):
     return X, y, bounds, names
 
 
+def _mechanism(args, loss):
+    if args.mechanism:
+        return args.mechanism
+    if loss == "hinge":
+        return "one-pass-sgd"
+    return "dp-sgd" if args.penalty in norms.STRUCTURED else "dp-gcd"
+
+
+def _mechanism_options(args, mechanism):
+    options = {}
+    for flag, (owner, key) in _MECHANISM_FLAGS.items():
+        value = getattr(args, flag)
+        if value is None:
+            continue
+        if owner != mechanism:
+            raise ValueError(f"--{flag.replace('_', '-')} is an option of {owner}, not of {mechanism}")
+        options[key] = value
+    return options
+
+
 def _estimator(args, binary):
     loss = args.loss or ("logistic" if binary else "squared")
-    common = dict(epsilon=args.epsilon, delta=args.delta, alpha=args.alpha, mechanism=args.mechanism,
-                  max_iter=args.iterations, rule=args.rule, calibration=args.calibration,
-                  random_state=args.seed, verbose=1)
-    if loss == "logistic":
+    mechanism = _mechanism(args, loss)
+    common = dict(epsilon=args.epsilon, delta=args.delta, alpha=args.alpha, penalty=args.penalty,
+                  l1_ratio=args.l1_ratio, groups=args.groups, mechanism=mechanism,
+                  mechanism_options=_mechanism_options(args, mechanism), max_iter=args.iterations, rule=args.rule,
+                  calibration=args.calibration, random_state=args.seed, verbose=1)
+    if loss in ("logistic", "hinge"):
         if not binary:
-            raise ValueError("the logistic loss needs binary labels (exactly 2 distinct values)")
-        return DPLogisticRegression(penalty=args.penalty, l1_ratio=args.l1_ratio, **common)
-    ratio = {"l1": 1.0, "l2": 0.0}.get(args.penalty, args.l1_ratio)
-    return DPElasticNet(l1_ratio=ratio, loss=loss, clip=args.clip, **common)
+            raise ValueError(f"the {loss} loss needs binary labels (exactly 2 distinct values)")
+        return (DPLogisticRegression if loss == "logistic" else DPLinearSVC)(**common)
+    return DPLinearRegression(loss=loss, clip=args.clip, **common)
 
 
 def _metrics(est, X, y):
@@ -95,9 +129,10 @@ def _metrics(est, X, y):
 def _reference(est, Xtr, ytr):
     """Non-private optimum on the same bounded training data, and the relative error."""
     design = est._design(Xtr, ytr)
-    penalty = est._penalty(np.r_[np.ones(Xtr.shape[1]), [0.0] * est.fit_intercept])
+    penalty = est._penalty(Xtr.shape[1])
     loss = est.reference_loss()
-    ref = solvers.solve(design.X, design.y, loss, penalty)
+    solve = solvers.solve if isinstance(penalty, norms.ElasticNet) else solvers.solve_prox
+    ref = solve(design.X, design.y, loss, penalty)
     F = lambda w: solvers.objective(design.X, design.y, w, loss, penalty)  # noqa: E731
     rel = (F(est.coef_bounded_) - ref.objective) / (F(np.zeros_like(ref.coef)) - ref.objective)
     return ref, design, float(rel)
@@ -123,19 +158,21 @@ def fit(args):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report below says it
         est.fit(Xtr, ytr)
-        ref, design, rel = _reference(est, Xtr, ytr)
-    nonprivate = est.__class__(**est.get_params())
-    nonprivate.coef_, nonprivate.intercept_ = design.to_original(ref.coef)
-    nonprivate.classes_ = getattr(est, "classes_", None)
-    nonprivate.n_features_in_ = est.n_features_in_
-    support = int(np.count_nonzero(est.coef_))
+        smooth = np.isfinite(est.reference_loss().smoothness)
+        reference = _reference(est, Xtr, ytr) if smooth else None
     result = {
         "data": args.data, "n_train": int(Xtr.shape[0]), "n_test": int(Xte.shape[0]),
-        "n_features": int(X.shape[1]),
-        "private": _metrics(est, Xte, yte), "non_private": _metrics(nonprivate, Xte, yte),
-        "relative_error": rel, "reference_gap": ref.gap,
-        "support_size": support, "non_private_support_size": int(np.count_nonzero(nonprivate.coef_)),
+        "n_features": int(X.shape[1]), "private": _metrics(est, Xte, yte),
+        "support_size": int(np.count_nonzero(est.coef_)),
     }
+    if reference is not None:
+        ref, design, rel = reference
+        nonprivate = est.__class__(**est.get_params())
+        nonprivate.coef_, nonprivate.intercept_ = design.to_original(ref.coef)
+        nonprivate.classes_ = getattr(est, "classes_", None)
+        nonprivate.n_features_in_ = est.n_features_in_
+        result.update(non_private=_metrics(nonprivate, Xte, yte), relative_error=rel, reference_gap=ref.gap,
+                      non_private_support_size=int(np.count_nonzero(nonprivate.coef_)))
     model = {
         "format": MODEL_FORMAT,
         "task": "classification" if isinstance(est, DPLogisticRegression) else "regression",
@@ -154,11 +191,18 @@ def fit(args):
     print()
     print(f"data                {args.data}: {result['n_train']} train / {result['n_test']} test rows, "
           f"{result['n_features']} features")
-    for k in result["private"]:
-        print(f"held-out {k:<10} private {result['private'][k]:.4f}   non-private {result['non_private'][k]:.4f}")
-    print(f"relative error      (F(w) - F*) / (F(0) - F*) = {rel:.4f}  (F* certified to gap {ref.gap:.1e})")
-    print(f"support size        private {support}   non-private {result['non_private_support_size']}"
-          f"   of {result['n_features']}")
+    if reference is None:
+        for k, v in result["private"].items():
+            print(f"held-out {k:<10} private {v:.4f}")
+        print("relative error      n/a: no exact solver for a non-smooth loss")
+        print(f"support size        private {result['support_size']} of {result['n_features']}")
+    else:
+        for k, v in result["private"].items():
+            print(f"held-out {k:<10} private {v:.4f}   non-private {result['non_private'][k]:.4f}")
+        print(f"relative error      (F(w) - F*) / (F(0) - F*) = {result['relative_error']:.4f}  "
+              f"(F* certified to gap {result['reference_gap']:.1e})")
+        print(f"support size        private {result['support_size']}   non-private "
+              f"{result['non_private_support_size']}   of {result['n_features']}")
     print(f"model written to    {args.out}")
 
 

@@ -24,7 +24,7 @@ from .data import Bounds, bounds_from_data, prepare
 from .mechanisms import MECHANISMS
 from .noise import make_noise
 
-__all__ = ["DPLogisticRegression", "DPLinearSVC", "DPLasso", "DPElasticNet"]
+__all__ = ["DPLogisticRegression", "DPLinearSVC", "DPLinearRegression", "DPLasso", "DPElasticNet"]
 
 
 def _resolve_bounds(bounds, X, y, regression):
@@ -65,8 +65,10 @@ class _DPLinearModel(BaseEstimator):
     def _loss(self):
         raise NotImplementedError
 
-    def _penalty(self, weights):
-        raise NotImplementedError
+    def _penalty(self, n_features):
+        """The penalty on ``n_features`` features, the intercept (last) unpenalized."""
+        return norms.build_penalty(self.penalty, self.alpha, n_features, self.fit_intercept, self.groups,
+                                   self.l1_ratio)
 
     def _encode(self, y):
         return np.asarray(y, dtype=float)
@@ -103,18 +105,16 @@ class _DPLinearModel(BaseEstimator):
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
         options = self._mechanism_options()
+        penalty = self._penalty(X.shape[1])
         if self.budget is not None:
             self.budget.spend(self.epsilon, delta, label=f"{type(self).__name__} ({self.mechanism})")
         design = self._design(X, y)
         bounds = design.bounds
-        weights = np.ones(design.X.shape[1])
-        if self.fit_intercept:
-            weights[-1] = 0.0
         if self.mechanism in ("dp-sgd", "one-pass-sgd"):
             options.setdefault("row_norm", bounds.row_norm)
         n_iter = None if self.mechanism == "one-pass-sgd" else self.max_iter
         w, report = MECHANISMS[self.mechanism](
-            design.X, design.y, self._loss(), self._penalty(weights), design.feature_bounds,
+            design.X, design.y, self._loss(), penalty, design.feature_bounds,
             epsilon=self.epsilon, delta=delta, n_iter=n_iter, calibration=self.calibration,
             noise=make_noise(self.random_state), callback=_Progress(self.max_iter) if self.verbose else None,
             **options,
@@ -172,9 +172,14 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         None: ``1 / n**2``.
     alpha : float >= 0
         Penalty strength (in the bounded coordinates).
-    penalty : {"l1", "l2", "elasticnet"}
+    penalty : {"l1", "l2", "elasticnet", "linf", "group-l2", "group-linf"}
+        Separable penalties suit every mechanism; the structured norms
+        (``dpsparse.norms``, docs/norms.md) need a mechanism that uses the prox of the
+        whole norm (dp-sgd, one-pass-sgd): DP-GCD refuses them.
     l1_ratio : float in [0, 1]
         Used when ``penalty="elasticnet"``.
+    groups : list of lists of column indices, dict, str (JSON file) or None
+        Groups of the group penalties (format in docs/norms.md).
     mechanism : {"dp-gcd", "dp-sgd", "one-pass-sgd"}
         DP-GCD (Mangold et al. 2023; separable penalties), DP-SGD (Abadi et al. 2016),
         or seed 002's one-pass noisy SGD (its number of steps is random).
@@ -215,14 +220,15 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     _classification = True
 
-    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, mechanism="dp-gcd",
-                 max_iter=50, rule="gs-r", calibration="tight", bounds=None, fit_intercept=True,
+    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
+                 mechanism="dp-gcd", max_iter=50, rule="gs-r", calibration="tight", bounds=None, fit_intercept=True,
                  random_state=None, verbose=0, mechanism_options=None, budget=None):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
         self.penalty = penalty
         self.l1_ratio = l1_ratio
+        self.groups = groups
         self.mechanism = mechanism
         self.max_iter = max_iter
         self.rule = rule
@@ -242,10 +248,6 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     def _loss(self):
         return losses.Logistic()
-
-    def _penalty(self, weights):
-        extra = {"l1_ratio": self.l1_ratio} if self.penalty == "elasticnet" else {}
-        return norms.make_penalty(self.penalty, self.alpha, weights, **extra)
 
     def _encode(self, y):
         check_classification_targets(y)
@@ -281,10 +283,10 @@ class DPLinearSVC(DPLogisticRegression):
     mechanism, whose number of steps is random), without ``predict_proba``.
     """
 
-    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, mechanism="one-pass-sgd",
-                 max_iter=50, rule="gs-r", calibration="tight", bounds=None, fit_intercept=True,
-                 random_state=None, verbose=0, mechanism_options=None, budget=None):
-        super().__init__(epsilon=epsilon, delta=delta, alpha=alpha, penalty=penalty, l1_ratio=l1_ratio,
+    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
+                 mechanism="one-pass-sgd", max_iter=50, rule="gs-r", calibration="tight", bounds=None,
+                 fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None):
+        super().__init__(epsilon=epsilon, delta=delta, alpha=alpha, penalty=penalty, l1_ratio=l1_ratio, groups=groups,
                          mechanism=mechanism, max_iter=max_iter, rule=rule, calibration=calibration,
                          bounds=bounds, fit_intercept=fit_intercept, random_state=random_state,
                          verbose=verbose, mechanism_options=mechanism_options, budget=budget)
@@ -363,8 +365,8 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
         """The datafit of the objective ``F`` (squared loss without clipping, or Huber)."""
         return losses.Squared() if self.loss == "squared" else self._loss()
 
-    def _penalty(self, weights):
-        return norms.ElasticNet(self.alpha, self.l1_ratio, weights)
+    penalty = "elasticnet"
+    groups = None
 
     def predict(self, X):
         """Predictions ``X @ coef_ + intercept_``, shape (n_samples,)."""
@@ -400,5 +402,35 @@ class DPLasso(DPElasticNet):
         self.mechanism_options = mechanism_options
         self.budget = budget
 
-    def _penalty(self, weights):
-        return norms.L1(self.alpha, weights)
+    penalty = "l1"
+    l1_ratio = 1.0
+
+
+class DPLinearRegression(DPElasticNet):
+    """Differentially private linear regression with any penalty of ``dpsparse.norms``.
+
+    As ``DPElasticNet`` with ``penalty`` and ``groups`` as in ``DPLogisticRegression``
+    (e.g. ``penalty="group-l2"`` with ``mechanism="dp-sgd"`` for a private group Lasso).
+    """
+
+    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
+                 loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=50, rule="gs-r", calibration="tight",
+                 bounds=None, fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.alpha = alpha
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
+        self.groups = groups
+        self.loss = loss
+        self.clip = clip
+        self.mechanism = mechanism
+        self.max_iter = max_iter
+        self.rule = rule
+        self.calibration = calibration
+        self.bounds = bounds
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+        self.verbose = verbose
+        self.mechanism_options = mechanism_options
+        self.budget = budget

@@ -275,9 +275,10 @@ def dp_gcd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=50, ru
         raise ValueError(f"unknown calibration {calibration!r}; allowed: {list(CALIBRATIONS)}")
     selection, update = _noise_families(calibration, selection, update_noise)
     check_n_iter(n_iter)
-    require(penalty, ("prox", "coordinate_values", "subdiff_distance"), "DP-GCD")
     if not getattr(penalty, "is_separable", False):
-        raise ValueError(f"DP-GCD needs a separable penalty; {type(penalty).__name__} is not")
+        raise ValueError(f"DP-GCD needs a separable penalty (l1, l2, elasticnet); {type(penalty).__name__} is not: "
+                         "use mechanism 'dp-sgd' or 'one-pass-sgd'")
+    require(penalty, ("prox", "coordinate_values", "subdiff_distance"), "DP-GCD")
     if not np.isfinite(loss.smoothness):
         raise ValueError(f"DP-GCD needs a smooth loss (coordinate steps 1/M_j); the {loss.name} loss is not "
                          "smooth: use mechanism 'dp-sgd' or 'one-pass-sgd'")

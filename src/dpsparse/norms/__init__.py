@@ -20,6 +20,7 @@ Separable penalties (``is_separable = True``, module ``separable``) add
 ``omega``, ``dual_norm``, ``subgradient``, ``lmo_ball`` and ``lmo_dual_ball``;
 ``gaussian_width`` estimates the Gaussian width of their dual balls. See docs/norms.md.
 """
+from .factory import PENALTY_NAMES, STRUCTURED, build_penalty, parse_groups
 from .group import GroupLasso
 from .separable import L1, L2, PENALTIES, ElasticNet, Penalty, make_penalty, require
 from .submodular import (
@@ -32,5 +33,5 @@ __all__ = [
     "Penalty", "ElasticNet", "L1", "L2", "make_penalty", "PENALTIES", "require",
     "SetFunction", "Cardinality", "Nonempty", "GroupCount", "ConcaveCardinality", "Range",
     "CustomSetFunction", "tree_groups", "SubmodularNorm", "min_norm_point",
-    "GroupLasso", "gaussian_width",
+    "GroupLasso", "gaussian_width", "build_penalty", "parse_groups", "PENALTY_NAMES", "STRUCTURED",
 ]

@@ -1,0 +1,95 @@
+"""Penalties by name for a design whose intercept column is last (estimators, CLI)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from .group import GroupLasso
+from .separable import PENALTIES, make_penalty
+from .submodular import GroupCount, Nonempty, SubmodularNorm
+
+__all__ = ["PENALTY_NAMES", "STRUCTURED", "parse_groups", "build_penalty"]
+
+STRUCTURED = ("linf", "group-l2", "group-linf")
+PENALTY_NAMES = tuple(sorted(PENALTIES)) + STRUCTURED
+
+
+def parse_groups(spec, n_features):
+    """Groups from a list of index lists, a dict ``{"groups": ..., "weights": ...}`` or a JSON file.
+
+    Indices are 0-based columns of the data (the intercept is never in a group); the
+    file format is in docs/norms.md.
+
+    Returns
+    -------
+    groups : list of ndarray of int
+    weights : ndarray or None
+
+    Raises
+    ------
+    ValueError
+        Unreadable file, wrong structure, or an index outside ``range(n_features)``.
+    """
+    if isinstance(spec, str):
+        try:
+            with open(spec) as fh:
+                spec = json.load(fh)
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"groups file {spec!r} cannot be read: {exc}") from None
+    weights = None
+    if isinstance(spec, dict):
+        unknown = set(spec) - {"groups", "weights"}
+        if unknown or "groups" not in spec:
+            raise ValueError(f"groups: a mapping needs the key 'groups' (and optionally 'weights'), got {sorted(spec)}")
+        weights = None if spec.get("weights") is None else np.asarray(spec["weights"], dtype=float)
+        spec = spec["groups"]
+    try:
+        groups = [np.asarray(g, dtype=int).ravel() for g in spec]
+    except (TypeError, ValueError):
+        raise ValueError("groups must be a list of lists of column indices") from None
+    if not groups or any(g.size == 0 for g in groups):
+        raise ValueError("groups must be a non-empty list of non-empty lists of column indices")
+    bad = [int(i) for g in groups for i in g if not 0 <= i < n_features]
+    if bad:
+        raise ValueError(f"groups: column indices {bad[:5]} are outside range({n_features})")
+    if weights is not None and weights.shape != (len(groups),):
+        raise ValueError(f"groups: {len(groups)} groups but {weights.size} weights")
+    return groups, weights
+
+
+def build_penalty(name, alpha, n_features, fit_intercept=True, groups=None, l1_ratio=0.5):
+    """The penalty ``name`` on ``n_features`` features, intercept (last) unpenalized.
+
+    Parameters
+    ----------
+    name : {"l1", "l2", "elasticnet", "linf", "group-l2", "group-linf"}
+        ``linf``: the L_inf norm (F = min(|A|, 1)); ``group-l2``: group Lasso;
+        ``group-linf``: sum over groups of the L_inf norm (F = weighted group count).
+    alpha : float >= 0
+    n_features : int
+        Features before the intercept column.
+    fit_intercept : bool
+    groups : see ``parse_groups``; required by the group penalties.
+    l1_ratio : float, for ``elasticnet``.
+
+    Raises
+    ------
+    ValueError
+        Unknown name, missing or invalid groups.
+    """
+    free = [n_features] if fit_intercept else None
+    if name in PENALTIES:
+        weights = np.r_[np.ones(n_features), [0.0] * fit_intercept]
+        extra = {"l1_ratio": l1_ratio} if name == "elasticnet" else {}
+        return make_penalty(name, alpha, weights, **extra)
+    if name not in STRUCTURED:
+        raise ValueError(f"unknown penalty {name!r}; allowed: {list(PENALTY_NAMES)}")
+    if name == "linf":
+        return SubmodularNorm(Nonempty(n_features), alpha, unpenalized=free)
+    if groups is None:
+        raise ValueError(f"penalty {name!r} needs groups (a list of column-index lists or a JSON file)")
+    groups, weights = parse_groups(groups, n_features)
+    if name == "group-l2":
+        return GroupLasso(groups, n_features + fit_intercept, alpha, weights)
+    return SubmodularNorm(GroupCount(n_features, groups, weights), alpha, unpenalized=free)
