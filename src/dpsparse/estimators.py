@@ -54,7 +54,8 @@ class _Progress:
         now = time.monotonic()
         if now - self.last >= 1.0 or (self.printed and t + 1 == self.total):
             self.last, self.printed = now, True
-            print(f"  iteration {t + 1}/{self.total}, support {int(np.count_nonzero(w))}", file=sys.stderr, flush=True)
+            of = "" if self.total is None else f"/{self.total}"
+            print(f"  iteration {t + 1}{of}, support {int(np.count_nonzero(w))}", file=sys.stderr, flush=True)
 
 
 class _DPLinearModel(BaseEstimator):
@@ -116,7 +117,7 @@ class _DPLinearModel(BaseEstimator):
         w, report = MECHANISMS[self.mechanism](
             design.X, design.y, self._loss(), penalty, design.feature_bounds,
             epsilon=self.epsilon, delta=delta, n_iter=n_iter, calibration=self.calibration,
-            noise=make_noise(self.random_state), callback=_Progress(self.max_iter) if self.verbose else None,
+            noise=make_noise(self.random_state), callback=_Progress(n_iter) if self.verbose else None,
             **options,
         )
         report.bounds_source, report.bounds_public = bounds.source, bounds.public

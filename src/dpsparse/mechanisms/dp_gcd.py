@@ -4,32 +4,37 @@ Source: Mangold, Bellet, Salmon & Tommasi, "High-dimensional private empirical r
 minimization by greedy coordinate descent", AISTATS 2023 (seed 003: Algorithm "Private
 Greedy Coordinate Descent" and its "Proximal Variant"). SPEC sections 4.6-4.7.
 
-Each of the ``T`` iterations releases two things, both through Laplace noise:
+Each of the ``T`` iterations releases two things:
 
 1. **Selection** (report-noisy-max): ``j = argmax_j score_j(g) + chi_j`` over the rule's
-   scores of the exact gradient ``g`` of the average loss, ``chi_j ~ Lap(b_j)``.
-2. **Update**: ``w_j <- prox_{psi_j / M_j}(w_j - (g_j + eta) / M_j)``, ``eta ~ Lap(lambda_j)``.
+   scores of the exact gradient ``g`` of the average loss; ``chi_j`` Laplace(``b_j``)
+   (the seed) or Gumbel(``beta``) (the exponential mechanism).
+2. **Update**: ``w_j <- prox_{psi_j / M_j}(w_j - (g_j + eta) / M_j)``, ``eta`` Laplace
+   (the seed) or Gaussian, of scale ``lambda_j``.
 
 Sensitivities (replace-one, ``|d f / d w_j| <= L_j`` per record): ``g_j`` has sensitivity
 ``2 L_j / n``. Every rule's score is ``phi_j(g_j) / sqrt(M_j)`` with ``phi_j``
 1-Lipschitz in ``g_j`` (``docs/privacy.md``), so score ``j`` has sensitivity
 ``Delta_j = 2 L_j / (n sqrt(M_j))``.
 
-Privacy per step (``docs/privacy.md`` derives both):
+Privacy per step (``docs/privacy.md`` derives each):
 
-- update: a Laplace mechanism with scale/sensitivity ratio ``lambda_j n / (2 L_j)``;
-- selection: report-noisy-max is ``max_j (Delta_j + max_k Delta_k) / b_j``-DP. The
-  scores are not monotone in the data, so the factor 2 of the general report-noisy-max
-  (Dwork & Roth 2014, section 3.3) is needed: the seed's Laplace(Delta/epsilon) argument
-  holds only for monotone scores.
+- update: a Laplace or Gaussian mechanism with noise over sensitivity ``lambda_j n / (2 L_j)``;
+- Laplace selection: ``max_j (Delta_j + max_k Delta_k) / b_j``-DP. The scores are not
+  monotone in the data, so the factor 2 of the general report-noisy-max (Dwork & Roth
+  2014, section 3.3) is needed: the seed's Laplace(Delta/epsilon) argument holds only for
+  monotone scores;
+- Gumbel selection: the exponential mechanism, ``2 max_j Delta_j / beta``-DP and
+  ``eps^2/8``-zCDP (Cesar & Rogers 2021).
 
-Noise: ``lambda_j = s L_j`` and ``b_j = lambda_j / sqrt(M_j)`` (the seed's noise on the
-gradient, carried into score units). The normalized scale ``s`` is
+Noise: ``lambda_j = s L_j``, ``b_j = lambda_j / sqrt(M_j)``, ``beta = s max_j L_j / sqrt(M_j)``
+(the seed's gradient noise carried into score units). The normalized scale ``s`` is
 
-- ``calibration="paper"``: ``s = 8 sqrt(T log(1/delta)) / (n epsilon)`` (seed 003, both
-  Laplace scales ``8 L_j sqrt(T log(1/delta)) / (n epsilon)``);
-- ``calibration="tight"`` (default): the smallest ``s`` for which the PLD accountant
-  composes the ``2 T`` steps above to ``(epsilon, delta)``.
+- ``calibration="paper"``: ``s = 8 sqrt(T log(1/delta)) / (n epsilon)`` with Laplace noise
+  in both steps (seed 003: both scales ``8 L_j sqrt(T log(1/delta)) / (n epsilon)``);
+- ``calibration="tight"`` (default; Gumbel selection and Gaussian updates unless told
+  otherwise): the smallest ``s`` for which the accountants compose the ``2 T`` steps
+  to ``(epsilon, delta)``.
 
 Either way the report gives the accountant's epsilon for the noise actually drawn, and a
 "paper" run that misses its target says so in a warning.
@@ -57,7 +62,7 @@ SELECTIONS = ("gumbel", "laplace")
 UPDATES = ("gaussian", "laplace")
 # Noise families of calibration="tight" when the caller names none: Gumbel selection (an
 # exponential mechanism, composed as zCDP) and the update noise that gave the lower
-# error in benchmarks/dp_gcd.py (see the README).
+# error on the benchmark problems (measurements in docs/privacy.md).
 TIGHT_DEFAULT = ("gumbel", "gaussian")
 
 
