@@ -1,14 +1,25 @@
 """Noise samplers: the source of every random draw of a mechanism.
 
 Mechanisms take a ``NoiseSource`` (explicit random state, as in optax) and draw from it
-only. The default draws from numpy's PCG64 generator seeded from OS entropy; a fixed
-seed makes a run reproducible and is for experiments only (it says so in the report).
+only. Two backends (see docs/noise.md):
+
+* ``"fast"`` (default): numpy's PCG64 generator seeded from OS entropy; a fixed seed
+  makes a run reproducible and is for experiments only (it says so in the report).
+* ``"secure"``: ``SecureNoiseSource``, Laplace and Gaussian draws from OpenDP's exact
+  samplers on a discretized grid (no floating-point holes, Mironov 2012), from OS
+  entropy only. Optional extra: ``pip install "dpsparse[secure]"``.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 
-__all__ = ["NoiseSource", "make_noise"]
+__all__ = ["BACKENDS", "NoiseSource", "SecureNoiseSource", "make_noise"]
+
+BACKENDS = ("fast", "secure")
+
+_INSTALL_HINT = 'pip install "dpsparse[secure]"'
 
 
 class NoiseSource:
@@ -44,8 +55,175 @@ class NoiseSource:
         return "numpy PCG64 seeded from OS entropy"
 
 
-def make_noise(random_state=None):
-    """``NoiseSource`` from None (OS entropy), an int seed, a Generator or a NoiseSource."""
+def _import_opendp():
+    """``opendp.prelude`` with the ``contrib`` feature enabled, or an ImportError naming the extra.
+
+    ``contrib`` is required by ``make_laplace`` and ``make_gaussian`` (OpenDP gates every
+    measurement that has not yet been through its vetting process behind it). The
+    ``floating-point`` feature is NOT enabled: these samplers do not need it, and it
+    would opt in to constructions whose proofs assume idealized float arithmetic,
+    the very weakness this backend avoids. ``enable_features`` is process-wide.
+    """
+    try:
+        import opendp.prelude as dp
+    except ImportError as exc:
+        raise ImportError(f'noise="secure" needs the optional dependency opendp: {_INSTALL_HINT}') from exc
+    dp.enable_features("contrib")
+    return dp
+
+
+def _opendp_version():
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("opendp")
+    except PackageNotFoundError:  # pragma: no cover - importable but not installed as a distribution
+        return "unknown version"
+
+
+class SecureNoiseSource(NoiseSource):
+    """Floating-point-safe draws from OpenDP's samplers (Mironov 2012), OS entropy only.
+
+    * ``laplace``: ``opendp.measurements.make_laplace`` on
+      ``vector_domain(atom_domain(T=float, nan=False))`` applied to a vector of zeros:
+      an exact discrete Laplace on the grid ``2**k`` (``k`` left at OpenDP's default, the
+      finest float grid ``2**-1074``) rounded once to the nearest float, so every draw is
+      a correctly rounded Laplace sample with full support (no holes, untruncated tails).
+    * ``gaussian``: ``make_gaussian`` on the same domain (exact discrete Gaussian,
+      Canonne, Kamath and Steinke 2020, on the same grid).
+    * ``gumbel``: OpenDP has no sampler that returns Gumbel values (its ``make_noisy_max``
+      returns only the index), so ``Gumbel(scale) = -scale * log(E)`` with
+      ``E = |Laplace(1)| ~ Exp(1)`` drawn as above. ``E`` is exact down to the smallest
+      floats, so the upper tail reaches about ``744 * scale``, where numpy's
+      ``-log(-log(U))`` with a 53-bit uniform ``U`` stops near ``36.7 * scale``; the log
+      and the product are ordinary float operations (monotone, a few ulps).
+
+    One OpenDP call per vector and per distinct scale (an array of scales is grouped by
+    value); measurements are cached by ``(family, scale)`` (the vector domain has no
+    fixed size, so one measurement serves every size), least recently used evicted.
+
+    The noise values are exact, but mechanisms add them to their statistics with numpy
+    float arithmetic, outside OpenDP; see docs/noise.md for what that leaves.
+
+    ``rng`` (a numpy PCG64 Generator seeded from OS entropy) is only for the
+    mechanisms' data-independent index sampling (``rng.integers(n)``, Poisson
+    subsampling ``rng.random(n) < q``): those draws do not depend on the data, so the
+    floating-point exactness of how they are generated does not affect privacy.
+
+    Parameters
+    ----------
+    max_cached : int
+        Number of OpenDP measurements kept (one per family and distinct scale).
+    """
+
+    def __init__(self, max_cached=4096):
+        self._dp = _import_opendp()
+        super().__init__(np.random.default_rng(), seeded=False)
+        self.opendp_version = _opendp_version()
+        self.max_cached = int(max_cached)
+        self._measurements = OrderedDict()
+        space = self._dp.vector_domain(self._dp.atom_domain(T=float, nan=False))
+        self._spaces = {"laplace": (space, self._dp.l1_distance(T=float)),
+                        "gaussian": (space, self._dp.l2_distance(T=float))}
+
+    def _measurement(self, family, scale):
+        key = (family, scale)
+        meas = self._measurements.get(key)
+        if meas is None:
+            make = self._dp.m.make_laplace if family == "laplace" else self._dp.m.make_gaussian
+            meas = make(*self._spaces[family], scale=scale)
+            self._measurements[key] = meas
+            if len(self._measurements) > self.max_cached:
+                self._measurements.popitem(last=False)
+        else:
+            self._measurements.move_to_end(key)
+        return meas
+
+    def _sample(self, family, scale, n):
+        """``n`` draws of ``family`` at one scale: one OpenDP call."""
+        if scale == 0.0 or n == 0:
+            return np.zeros(n)
+        return np.asarray(self._measurement(family, scale)([0.0] * n), dtype=float)
+
+    def _draw(self, family, scale, size):
+        """Draws shaped like numpy's ``rng.laplace(0, scale, size)``: a float when both are scalars."""
+        scale = np.asarray(scale, dtype=float)
+        if not np.all(np.isfinite(scale)) or np.any(scale < 0):
+            raise ValueError(f"{family} scale must be finite and >= 0, got {scale}")
+        shape = scale.shape if size is None else tuple(np.atleast_1d(size).astype(int))
+        if scale.ndim == 0:
+            out = self._sample(family, float(scale), int(np.prod(shape, dtype=int)))
+            return float(out[0]) if size is None else out.reshape(shape)
+        scales = np.broadcast_to(scale, shape).ravel()
+        out = np.empty(scales.size)
+        values, inverse = np.unique(scales, return_inverse=True)
+        for i, value in enumerate(values):
+            where = inverse.ravel() == i
+            out[where] = self._sample(family, float(value), int(where.sum()))
+        return out.reshape(shape)
+
+    def laplace(self, scale, size=None):
+        """Draws of Laplace(0, scale) from OpenDP's ``make_laplace`` (exact, discretized)."""
+        return self._draw("laplace", scale, size)
+
+    def gaussian(self, sigma, size=None):
+        """Draws of N(0, sigma**2) from OpenDP's ``make_gaussian`` (exact discrete Gaussian)."""
+        return self._draw("gaussian", sigma, size)
+
+    def gumbel(self, scale, size=None):
+        """Draws of Gumbel(0, scale) as ``-scale * log(E)``, ``E ~ Exp(1)`` from OpenDP (class docstring)."""
+        scale = np.asarray(scale, dtype=float)
+        if not np.all(np.isfinite(scale)) or np.any(scale < 0):
+            raise ValueError(f"gumbel scale must be finite and >= 0, got {scale}")
+        shape = scale.shape if size is None else tuple(np.atleast_1d(size).astype(int))
+        e = np.abs(self._sample("laplace", 1.0, int(np.prod(shape, dtype=int))))
+        while np.any(e == 0.0):  # probability about 2**-1074 per draw; log(0) would be -inf
+            zero = e == 0.0
+            e[zero] = np.abs(self._sample("laplace", 1.0, int(zero.sum())))
+        out = -np.broadcast_to(scale, shape) * np.log(e).reshape(shape)
+        if size is None and scale.ndim == 0:
+            return float(out)
+        return out
+
+    def describe(self):
+        """One line for the privacy report."""
+        return (f"OpenDP {self.opendp_version} exact samplers (make_laplace, make_gaussian on a "
+                "2^k grid; Gumbel as -log of an OpenDP exponential), OS entropy; index sampling "
+                "by numpy PCG64 seeded from OS entropy")
+
+
+def make_noise(random_state=None, backend="fast"):
+    """``NoiseSource`` from None (OS entropy), an int seed, a Generator or a NoiseSource.
+
+    Parameters
+    ----------
+    random_state : None, int, numpy.random.Generator or NoiseSource
+        A NoiseSource is returned as it is (with ``backend="secure"`` it must be a
+        ``SecureNoiseSource``).
+    backend : {"fast", "secure"}
+        ``"fast"``: numpy PCG64. ``"secure"``: ``SecureNoiseSource`` (OpenDP); it refuses
+        a seed or a Generator, since OpenDP draws from OS entropy and is not reproducible.
+
+    Raises
+    ------
+    ValueError
+        Unknown backend; a seed, a Generator or a non-secure NoiseSource with ``"secure"``.
+    ImportError
+        ``"secure"`` without opendp installed (``pip install "dpsparse[secure]"``).
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "secure":
+        if isinstance(random_state, SecureNoiseSource):
+            return random_state
+        if random_state is None:
+            return SecureNoiseSource()
+        if isinstance(random_state, NoiseSource):
+            raise ValueError(f'backend="secure" got a non-secure NoiseSource ({random_state.describe()}); '
+                             "pass random_state=None")
+        raise ValueError(f'backend="secure" cannot use random_state={random_state!r}: OpenDP draws from '
+                         "OS entropy and is not reproducible; pass random_state=None, or use "
+                         'backend="fast" with a seed for experiments')
     if isinstance(random_state, NoiseSource):
         return random_state
     if isinstance(random_state, np.random.Generator):

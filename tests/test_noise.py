@@ -1,0 +1,179 @@
+"""Noise backends: make_noise's backend selection and the OpenDP-backed SecureNoiseSource.
+
+Distribution tests are KS tests at false-alarm rate 1e-3 (a few thousand draws each).
+Tests that need opendp skip when it is not importable, or fail under
+DPSPARSE_REQUIRE_DATA=1 (the convention of conftest.shared_data).
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from conftest import bounded_problem, intercept_weights
+from dpsparse import losses, norms
+from dpsparse.mechanisms import dp_gcd
+from dpsparse.noise import BACKENDS, NoiseSource, SecureNoiseSource, make_noise
+
+ALPHA = 1e-3
+N_DRAWS = 3000
+
+
+@pytest.fixture(scope="module")
+def secure():
+    """A SecureNoiseSource; skips (or fails under DPSPARSE_REQUIRE_DATA=1) without opendp."""
+    try:
+        import opendp.prelude  # noqa: F401
+    except ImportError as exc:
+        msg = f'opendp is not importable ({exc}); it is the optional extra: pip install "dpsparse[secure]"'
+        if os.environ.get("DPSPARSE_REQUIRE_DATA") == "1":
+            pytest.fail(msg + "; DPSPARSE_REQUIRE_DATA=1 makes this a failure")
+        pytest.skip(msg)
+    return make_noise(None, backend="secure")
+
+
+# ----------------------------------------------------------------------------- make_noise
+
+def test_fast_backend_keeps_the_existing_behaviour():
+    a, b = make_noise(7), make_noise(7, backend="fast")
+    assert type(a) is NoiseSource and a.seeded and b.seeded
+    np.testing.assert_array_equal(a.laplace(1.0, 5), b.laplace(1.0, 5))
+    assert not make_noise().seeded
+    g = np.random.default_rng(0)
+    assert make_noise(g).rng is g
+    src = make_noise(3)
+    assert make_noise(src) is src
+    with pytest.raises(ValueError, match="random_state"):
+        make_noise("seed")
+
+
+def test_unknown_backend_lists_the_allowed_values():
+    with pytest.raises(ValueError) as err:
+        make_noise(None, backend="exact")
+    for name in BACKENDS:
+        assert repr(name) in str(err.value)
+
+
+@pytest.mark.parametrize("state", [0, np.int64(3), np.random.default_rng(0)])
+def test_secure_refuses_a_fixed_seed(state):
+    # refused before opendp is imported, so this runs without the extra too
+    with pytest.raises(ValueError, match="not reproducible"):
+        make_noise(state, backend="secure")
+
+
+def test_secure_refuses_a_fast_noise_source():
+    with pytest.raises(ValueError, match="non-secure"):
+        make_noise(make_noise(0), backend="secure")
+
+
+def test_missing_opendp_names_the_extra(monkeypatch):
+    # None in sys.modules makes `import opendp.prelude` raise ImportError
+    monkeypatch.setitem(sys.modules, "opendp", None)
+    monkeypatch.setitem(sys.modules, "opendp.prelude", None)
+    with pytest.raises(ImportError, match=r'pip install "dpsparse\[secure\]"'):
+        make_noise(None, backend="secure")
+
+
+def test_secure_source_is_passed_through(secure):
+    assert make_noise(secure, backend="secure") is secure
+    assert make_noise(secure) is secure
+    assert isinstance(secure, SecureNoiseSource) and not secure.seeded
+
+
+# ------------------------------------------------------------------ SecureNoiseSource draws
+
+def test_secure_laplace_is_laplace(secure):
+    x = secure.laplace(0.7, N_DRAWS)
+    assert stats.kstest(x, stats.laplace(scale=0.7).cdf).pvalue > ALPHA
+
+
+def test_secure_gaussian_is_normal(secure):
+    x = secure.gaussian(2.5, N_DRAWS)
+    assert stats.kstest(x, stats.norm(scale=2.5).cdf).pvalue > ALPHA
+
+
+def test_secure_gumbel_is_gumbel(secure):
+    x = secure.gumbel(1.3, N_DRAWS)
+    assert stats.kstest(x, stats.gumbel_r(scale=1.3).cdf).pvalue > ALPHA
+
+
+def test_secure_laplace_per_coordinate_scales(secure):
+    # as report_noisy_max calls it: laplace(scales_array, shape), here draws in rows
+    scales = np.array([0.1, 2.0, 0.1, 30.0])
+    x = secure.laplace(np.tile(scales, (N_DRAWS // 4, 1)), (N_DRAWS // 4, 4))
+    assert x.shape == (N_DRAWS // 4, 4)
+    for j, s in enumerate(scales):
+        assert stats.kstest(x[:, j], stats.laplace(scale=s).cdf).pvalue > ALPHA
+    # the standardized draws pooled are Laplace(1)
+    assert stats.kstest((x / scales).ravel(), stats.laplace.cdf).pvalue > ALPHA
+
+
+def test_secure_gumbel_max_selects_with_softmax_probabilities(secure):
+    # the use in dp_gcd: argmax(scores + gumbel(scale)) ~ softmax(scores / scale)
+    scores, scale = np.array([0.0, 0.5, 1.0, -1.0]), 0.8
+    picks = np.argmax(scores + secure.gumbel(scale, (N_DRAWS, scores.size)), axis=1)
+    p = np.exp(scores / scale) / np.exp(scores / scale).sum()
+    counts = np.bincount(picks, minlength=scores.size)
+    assert stats.chisquare(counts, N_DRAWS * p).pvalue > ALPHA
+
+
+def test_secure_shapes_as_the_mechanisms_call_them(secure):
+    lap = secure.laplace(0.5)
+    assert isinstance(lap, float)
+    assert isinstance(secure.gaussian(1.0), float)
+    assert isinstance(secure.gumbel(1.0), float)
+    p = 6
+    scores = np.zeros(p)
+    assert secure.laplace(np.linspace(0.1, 1.0, p), np.shape(scores)).shape == (p,)
+    assert secure.gumbel(0.3, np.shape(scores)).shape == (p,)
+    assert secure.gaussian(1.5, p).shape == (p,)
+    assert secure.gaussian(np.array([0.5, 1.0, 0.5])).shape == (3,)  # dp_cd: gaussian(stds[coords])
+    assert secure.laplace(1.0, (2, 3)).shape == (2, 3)
+    assert secure.laplace(np.array([1.0, 2.0])).shape == (2,)
+    assert secure.laplace(1.0, 0).shape == (0,)
+    np.testing.assert_array_equal(secure.laplace(0.0, 3), np.zeros(3))
+    np.testing.assert_array_equal(secure.laplace(np.array([0.0, 1.0]), 2)[:1], [0.0])
+    assert np.all(np.isfinite(secure.gumbel(1e-3, 50)))
+
+
+@pytest.mark.parametrize("scale", [-1.0, np.inf, np.nan])
+def test_secure_rejects_invalid_scales(secure, scale):
+    for draw in (secure.laplace, secure.gaussian, secure.gumbel):
+        with pytest.raises(ValueError, match="scale"):
+            draw(scale, 3)
+
+
+def test_secure_caches_measurements_by_family_and_scale(secure):
+    secure._measurements.clear()
+    secure.laplace(0.25, 10)
+    secure.laplace(0.25, 20)
+    secure.laplace(0.25)
+    secure.gaussian(0.25, 5)
+    assert set(secure._measurements) == {("laplace", 0.25), ("gaussian", 0.25)}
+    small = SecureNoiseSource(max_cached=2)
+    for s in (1.0, 2.0, 3.0):
+        small.laplace(s, 2)
+    assert list(small._measurements) == [("laplace", 2.0), ("laplace", 3.0)]
+
+
+def test_secure_index_sampling_rng_and_describe(secure):
+    assert isinstance(secure.rng, np.random.Generator)
+    assert 0 <= int(secure.rng.integers(10)) < 10
+    assert secure.rng.random(5).shape == (5,)
+    text = secure.describe()
+    assert "OpenDP" in text and secure.opendp_version in text and "OS entropy" in text
+    assert "fixed seed" not in text
+
+
+def test_dp_gcd_runs_on_the_secure_backend(secure):
+    # paper calibration: Laplace selection with per-coordinate scales and Laplace updates;
+    # gumbel selection: Gumbel selection and Gaussian updates (DP-SGD's tight calibration
+    # alone takes seconds of accounting, so the Gaussian vector path is tested above)
+    X, y = bounded_problem(n=150, p=4, seed=1)
+    pen = norms.L1(0.01, intercept_weights(X.shape[1]))
+    for kw in (dict(calibration="paper"), dict(selection="gumbel")):
+        w, rep = dp_gcd.dp_gcd(X, y, losses.Logistic(), pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-5,
+                               n_iter=5, noise=secure, **kw)
+        assert w.shape == (X.shape[1],) and np.all(np.isfinite(w))
+        assert rep.noise_source == secure.describe()
