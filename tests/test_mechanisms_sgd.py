@@ -141,3 +141,23 @@ def test_dp_gcd_refuses_non_smooth_losses():
     X, y, _, pen = _problem(n=50)
     with pytest.raises(ValueError, match="hinge loss is not smooth"):
         dp_gcd.dp_gcd(X, y, losses.Hinge(), pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-5, noise=make_noise(0))
+
+
+def test_mirror_maps_are_inverse_and_the_l1_variant_runs():
+    from dpsparse.mechanisms.one_pass_sgd import _L1Mirror, _mirror
+    rng = np.random.default_rng(0)
+    m = _L1Mirror(radius=1e9, p=100)
+    for _ in range(20):
+        w = rng.normal(size=100)
+        np.testing.assert_allclose(_mirror(_mirror(w, m.q), m.q_dual), w, rtol=1e-9)
+    X, y, _, _ = _problem(n=3000)
+    noise = GaussianRecorder(0)
+    w, rep = one_pass_sgd.one_pass_sgd(X, y, losses.Hinge(), None, np.ones(X.shape[1]), epsilon=20.0, delta=1e-6,
+                                       noise=noise, radius=5.0, geometry="l1")
+    _, euclid = one_pass_sgd.one_pass_sgd(X, y, losses.Hinge(), None, np.ones(X.shape[1]), epsilon=20.0,
+                                          delta=1e-6, noise=make_noise(0), radius=5.0)
+    assert rep.noise["gaussian std"] == euclid.noise["gaussian std"]  # same privacy, other geometry
+    assert np.linalg.norm(w, m.q) <= 5.0 + 1e-9 and np.mean(np.sign(X @ w) == y) > 0.6
+    with pytest.raises(ValueError, match="unknown geometry"):
+        one_pass_sgd.one_pass_sgd(X, y, losses.Hinge(), None, np.ones(X.shape[1]), epsilon=1.0, delta=1e-6,
+                                  noise=make_noise(0), geometry="l3")

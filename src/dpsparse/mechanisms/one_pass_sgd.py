@@ -8,6 +8,14 @@ seen, and the average iterate is released. ``W`` is the L2 ball of radius ``radi
 optional penalty is applied by its prox after each step (post-processing). Works for
 non-smooth losses (hinge).
 
+``geometry="l1"`` is the seed's mirror-descent variant for L1 geometry: the step is
+taken on the mirror image ``theta = grad psi(w)`` of the potential
+``psi(w) = ||w||_q^2 / 2`` with ``q = 1 + 1/ln p``, ``w = grad psi*(theta)`` with
+``psi* = ||theta||_{q*}^2 / 2``, ``q* = q / (q - 1)``; ``W`` is the ``q``-norm ball of
+radius ``radius`` (within a factor ``e`` of the L1 ball, since ``p^(1 - 1/q) <= e``),
+reached by radial rescaling. The noise and its privacy are those of the Euclidean
+variant: only the post-processing of the noisy gradient changes.
+
 Privacy (``docs/privacy.md``, derived there because the seed's formulas were lost in its
 text): the index sequence does not depend on the data, and on the neighbouring dataset
 only record ``i*`` differs. Let ``E`` be the event that ``i*`` is drawn before the stop;
@@ -46,13 +54,48 @@ def _tight_multiplier(epsilon, delta_used):
     return calibrate(lambda m: Ledger().gaussian(m, 1.0), epsilon, delta_used, 1.0)
 
 
-def _project(w, radius):
-    norm = np.linalg.norm(w)
+def _project(w, radius, order=2.0):
+    """Radial rescaling onto the ``order``-norm ball of radius ``radius``."""
+    norm = np.linalg.norm(w, order)
     return w if norm <= radius else w * (radius / norm)
 
 
+def _mirror(v, order):
+    """``grad (||v||_order^2 / 2)``: ``sign(v) |v|^(order-1) ||v||_order^(2-order)``."""
+    norm = np.linalg.norm(v, order)
+    if norm == 0.0:
+        return np.zeros_like(v)
+    return np.sign(v) * np.abs(v) ** (order - 1.0) * norm ** (2.0 - order)
+
+
+class _Euclidean:
+    """Projected steps in the L2 ball."""
+
+    def __init__(self, radius, p):
+        self.radius = radius
+
+    def step(self, w, eta, direction):
+        return _project(w - eta * direction, self.radius)
+
+
+class _L1Mirror:
+    """Mirror steps with ``psi = ||w||_q^2 / 2``, ``q = 1 + 1/ln p`` (seed 002)."""
+
+    def __init__(self, radius, p):
+        self.radius = radius
+        self.q = 1.0 + 1.0 / math.log(max(p, 3))
+        self.q_dual = self.q / (self.q - 1.0)
+
+    def step(self, w, eta, direction):
+        theta = _mirror(w, self.q) - eta * direction
+        return _project(_mirror(theta, self.q_dual), self.radius, self.q)
+
+
+GEOMETRIES = {"euclidean": _Euclidean, "l1": _L1Mirror}
+
+
 def one_pass_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=None, calibration="tight",
-                 noise, callback=None, radius=10.0, learning_rate=None, row_norm=None):
+                 noise, callback=None, radius=10.0, learning_rate=None, row_norm=None, geometry="euclidean"):
     """Seed 002's one-pass noisy projected SGD (module docstring).
 
     Parameters
@@ -76,6 +119,8 @@ def one_pass_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=
         number of steps (the OSMD step of seed 002, Corollary 1).
     row_norm : float or None
         Public bound on ``||x_i||_2`` (None: ``||feature_bounds||_2``).
+    geometry : {"euclidean", "l1"}
+        Projected SGD in the L2 ball, or mirror descent for L1 geometry (module docstring).
 
     Returns
     -------
@@ -92,6 +137,8 @@ def one_pass_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=
         require(penalty, ("prox",), "one-pass SGD")
     if not (np.isfinite(radius) and radius > 0):
         raise ValueError(f"radius must be a finite number > 0, got {radius!r}")
+    if geometry not in GEOMETRIES:
+        raise ValueError(f"unknown geometry {geometry!r}; allowed: {sorted(GEOMETRIES)}")
     n, p = X.shape
     R = row_norm_bound(feature_bounds, row_norm, p)
     L = loss.lipschitz * R
@@ -102,6 +149,7 @@ def one_pass_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=
     accounted = ledger.epsilon(delta / q)
     eta = radius / math.sqrt(n * math.log(2) * (L**2 + p * sigma**2)) if learning_rate is None else learning_rate
 
+    steps = GEOMETRIES[geometry](radius, p)
     Xr = sp.csr_matrix(X) if sp.issparse(X) else X
     seen = np.zeros(n, dtype=bool)
     n_seen, target = 0, math.ceil(n / 2)
@@ -113,7 +161,7 @@ def one_pass_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=
             seen[i], n_seen = True, n_seen + 1
             xi = Xr[i].toarray().ravel() if sp.issparse(Xr) else Xr[i]
             step += float(loss.bounded_derivative(np.array([xi @ w]), y[i:i + 1])[0]) * xi
-        w = _project(w - eta * step, radius)
+        w = steps.step(w, eta, step)
         if penalty is not None:
             w = penalty.prox(w, eta)
         total += w
@@ -127,6 +175,7 @@ def one_pass_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=
         accountant=ledger.accountant, iterations=t,
         noise={"gaussian std": sigma, "sensitivity (L2)": 2.0 * L, "usage probability": q,
                "delta of the Gaussian step": delta / q, "learning rate": eta, "radius": radius,
+               "geometry": geometry,
                "source": "seed 002 Alg. 1; privacy by joint convexity (docs/privacy.md)"},
         noise_source=noise.describe(),
     )
