@@ -112,3 +112,9 @@ def test_mechanism_and_penalty_mismatches_are_refused(tmp_path, capsys, args, ma
     assert main(["fit", "--out", str(out), *args]) == 2
     assert match in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_secure_noise_from_the_command_line(tmp_path, capsys):
+    pytest.importorskip("opendp")
+    assert main(["fit", "--noise", "secure", "--seed", "0", "--out", str(tmp_path / "m.json")]) == 0
+    assert "OpenDP" in capsys.readouterr().out

@@ -183,3 +183,12 @@ def test_invalid_groups_are_refused_before_the_data_is_touched():
     with pytest.raises(ValueError, match=r"column indices \[11\] are outside range\(10\)"):
         est.fit(X, y)
     assert budget.remaining == (1.0, 1e-3)
+
+
+def test_secure_noise_backend_through_the_estimator():
+    pytest.importorskip("opendp")
+    X, y, bounds = _breast_cancer()
+    est = DPLogisticRegression(noise="secure", bounds=bounds, max_iter=10).fit(X, y)
+    assert "OpenDP" in est.privacy_report_.noise_source and est.privacy_report_.guarantee_holds
+    with pytest.raises(ValueError, match="seed"):
+        DPLogisticRegression(noise="secure", random_state=0, bounds=bounds).fit(X, y)

@@ -64,6 +64,8 @@ def _parser():
     f.add_argument("--test-size", type=float, default=0.25, help="held-out fraction, in (0, 1)")
     f.add_argument("--out", default="model.json", help="where to write the model JSON")
     f.add_argument("--seed", type=int, help="seed of the split and the noise (experiments only)")
+    f.add_argument("--noise", choices=["fast", "secure"], default="fast",
+                   help="noise backend: numpy, or OpenDP's floating-point-safe samplers (docs/noise.md)")
     f.add_argument("--json", action="store_true", help="print the results as JSON")
     q = sub.add_parser("predict", help="apply a model written by 'dpsparse fit'")
     q.add_argument("--model", required=True)
@@ -111,7 +113,7 @@ def _estimator(args, binary):
     common = dict(epsilon=args.epsilon, delta=args.delta, alpha=args.alpha, penalty=args.penalty,
                   l1_ratio=args.l1_ratio, groups=args.groups, mechanism=mechanism,
                   mechanism_options=_mechanism_options(args, mechanism), max_iter=args.iterations, rule=args.rule,
-                  calibration=args.calibration, random_state=args.seed, verbose=1)
+                  calibration=args.calibration, random_state=args.seed, verbose=1, noise=args.noise)
     if loss in ("logistic", "hinge"):
         if not binary:
             raise ValueError(f"the {loss} loss needs binary labels (exactly 2 distinct values)")
@@ -155,6 +157,8 @@ def fit(args):
     est.set_params(bounds=bounds)
     strat = y if binary else None
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=args.test_size, random_state=args.seed, stratify=strat)
+    if args.noise == "secure":
+        est.set_params(random_state=None)  # the seed still fixes the split; OpenDP draws from OS entropy
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report below says it
         est.fit(Xtr, ytr)

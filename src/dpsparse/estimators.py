@@ -117,7 +117,7 @@ class _DPLinearModel(BaseEstimator):
         w, report = MECHANISMS[self.mechanism](
             design.X, design.y, self._loss(), penalty, design.feature_bounds,
             epsilon=self.epsilon, delta=delta, n_iter=n_iter, calibration=self.calibration,
-            noise=make_noise(self.random_state), callback=_Progress(n_iter) if self.verbose else None,
+            noise=make_noise(self.random_state, self.noise), callback=_Progress(n_iter) if self.verbose else None,
             **options,
         )
         report.bounds_source, report.bounds_public = bounds.source, bounds.public
@@ -206,6 +206,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     budget : PrivacyBudget or None
         A budget shared by several fits: ``fit`` charges (epsilon, delta) to it before it
         touches the data, and refuses when the budget would be exceeded.
+    noise : {"fast", "secure"}
+        Noise backend (docs/noise.md): numpy, or OpenDP's floating-point-safe samplers
+        (``pip install "dpsparse[secure]"``; refuses a fixed ``random_state``).
 
     Attributes
     ----------
@@ -223,7 +226,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
                  mechanism="dp-gcd", max_iter=50, rule="gs-r", calibration="tight", bounds=None, fit_intercept=True,
-                 random_state=None, verbose=0, mechanism_options=None, budget=None):
+                 random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -240,6 +243,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.verbose = verbose
         self.mechanism_options = mechanism_options
         self.budget = budget
+        self.noise = noise
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -286,11 +290,11 @@ class DPLinearSVC(DPLogisticRegression):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
                  mechanism="one-pass-sgd", max_iter=50, rule="gs-r", calibration="tight", bounds=None,
-                 fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None):
+                 fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
         super().__init__(epsilon=epsilon, delta=delta, alpha=alpha, penalty=penalty, l1_ratio=l1_ratio, groups=groups,
                          mechanism=mechanism, max_iter=max_iter, rule=rule, calibration=calibration,
                          bounds=bounds, fit_intercept=fit_intercept, random_state=random_state,
-                         verbose=verbose, mechanism_options=mechanism_options, budget=budget)
+                         verbose=verbose, mechanism_options=mechanism_options, budget=budget, noise=noise)
 
     def _loss(self):
         return losses.Hinge()
@@ -332,7 +336,7 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, l1_ratio=0.5, loss="squared", clip=1.0, mechanism="dp-gcd",
                  max_iter=50, rule="gs-r", calibration="tight", bounds=None, fit_intercept=True,
-                 random_state=None, verbose=0, mechanism_options=None, budget=None):
+                 random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -349,6 +353,7 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
         self.verbose = verbose
         self.mechanism_options = mechanism_options
         self.budget = budget
+        self.noise = noise
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -386,7 +391,7 @@ class DPLasso(DPElasticNet):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=50,
                  rule="gs-r", calibration="tight", bounds=None, fit_intercept=True, random_state=None,
-                 verbose=0, mechanism_options=None, budget=None):
+                 verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -402,6 +407,7 @@ class DPLasso(DPElasticNet):
         self.verbose = verbose
         self.mechanism_options = mechanism_options
         self.budget = budget
+        self.noise = noise
 
     penalty = "l1"
     l1_ratio = 1.0
@@ -416,7 +422,7 @@ class DPLinearRegression(DPElasticNet):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
                  loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=50, rule="gs-r", calibration="tight",
-                 bounds=None, fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None):
+                 bounds=None, fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -435,3 +441,4 @@ class DPLinearRegression(DPElasticNet):
         self.verbose = verbose
         self.mechanism_options = mechanism_options
         self.budget = budget
+        self.noise = noise
