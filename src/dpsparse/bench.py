@@ -18,12 +18,18 @@ is calibrated for its own ``T``. The measure is the relative error
 gap). One DP-GCD iteration computes one full gradient, so ``T`` iterations cost ``T``
 passes over the data. The time of one iteration is set beside the time of one ``X^T v``
 on the matrix that DP-GCD iterates on.
+
+The second part (``run_mechanisms``, ``benchmarks/mechanisms.py``) compares DP-GCD,
+DP-CD, DP-SGD and the one-pass SGD on the same problems over a grid of epsilon, each
+with one fixed iteration count per problem (``MECHANISM_ITERS``) and every calibration
+it has, and sets their noise scales side by side.
 """
 from __future__ import annotations
 
 import json
 import math
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +38,11 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
 from . import data, losses, norms, solvers
+from .exceptions import PrivacyCalibrationWarning
+from .mechanisms.dp_cd import dp_cd
 from .mechanisms.dp_gcd import dp_gcd, gcd
+from .mechanisms.dp_sgd import dp_sgd
+from .mechanisms.one_pass_sgd import one_pass_sgd
 from .noise import make_noise
 
 __all__ = [
@@ -40,6 +50,9 @@ __all__ = [
     "lasso_alpha_max", "madelon", "cadata", "logistic_lognormal", "lasso_sparse", "reference",
     "relative_error", "private_run", "calibration_runs", "nonprivate_errors", "time_matvec", "run_problem", "run",
     "format_table", "write_json", "plot",
+    "MECHANISMS", "MECHANISM_EPSILONS", "MECHANISM_QUICK_EPSILONS", "MECHANISM_ITERS", "MECHANISM_CALIBRATIONS",
+    "NOISE_KEYS", "ONE_PASS_RADIUS", "mechanism_fit", "mechanism_runs", "run_mechanisms", "format_mechanisms_table",
+    "noise_anomalies", "plot_mechanisms",
 ]
 
 EPSILON = 1.0
@@ -625,3 +638,326 @@ def _panel(ax, name, entry, runs):
     ax.set_xlabel("passes over the data (= iterations T)")
     ax.set_ylabel("(F(w) - F*) / (F(0) - F*)")
     ax.legend(fontsize=8)
+
+
+# ---------------------------------------------------------------------------------------
+# Comparison of the mechanisms (benchmarks/mechanisms.py)
+# ---------------------------------------------------------------------------------------
+#
+# DP-GCD, DP-CD, DP-SGD and the one-pass SGD on the four problems above, over a grid of
+# epsilon, delta = 1/n^2, each mechanism with one fixed iteration count per problem
+# (MECHANISM_ITERS) and every calibration it has (MECHANISM_CALIBRATIONS). All four are
+# fitted with the problem's private datafit (``Problem.loss``, the clipped squared loss
+# for the Lasso problems) and its penalty, and measured by ``relative_error`` on the same
+# objective as DP-GCD (``Problem.reference_loss`` + penalty, ``F*`` from the exact solver).
+
+MECHANISMS = {"dp-gcd": dp_gcd, "dp-cd": dp_cd, "dp-sgd": dp_sgd, "one-pass-sgd": one_pass_sgd}
+MECHANISM_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
+MECHANISM_QUICK_EPSILONS = (0.5, 5.0)
+# Public radius of the one-pass SGD's L2 ball (its iterates and the default step size).
+ONE_PASS_RADIUS = 10.0
+
+# One fixed iteration count T per (mechanism, problem), chosen once (not per epsilon):
+# - dp-gcd: iterations (one full gradient each); the best-T region of benchmarks/dp_gcd.py
+#   at epsilon = 1 is T = 1-5 on the n ~ 1000-2000 problems, 100-200 on cadata;
+# - dp-cd: epochs of p coordinate updates (updates_per_epoch = p), the best of
+#   {1, 3, 5, 10, 30} (cadata {5, 20, 50, 100, 300}) over 2 seeds at epsilon 1 and 5: its
+#   noise grows with the number of updates, T p, so one epoch on the wide problems;
+# - dp-sgd: steps with Poisson batches of expected size sqrt(n), the best of
+#   {100, 300, 1000} over 2 seeds at epsilon 1 and 5;
+# - one-pass-sgd: no choice, the run stops after ceil(n/2) distinct records (about
+#   n ln 2 steps).
+# Choosing T on the private data, as here, is a benchmark convenience, not a private
+# procedure.
+MECHANISM_ITERS = {
+    "dp-gcd": {"madelon": 5, "logistic-lognormal": 5, "lasso-sparse": 5, "cadata": 100},
+    "dp-cd": {"madelon": 1, "logistic-lognormal": 3, "lasso-sparse": 1, "cadata": 50},
+    "dp-sgd": {"madelon": 300, "logistic-lognormal": 300, "lasso-sparse": 100, "cadata": 1000},
+    "one-pass-sgd": {"madelon": None, "logistic-lognormal": None, "lasso-sparse": None, "cadata": None},
+}
+MECHANISM_UNITS = {"dp-gcd": "iterations", "dp-cd": "epochs of p updates", "dp-sgd": "steps, batch sqrt(n)",
+                   "one-pass-sgd": "stops at n/2 distinct records"}
+# Calibrations of each mechanism: DP-SGD and the one-pass SGD have no closed form in
+# their sources ("n/a" for paper in the tables).
+MECHANISM_CALIBRATIONS = {"dp-gcd": ("tight", "paper"), "dp-cd": ("tight", "paper"), "dp-sgd": ("tight",),
+                          "one-pass-sgd": ("tight",)}
+# The report.noise entry set side by side, per mechanism. DP-GCD's "update scale" is a
+# Gaussian standard deviation under "tight" (default update noise) and a Laplace scale
+# (standard deviation sqrt(2) times larger) under "paper".
+NOISE_KEYS = {"dp-gcd": "update scale", "dp-cd": "noise std", "dp-sgd": "noise multiplier",
+              "one-pass-sgd": "gaussian std"}
+
+
+def mechanism_fit(problem, mechanism, calibration, epsilon, seed, n_iter):
+    """One private fit of ``mechanism`` on ``problem`` at ``(epsilon, 1/n**2)``.
+
+    Parameters
+    ----------
+    problem : Problem
+    mechanism : {"dp-gcd", "dp-cd", "dp-sgd", "one-pass-sgd"}
+    calibration : {"tight", "paper"}
+    epsilon : float
+    seed : int
+        Seed of ``noise.make_noise``.
+    n_iter : int or None
+        None for the one-pass SGD.
+
+    Returns
+    -------
+    w : ndarray
+    report : PrivacyReport
+    seconds : float
+        Wall time of the call (calibration included).
+    """
+    d = problem.design
+    options = {"radius": ONE_PASS_RADIUS} if mechanism == "one-pass-sgd" else {}
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        # A paper calibration that misses its target is recorded from report.warnings.
+        warnings.simplefilter("ignore", PrivacyCalibrationWarning)
+        w, report = MECHANISMS[mechanism](
+            d.X, d.y, problem.loss, problem.penalty, d.feature_bounds, epsilon=epsilon, delta=problem.delta,
+            n_iter=n_iter, calibration=calibration, noise=make_noise(seed), **options)
+    return w, report, time.perf_counter() - t0
+
+
+def _numeric(noise):
+    return {k: float(v) for k, v in noise.items() if isinstance(v, (int, float, np.integer, np.floating))}
+
+
+def mechanism_runs(problem, ref, mechanism, calibration, epsilons, runs):
+    """Runs of one mechanism with one calibration on one problem, for every epsilon.
+
+    Parameters
+    ----------
+    problem : Problem
+    ref : dict
+        From ``reference``.
+    mechanism : str
+        Key of ``MECHANISMS``.
+    calibration : {"tight", "paper"}
+    epsilons : sequence of float
+    runs : int
+        Seeds ``0 .. runs-1``.
+
+    Returns
+    -------
+    dict
+        Per epsilon (lists in the order of ``epsilon``): relative errors (``errors``,
+        ``mean``, ``std``), the noise entry ``NOISE_KEYS[mechanism]`` (``noise``) and all
+        numeric noise entries of the first run (``noise_all``), the accountant's epsilon,
+        the warnings of the report, the iterations (mean over the runs: random for the
+        one-pass SGD) and the wall times of the runs (``seconds``; the first run of an
+        epsilon includes the calibration, cached for the next ones).
+    """
+    n_iter = MECHANISM_ITERS[mechanism][problem.name]
+    res = {"n_iter": n_iter, "epsilon": [float(e) for e in epsilons], "errors": [], "mean": [], "std": [],
+           "noise": [], "noise_all": [], "accountant_epsilon": [], "warnings": [], "iterations": [],
+           "seconds": []}
+    for epsilon in epsilons:
+        errors, seconds, iterations = [], [], []
+        for seed in range(runs):
+            w, report, sec = mechanism_fit(problem, mechanism, calibration, float(epsilon), seed, n_iter)
+            errors.append(float(relative_error(problem, w, ref)))
+            seconds.append(sec)
+            iterations.append(report.iterations)
+            if seed == 0:
+                first = report
+        res["errors"].append(errors)
+        res["mean"].append(float(np.mean(errors)))
+        res["std"].append(float(np.std(errors)))
+        res["noise"].append(float(first.noise[NOISE_KEYS[mechanism]]))
+        res["noise_all"].append(_numeric(first.noise))
+        res["accountant_epsilon"].append(float(first.accountant_epsilon))
+        res["warnings"].append(list(first.warnings))
+        res["iterations"].append(float(np.mean(iterations)))
+        res["seconds"].append(seconds)
+    return res
+
+
+def run_mechanisms(problems, epsilons=MECHANISM_EPSILONS, runs=10, blas_threads=BLAS_THREADS, log=print):
+    """Every mechanism and calibration on every problem and epsilon (BLAS threads pinned).
+
+    Parameters
+    ----------
+    problems : list of Problem
+    epsilons : sequence of float
+    runs : int
+    blas_threads : int or None
+    log : callable str -> None
+
+    Returns
+    -------
+    dict
+        JSON-ready results: the settings and, per problem, its reference and
+        ``mechanisms[mechanism][calibration]`` from ``mechanism_runs``.
+    """
+    results = {"epsilons": [float(e) for e in epsilons], "delta": "1/n^2", "runs": runs, "seeds": list(range(runs)),
+               "blas_threads": blas_threads, "one_pass_radius": ONE_PASS_RADIUS,
+               "n_iter": {m: dict(v) for m, v in MECHANISM_ITERS.items()}, "n_iter_units": dict(MECHANISM_UNITS),
+               "calibrations": {m: list(c) for m, c in MECHANISM_CALIBRATIONS.items()},
+               "noise_keys": dict(NOISE_KEYS), "problems": {}}
+    with threadpool_limits(blas_threads, user_api="blas"):
+        for problem in problems:
+            n, p = problem.design.X.shape
+            t0 = time.perf_counter()
+            ref = reference(problem)
+            entry = {"description": problem.description, "n": n, "p": p, "delta": problem.delta,
+                     "loss": problem.loss.get_params(), "reference_loss": problem.reference_loss.get_params(),
+                     "penalty": problem.penalty.get_params(), "clipped": problem.clipped(), "reference": ref,
+                     "mechanisms": {}, "seconds": {}}
+            for mechanism, calibrations in MECHANISM_CALIBRATIONS.items():
+                t1 = time.perf_counter()
+                entry["mechanisms"][mechanism] = {
+                    c: mechanism_runs(problem, ref, mechanism, c, epsilons, runs) for c in calibrations}
+                entry["seconds"][mechanism] = time.perf_counter() - t1
+                log(f"  {problem.name} {mechanism}: {entry['seconds'][mechanism]:.1f} s")
+            results["problems"][problem.name] = entry
+            log(f"{problem.name}: {time.perf_counter() - t0:.1f} s (F* solve {ref['solve_s']:.1f} s)")
+    return results
+
+
+def _iters_label(results, mechanism, name):
+    n_iter = results["n_iter"][mechanism][name]
+    return "~n ln2" if n_iter is None else str(n_iter)
+
+
+def format_mechanisms_table(results):
+    """Plain-text tables: relative error per problem, mechanism, calibration and epsilon;
+    the noise scales (tight / paper); the accountant's epsilon of the paper calibrations.
+
+    Parameters
+    ----------
+    results : dict
+        From ``run_mechanisms``.
+
+    Returns
+    -------
+    str
+    """
+    eps = results["epsilons"]
+    names = list(results["problems"])
+    iters = "; ".join(
+        f"{m} [{results['n_iter_units'][m]}]: " + ", ".join(f"{k} {_iters_label(results, m, k)}" for k in names)
+        for m in MECHANISM_CALIBRATIONS)
+    head = f"{'problem':<19}{'mechanism':<13}{'calib':<6}" + "".join(f"{'eps=' + format(e, 'g'):>19}" for e in eps)
+    lines = [f"Relative error (F(w)-F*)/(F(0)-F*), mean +- std over {results['runs']} runs (seeds 0..{results['runs'] - 1}),"
+             f" delta=1/n^2; every mechanism on the problem's private datafit, error on the same objective",
+             f"Fixed T per (mechanism, problem): {iters}; one-pass radius {results['one_pass_radius']:g}",
+             head]
+    for name, e in results["problems"].items():
+        for mechanism, by_cal in e["mechanisms"].items():
+            for calibration in CALIBRATIONS:
+                cells = (["n/a"] * len(eps) if calibration not in by_cal else
+                         [f"{m:.3g} +- {s:.2g}" for m, s in zip(by_cal[calibration]["mean"], by_cal[calibration]["std"])])
+                lines.append(f"{name:<19}{mechanism:<13}{calibration:<6}" + "".join(f"{c:>19}" for c in cells))
+        lines.append("")
+    lines += ["Noise scales, tight / paper (report.noise: " +
+              ", ".join(f"{m} {k!r}" for m, k in results["noise_keys"].items()) +
+              "; DP-GCD tight is a Gaussian std, paper a Laplace scale)",
+              f"{'problem':<19}{'mechanism':<13}" + "".join(f"{'eps=' + format(x, 'g'):>21}" for x in eps)]
+    for name, e in results["problems"].items():
+        for mechanism, by_cal in e["mechanisms"].items():
+            tight = by_cal["tight"]["noise"]
+            paper = by_cal["paper"]["noise"] if "paper" in by_cal else [None] * len(eps)
+            cells = [f"{t:.3g} / {'n/a' if p is None else format(p, '.3g')}" for t, p in zip(tight, paper)]
+            lines.append(f"{name:<19}{mechanism:<13}" + "".join(f"{c:>21}" for c in cells))
+    lines += ["", "Accountant's epsilon of the paper calibrations (target in the header; > target: the paper's "
+              "noise is short of its claim)",
+              f"{'problem':<19}{'mechanism':<13}" + "".join(f"{'eps=' + format(x, 'g'):>11}" for x in eps)]
+    for name, e in results["problems"].items():
+        for mechanism, by_cal in e["mechanisms"].items():
+            if "paper" in by_cal:
+                lines.append(f"{name:<19}{mechanism:<13}" +
+                             "".join(f"{a:>11.3f}" for a in by_cal["paper"]["accountant_epsilon"]))
+    lines += ["", f"{'problem':<19}{'n x p':>12}{'F(0)':>10}{'F*':>10}{'gap':>10}"
+                  + "".join(f"{m + ' (s)':>17}" for m in MECHANISM_CALIBRATIONS)]
+    for name, e in results["problems"].items():
+        ref = e["reference"]
+        lines.append(f"{name:<19}{e['n']:>6}x{e['p']:<5}{ref['f_zero']:>10.4g}{ref['f_star']:>10.4g}{ref['gap']:>10.2g}"
+                     + "".join(f"{e['seconds'][m]:>17.1f}" for m in MECHANISM_CALIBRATIONS))
+    return "\n".join(lines)
+
+
+def noise_anomalies(results, rtol=1e-9):
+    """Where the tight noise exceeds the paper's, and where an error grows with epsilon.
+
+    Parameters
+    ----------
+    results : dict
+        From ``run_mechanisms``.
+    rtol : float
+
+    Returns
+    -------
+    list of str
+        Empty when none.
+    """
+    out = []
+    eps = results["epsilons"]
+    for name, e in results["problems"].items():
+        for mechanism, by_cal in e["mechanisms"].items():
+            if "paper" in by_cal:
+                for x, t, p in zip(eps, by_cal["tight"]["noise"], by_cal["paper"]["noise"]):
+                    if t > p * (1 + rtol):
+                        out.append(f"{name} {mechanism} eps={x:g}: tight {NOISE_KEYS[mechanism]} {t:.4g} > paper {p:.4g}")
+            for calibration, res in by_cal.items():
+                mean = res["mean"]
+                for k in range(1, len(mean)):
+                    # Growth beyond the spread of the runs (standard error of the two means).
+                    se = math.hypot(res["std"][k], res["std"][k - 1]) / math.sqrt(max(results["runs"], 1))
+                    if mean[k] > mean[k - 1] + 2 * se:
+                        out.append(f"{name} {mechanism} {calibration}: error grows from eps={eps[k - 1]:g} "
+                                   f"({mean[k - 1]:.3g}) to eps={eps[k]:g} ({mean[k]:.3g})")
+    return out
+
+
+def plot_mechanisms(results, path):
+    """Relative error against epsilon, one panel per problem, one line per mechanism and
+    calibration (solid: tight, dashed: paper) with mean +- std bands; log-log (PNG).
+
+    Parameters
+    ----------
+    results : dict
+        From ``run_mechanisms``.
+    path : path
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullLocator
+
+    names = list(results["problems"])
+    cols = min(2, len(names))
+    rows = math.ceil(len(names) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.0 * cols, 4.5 * rows), squeeze=False)
+    x = np.array(results["epsilons"])
+    colors = {m: f"C{k}" for k, m in enumerate(MECHANISM_CALIBRATIONS)}
+    for ax, name in zip(axes.ravel(), names):
+        entry = results["problems"][name]
+        lows = []
+        for mechanism, by_cal in entry["mechanisms"].items():
+            for calibration, res in by_cal.items():
+                mean, std = np.array(res["mean"]), np.array(res["std"])
+                label = f"{mechanism} {calibration} (T={_iters_label(results, mechanism, name)})"
+                ax.plot(x, mean, "o-" if calibration == "tight" else "s--", color=colors[mechanism], label=label)
+                ax.fill_between(x, mean - std, mean + std, color=colors[mechanism], alpha=0.15)
+                lows.append(mean[mean > 0].min(initial=1.0))
+        ax.axhline(1.0, color="black", lw=0.5)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=0.3 * min(lows, default=1.0))
+        ax.set_title(f"{name} ({entry['n']}x{entry['p']})")
+        ax.set_xticks(x, [f"{e:g}" for e in x])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("epsilon (delta = 1/n^2)")
+        ax.set_ylabel("(F(w) - F*) / (F(0) - F*)")
+        ax.legend(fontsize=7)
+    for ax in axes.ravel()[len(names):]:
+        ax.set_visible(False)
+    fig.suptitle(f"Private mechanisms, mean +- std over {results['runs']} runs")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -24,10 +24,10 @@ from .exceptions import PrivacyLeakWarning
 from .mechanisms import MECHANISMS
 from .mechanisms.dp_gcd import CALIBRATIONS, RULES, SELECTIONS, UPDATES
 
-# CLI flag -> (mechanism, keyword of mechanism_options)
-_MECHANISM_FLAGS = {"selection": ("dp-gcd", "selection"), "update_noise": ("dp-gcd", "update_noise"),
-                    "batch_size": ("dp-sgd", "batch_size"), "clipping_norm": ("dp-sgd", "clip"),
-                    "radius": ("one-pass-sgd", "radius")}
+# CLI flag -> {mechanism: keyword of mechanism_options}
+_MECHANISM_FLAGS = {"selection": {"dp-gcd": "selection"}, "update_noise": {"dp-gcd": "update_noise"},
+                    "batch_size": {"dp-sgd": "batch_size"}, "clipping_norm": {"dp-sgd": "clip", "dp-cd": "clip"},
+                    "radius": {"one-pass-sgd": "radius"}, "geometry": {"one-pass-sgd": "geometry"}}
 
 MODEL_FORMAT = "dpsparse-model/1"
 
@@ -55,8 +55,10 @@ def _parser():
     f.add_argument("--selection", choices=SELECTIONS, help="DP-GCD report-noisy-max noise (tight calibration)")
     f.add_argument("--update-noise", choices=UPDATES, help="DP-GCD update noise (tight calibration)")
     f.add_argument("--batch-size", type=float, help="DP-SGD expected batch size (default sqrt(n))")
-    f.add_argument("--clipping-norm", type=float, help="DP-SGD per-sample clipping norm")
-    f.add_argument("--radius", type=float, help="one-pass SGD: radius of the L2 ball of models")
+    f.add_argument("--clipping-norm", type=float,
+                   help="DP-SGD per-sample clipping norm; DP-CD per-coordinate clipping threshold")
+    f.add_argument("--radius", type=float, help="one-pass SGD: radius of the ball of models")
+    f.add_argument("--geometry", choices=["euclidean", "l1"], help="one-pass SGD: projected SGD or L1 mirror descent")
     f.add_argument("--calibration", choices=CALIBRATIONS, default="tight")
     f.add_argument("--iterations", type=int, default=50)
     f.add_argument("--clip", type=float, default=1.0, help="residual clipping / Huber threshold (regression)")
@@ -97,13 +99,13 @@ def _mechanism(args, loss):
 
 def _mechanism_options(args, mechanism):
     options = {}
-    for flag, (owner, key) in _MECHANISM_FLAGS.items():
+    for flag, owners in _MECHANISM_FLAGS.items():
         value = getattr(args, flag)
         if value is None:
             continue
-        if owner != mechanism:
-            raise ValueError(f"--{flag.replace('_', '-')} is an option of {owner}, not of {mechanism}")
-        options[key] = value
+        if mechanism not in owners:
+            raise ValueError(f"--{flag.replace('_', '-')} is an option of {' and '.join(owners)}, not of {mechanism}")
+        options[owners[mechanism]] = value
     return options
 
 
