@@ -177,3 +177,17 @@ def test_dp_gcd_runs_on_the_secure_backend(secure):
                                n_iter=5, noise=secure, **kw)
         assert w.shape == (X.shape[1],) and np.all(np.isfinite(w))
         assert rep.noise_source == secure.describe()
+
+
+def test_a_fixed_seed_warns_that_it_is_for_experiments_only():
+    import warnings as _w
+
+    from dpsparse.exceptions import FixedSeedWarning
+    from dpsparse.noise import make_noise as _make
+
+    for seed in [0, np.random.default_rng(0)]:
+        with pytest.warns(FixedSeedWarning, match="experiments only"):
+            _make(seed)
+    with _w.catch_warnings():
+        _w.simplefilter("error", FixedSeedWarning)
+        _make(None)  # OS entropy: no warning

@@ -5,12 +5,12 @@ Private empirical risk minimization of linear models with sparsity-inducing norm
 from .accounting import BudgetExceededError, PrivacyBudget, PrivacyReport
 from .data import Bounds
 from .estimators import DPElasticNet, DPLasso, DPLinearRegression, DPLinearSVC, DPLogisticRegression
-from .exceptions import PrivacyCalibrationWarning, PrivacyLeakWarning
+from .exceptions import FixedSeedWarning, PrivacyCalibrationWarning, PrivacyLeakWarning
 
 __version__ = "0.1.0"
 
 __all__ = [
     "DPLogisticRegression", "DPLinearSVC", "DPLinearRegression", "DPLasso", "DPElasticNet", "Bounds", "PrivacyReport",
     "PrivacyBudget", "BudgetExceededError",
-    "PrivacyLeakWarning", "PrivacyCalibrationWarning",
+    "PrivacyLeakWarning", "PrivacyCalibrationWarning", "FixedSeedWarning",
 ]

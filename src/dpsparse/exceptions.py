@@ -11,3 +11,7 @@ class PrivacyLeakWarning(UserWarning):
 
 class PrivacyCalibrationWarning(UserWarning):
     """A calibration formula of a source paper does not meet the target (epsilon, delta)."""
+
+
+class FixedSeedWarning(UserWarning):
+    """The privacy noise was drawn with a fixed seed: reproducible, for experiments only."""

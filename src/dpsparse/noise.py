@@ -11,9 +11,12 @@ only. Two backends (see docs/noise.md):
 """
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 
 import numpy as np
+
+from .exceptions import FixedSeedWarning
 
 __all__ = ["BACKENDS", "NoiseSource", "SecureNoiseSource", "make_noise"]
 
@@ -208,6 +211,11 @@ def make_noise(random_state=None, backend="fast"):
     ------
     ValueError
         Unknown backend; a seed, a Generator or a non-secure NoiseSource with ``"secure"``.
+
+    Warns
+    -----
+    FixedSeedWarning
+        An int seed or a Generator: reproducible noise is for experiments only.
     ImportError
         ``"secure"`` without opendp installed (``pip install "dpsparse[secure]"``).
     """
@@ -226,10 +234,15 @@ def make_noise(random_state=None, backend="fast"):
                          'backend="fast" with a seed for experiments')
     if isinstance(random_state, NoiseSource):
         return random_state
-    if isinstance(random_state, np.random.Generator):
-        return NoiseSource(random_state, seeded=True)
     if random_state is None:
         return NoiseSource(np.random.default_rng(), seeded=False)
-    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
-        return NoiseSource(np.random.default_rng(int(random_state)), seeded=True)
-    raise ValueError(f"random_state must be None, an int, a numpy Generator or a NoiseSource, got {random_state!r}")
+    if isinstance(random_state, np.random.Generator):
+        rng = random_state
+    elif isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        rng = np.random.default_rng(int(random_state))
+    else:
+        raise ValueError(f"random_state must be None, an int, a numpy Generator or a NoiseSource, "
+                         f"got {random_state!r}")
+    warnings.warn("a fixed random_state makes the privacy noise reproducible: for experiments only, never "
+                  "for a model you release", FixedSeedWarning, stacklevel=2)
+    return NoiseSource(rng, seeded=True)
