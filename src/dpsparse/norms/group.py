@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .separable import _FEASIBILITY_RTOL, Penalty
+from .separable import NormPenalty
 
 __all__ = ["GroupLasso"]
 
 
-class GroupLasso(Penalty):
+class GroupLasso(NormPenalty):
     """``alpha * sum_g d_g ||w_g||_2`` over disjoint groups.
 
     Parameters
@@ -104,17 +104,6 @@ class GroupLasso(Penalty):
             out[idx] = np.asarray(g, dtype=float)[idx] / (ratios[k] * self.weights[k] ** 2)  # Omega(out) = 1
         return out
 
-    def conjugate(self, v):
-        """Indicator of ``{Omega* <= alpha}`` (and of 0 on unpenalized coordinates), with a relative slack."""
-        v = np.asarray(v, dtype=float)
-        if np.any(np.abs(v[self._free]) > _FEASIBILITY_RTOL):
-            return np.inf
-        return 0.0 if self.dual_norm(v) <= self.alpha * (1.0 + _FEASIBILITY_RTOL) else np.inf
-
-    def dual_scaling(self, v):
-        """Largest ``s`` in (0, 1] with ``Omega*(s v) <= alpha`` (unpenalized coordinates: the caller's)."""
-        d = self.dual_norm(v)
-        return 1.0 if d <= self.alpha else self.alpha / d
 
     def get_params(self):
         return {"name": self.name, "alpha": self.alpha, "groups": [g.tolist() for g in self.groups],

@@ -56,6 +56,26 @@ class Penalty:
         return {"name": self.name}
 
 
+class NormPenalty(Penalty):
+    """Base of the structured norms ``alpha * Omega``: the dual-ball conjugate from ``dual_norm``.
+
+    Subclasses define ``dual_norm(v)`` (on the penalized coordinates) and ``_free``
+    (the unpenalized indices).
+    """
+
+    def conjugate(self, v):
+        """Indicator of ``{Omega* <= alpha}`` (and of 0 on unpenalized coordinates), with a relative slack."""
+        v = np.asarray(v, dtype=float)
+        if np.any(np.abs(v[self._free]) > _FEASIBILITY_RTOL):
+            return np.inf
+        return 0.0 if self.dual_norm(v) <= self.alpha * (1.0 + _FEASIBILITY_RTOL) else np.inf
+
+    def dual_scaling(self, v):
+        """Largest ``s`` in (0, 1] with ``Omega*(s v) <= alpha`` (unpenalized coordinates: the caller's)."""
+        d = self.dual_norm(v)
+        return 1.0 if d <= self.alpha else self.alpha / d
+
+
 class ElasticNet(Penalty):
     """Weighted elastic net ``alpha * sum_j w_j (rho |x_j| + (1 - rho) x_j**2 / 2)``.
 

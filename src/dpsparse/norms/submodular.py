@@ -28,7 +28,7 @@ import itertools
 import numpy as np
 from scipy.optimize import linprog
 
-from .separable import _FEASIBILITY_RTOL, Penalty
+from .separable import NormPenalty
 
 __all__ = [
     "SetFunction", "Cardinality", "Nonempty", "GroupCount", "ConcaveCardinality", "Range",
@@ -533,7 +533,7 @@ def _wolfe_minor_cycles(S, lam):
         S, lam = S[keep], lam[keep] / lam[keep].sum()
 
 
-class SubmodularNorm(Penalty):
+class SubmodularNorm(NormPenalty):
     """The norm ``alpha * Omega(w)``, ``Omega(w) = f(|w|)``, of a submodular ``F``.
 
     Parameters
@@ -663,17 +663,6 @@ class SubmodularNorm(Penalty):
             out[self._pen] = x[self._pen] - proj
         return out
 
-    def conjugate(self, v):
-        """Indicator of ``alpha |P|(F)`` (and of 0 on unpenalized coordinates), up to a relative slack."""
-        v = np.asarray(v, dtype=float)
-        if np.any(np.abs(v[self._free]) > _FEASIBILITY_RTOL):
-            return np.inf
-        return 0.0 if self.dual_norm(v) <= self.alpha * (1.0 + _FEASIBILITY_RTOL) else np.inf
-
-    def dual_scaling(self, v):
-        """Largest ``s`` in (0, 1] with ``Omega*(s v) <= alpha`` (unpenalized coordinates: the caller's)."""
-        d = self.dual_norm(v)
-        return 1.0 if d <= self.alpha else self.alpha / d
 
     def get_params(self):
         return {"name": self.name, "alpha": self.alpha, "F": self.F.get_params(),
