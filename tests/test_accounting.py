@@ -115,3 +115,9 @@ def test_budget_refuses_an_overdraft_and_charges_nothing():
     budget.spend(0.4, 5e-6)
     with pytest.raises(BudgetExceededError):
         budget.spend(1e-9, 1e-12)
+
+
+def test_huge_per_step_epsilons_do_not_overflow():
+    ledger = Ledger().exponential(900.0, 3).gaussian(1.0, 1.0, 2)
+    eps = ledger.epsilon(1e-6)
+    assert math.isfinite(eps) and eps > 1000 and ledger.accountant == "rdp"

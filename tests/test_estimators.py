@@ -193,3 +193,16 @@ def test_secure_noise_backend_through_the_estimator():
     assert "OpenDP" in est.privacy_report_.noise_source and est.privacy_report_.guarantee_holds
     with pytest.raises(ValueError, match="seed"):
         DPLogisticRegression(noise="secure", random_state=0, bounds=bounds).fit(X, y)
+
+
+@pytest.mark.parametrize("mechanism,options,calibration", [("output", {"mu": 0.01}, "tight"),
+                                                           ("objective", {"radius": 10.0}, "paper"),
+                                                           ("dual-fw", {"mu": 0.1}, "tight")])
+def test_perturbation_mechanisms_through_the_estimator(mechanism, options, calibration):
+    X, y, bounds = _breast_cancer()
+    penalty = "linf" if mechanism == "dual-fw" else "l1"  # dual-fw needs the LMO of a structured norm
+    est = DPLogisticRegression(mechanism=mechanism, mechanism_options=options, epsilon=500.0, bounds=bounds,
+                               penalty=penalty, random_state=0).fit(X, y)
+    rep = est.privacy_report_
+    assert rep.guarantee_holds and rep.calibration == calibration and rep.mechanism.startswith(mechanism)
+    assert est.score(X, y) > 0.85

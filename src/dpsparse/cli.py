@@ -27,7 +27,8 @@ from .mechanisms.dp_gcd import CALIBRATIONS, RULES, SELECTIONS, UPDATES
 # CLI flag -> {mechanism: keyword of mechanism_options}
 _MECHANISM_FLAGS = {"selection": {"dp-gcd": "selection"}, "update_noise": {"dp-gcd": "update_noise"},
                     "batch_size": {"dp-sgd": "batch_size"}, "clipping_norm": {"dp-sgd": "clip", "dp-cd": "clip"},
-                    "radius": {"one-pass-sgd": "radius"}, "geometry": {"one-pass-sgd": "geometry"}}
+                    "radius": {"one-pass-sgd": "radius", "objective": "radius"},
+                    "geometry": {"one-pass-sgd": "geometry"}, "mu": {"output": "mu", "dual-fw": "mu"}}
 
 MODEL_FORMAT = "dpsparse-model/1"
 
@@ -57,9 +58,10 @@ def _parser():
     f.add_argument("--batch-size", type=float, help="DP-SGD expected batch size (default sqrt(n))")
     f.add_argument("--clipping-norm", type=float,
                    help="DP-SGD per-sample clipping norm; DP-CD per-coordinate clipping threshold")
-    f.add_argument("--radius", type=float, help="one-pass SGD: radius of the ball of models")
+    f.add_argument("--radius", type=float, help="one-pass SGD, objective: radius of the ball of models")
+    f.add_argument("--mu", type=float, help="output perturbation, dual-fw: strong-convexity (ridge) term mu > 0")
     f.add_argument("--geometry", choices=["euclidean", "l1"], help="one-pass SGD: projected SGD or L1 mirror descent")
-    f.add_argument("--calibration", choices=CALIBRATIONS, default="tight")
+    f.add_argument("--calibration", choices=CALIBRATIONS, help="default: the mechanism's own (tight where it exists)")
     f.add_argument("--iterations", type=int, default=50)
     f.add_argument("--clip", type=float, default=1.0, help="residual clipping / Huber threshold (regression)")
     f.add_argument("--bounds", help="public bounds JSON (docs/bounds.md); without it bounds leak from the data")

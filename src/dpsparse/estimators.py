@@ -42,6 +42,8 @@ def _resolve_bounds(bounds, X, y, regression):
 # Arguments every mechanism takes from the estimator itself (not from mechanism_options).
 _COMMON_ARGUMENTS = {"X", "y", "loss", "penalty", "feature_bounds", "epsilon", "delta", "n_iter", "calibration",
                      "noise", "callback"}
+# Mechanisms whose number of steps is random (one-pass SGD) or that solve to a tolerance.
+_RANDOM_OR_NO_ITERATIONS = {"one-pass-sgd", "output", "objective"}
 
 
 class _Progress:
@@ -111,12 +113,14 @@ class _DPLinearModel(BaseEstimator):
             self.budget.spend(self.epsilon, delta, label=f"{type(self).__name__} ({self.mechanism})")
         design = self._design(X, y)
         bounds = design.bounds
-        if self.mechanism in ("dp-sgd", "one-pass-sgd"):
+        if "row_norm" in inspect.signature(MECHANISMS[self.mechanism]).parameters:
             options.setdefault("row_norm", bounds.row_norm)
-        n_iter = None if self.mechanism == "one-pass-sgd" else self.max_iter
+        n_iter = None if self.mechanism in _RANDOM_OR_NO_ITERATIONS else self.max_iter
+        if self.calibration is not None:
+            options["calibration"] = self.calibration
         w, report = MECHANISMS[self.mechanism](
             design.X, design.y, self._loss(), penalty, design.feature_bounds,
-            epsilon=self.epsilon, delta=delta, n_iter=n_iter, calibration=self.calibration,
+            epsilon=self.epsilon, delta=delta, n_iter=n_iter,
             noise=make_noise(self.random_state, self.noise), callback=_Progress(n_iter) if self.verbose else None,
             **options,
         )
@@ -181,15 +185,19 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Used when ``penalty="elasticnet"``.
     groups : list of lists of column indices, dict, str (JSON file) or None
         Groups of the group penalties (format in docs/norms.md).
-    mechanism : {"dp-gcd", "dp-sgd", "one-pass-sgd"}
-        DP-GCD (Mangold et al. 2023; separable penalties), DP-SGD (Abadi et al. 2016),
-        or seed 002's one-pass noisy SGD (its number of steps is random).
+    mechanism : {"dp-gcd", "dp-cd", "dp-sgd", "one-pass-sgd", "output", "objective", "dual-fw"}
+        DP-GCD (Mangold et al. 2023) and DP-CD (Mangold et al. 2022), for separable
+        penalties; DP-SGD (Abadi et al. 2016); seed 002's one-pass noisy SGD (its number of
+        steps is random); output perturbation (needs ``mechanism_options={"mu": ...}``) and
+        objective perturbation over ``{Omega <= radius}`` (``{"radius": ...}``) and private
+        Frank-Wolfe on the dual (``{"mu": ...}``; structured norms with an LMO) of seed 001.
     max_iter : int >= 1
         Iterations T of the mechanism (the budget is split over them).
     rule : {"gs-r", "gs-s", "gs-q"}
         Greedy selection rule of DP-GCD.
-    calibration : {"tight", "paper"}
-        "paper" exists for DP-GCD only.
+    calibration : {"tight", "paper"} or None
+        None: the mechanism's default ("tight" wherever it exists; objective perturbation
+        has "paper" only; DP-SGD and the one-pass SGD "tight" only).
     bounds : Bounds, dict, str (JSON file) or None
         Public bounds. None computes them from the data and voids the guarantee
         (``PrivacyLeakWarning``).
@@ -225,7 +233,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     _classification = True
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
-                 mechanism="dp-gcd", max_iter=50, rule="gs-r", calibration="tight", bounds=None, fit_intercept=True,
+                 mechanism="dp-gcd", max_iter=50, rule="gs-r", calibration=None, bounds=None, fit_intercept=True,
                  random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
@@ -289,7 +297,7 @@ class DPLinearSVC(DPLogisticRegression):
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
-                 mechanism="one-pass-sgd", max_iter=50, rule="gs-r", calibration="tight", bounds=None,
+                 mechanism="one-pass-sgd", max_iter=50, rule="gs-r", calibration=None, bounds=None,
                  fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
         super().__init__(epsilon=epsilon, delta=delta, alpha=alpha, penalty=penalty, l1_ratio=l1_ratio, groups=groups,
                          mechanism=mechanism, max_iter=max_iter, rule=rule, calibration=calibration,
@@ -335,7 +343,7 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, l1_ratio=0.5, loss="squared", clip=1.0, mechanism="dp-gcd",
-                 max_iter=50, rule="gs-r", calibration="tight", bounds=None, fit_intercept=True,
+                 max_iter=50, rule="gs-r", calibration=None, bounds=None, fit_intercept=True,
                  random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
@@ -390,7 +398,7 @@ class DPLasso(DPElasticNet):
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=50,
-                 rule="gs-r", calibration="tight", bounds=None, fit_intercept=True, random_state=None,
+                 rule="gs-r", calibration=None, bounds=None, fit_intercept=True, random_state=None,
                  verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
