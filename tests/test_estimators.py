@@ -197,7 +197,8 @@ def test_secure_noise_backend_through_the_estimator():
 
 @pytest.mark.parametrize("mechanism,options,calibration", [("output", {"mu": 0.01}, "tight"),
                                                            ("objective", {"radius": 10.0}, "paper"),
-                                                           ("dual-fw", {"mu": 0.1}, "tight")])
+                                                           ("dual-fw", {"mu": 0.1}, "tight"),
+                                                           ("fw", {"radius": 20.0}, "tight")])
 def test_perturbation_mechanisms_through_the_estimator(mechanism, options, calibration):
     X, y, bounds = _breast_cancer()
     penalty = "linf" if mechanism == "dual-fw" else "l1"  # dual-fw needs the LMO of a structured norm

@@ -27,7 +27,7 @@ from .mechanisms.dp_gcd import CALIBRATIONS, RULES, SELECTIONS, UPDATES
 # CLI flag -> {mechanism: keyword of mechanism_options}
 _MECHANISM_FLAGS = {"selection": {"dp-gcd": "selection"}, "update_noise": {"dp-gcd": "update_noise"},
                     "batch_size": {"dp-sgd": "batch_size"}, "clipping_norm": {"dp-sgd": "clip", "dp-cd": "clip"},
-                    "radius": {"one-pass-sgd": "radius", "objective": "radius"},
+                    "radius": {"one-pass-sgd": "radius", "objective": "radius", "fw": "radius"},
                     "geometry": {"one-pass-sgd": "geometry"}, "mu": {"output": "mu", "dual-fw": "mu"}}
 
 MODEL_FORMAT = "dpsparse-model/1"

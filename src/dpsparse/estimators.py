@@ -185,12 +185,14 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Used when ``penalty="elasticnet"``.
     groups : list of lists of column indices, dict, str (JSON file) or None
         Groups of the group penalties (format in docs/norms.md).
-    mechanism : {"dp-gcd", "dp-cd", "dp-sgd", "one-pass-sgd", "output", "objective", "dual-fw"}
+    mechanism : {"dp-gcd", "dp-cd", "dp-sgd", "one-pass-sgd", "output", "objective", "dual-fw", "fw"}
         DP-GCD (Mangold et al. 2023) and DP-CD (Mangold et al. 2022), for separable
         penalties; DP-SGD (Abadi et al. 2016); seed 002's one-pass noisy SGD (its number of
         steps is random); output perturbation (needs ``mechanism_options={"mu": ...}``) and
         objective perturbation over ``{Omega <= radius}`` (``{"radius": ...}``) and private
-        Frank-Wolfe on the dual (``{"mu": ...}``; structured norms with an LMO) of seed 001.
+        Frank-Wolfe on the dual (``{"mu": ...}``; structured norms with an LMO) of seed 001;
+        private Frank-Wolfe on the primal over ``radius`` times the penalty's ball
+        (Talwar, Thakurta & Zhang 2015; ``{"radius": ...}``).
     max_iter : int >= 1
         Iterations T of the mechanism (the budget is split over them).
     rule : {"gs-r", "gs-s", "gs-q"}
