@@ -121,3 +121,15 @@ def test_huge_per_step_epsilons_do_not_overflow():
     ledger = Ledger().exponential(900.0, 3).gaussian(1.0, 1.0, 2)
     eps = ledger.epsilon(1e-6)
     assert math.isfinite(eps) and eps > 1000 and ledger.accountant == "rdp"
+
+
+def test_sampling_with_replacement_bound():
+    # one index drawn from one record: always present once, a Gaussian of sensitivity 2 * contribution
+    exact = Ledger().replacement_gaussian(1, 1, sigma=4.0, contribution=1.0, count=10).epsilon(1e-6)
+    assert exact == pytest.approx(Ledger().gaussian(4.0, 2.0, 10)._rdp_epsilon(1e-6), rel=1e-9)
+    # rarer participation: less privacy loss; never below the Poisson accountant at the same rate
+    eps = [Ledger().replacement_gaussian(1000, m, 8.0, 1.0, 50).epsilon(1e-6) for m in (1, 10, 100)]
+    assert eps[0] < eps[1] < eps[2] < exact * 10
+    assert eps[1] >= Ledger().poisson_gaussian(0.01, 8.0, 1.0, 50).epsilon(1e-6)
+    with pytest.raises(ValueError, match="only with events of its own kind"):
+        Ledger().replacement_gaussian(100, 5, 8.0, 1.0).gaussian(1.0, 1.0).epsilon(1e-6)

@@ -161,3 +161,17 @@ def test_mirror_maps_are_inverse_and_the_l1_variant_runs():
     with pytest.raises(ValueError, match="unknown geometry"):
         one_pass_sgd.one_pass_sgd(X, y, losses.Hinge(), None, np.ones(X.shape[1]), epsilon=1.0, delta=1e-6,
                                   noise=make_noise(0), geometry="l3")
+
+
+def test_dp_sgd_with_replacement_sampling():
+    X, y, loss, pen = _problem(n=1000)
+    noise = GaussianRecorder(5)
+    _, rep = dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-6, n_iter=30,
+                           batch_size=20, sampling="replacement", noise=noise)
+    m = rep.noise["noise multiplier"]
+    assert rep.accountant == "rdp" and 1.0 - 1e-3 <= rep.accountant_epsilon <= 1.0
+    assert Ledger().replacement_gaussian(1000, 20, m / 1.001, 1.0, 30).epsilon(1e-6) > 1.0
+    assert all(s == pytest.approx(m * rep.noise["clipping norm"]) for s, _ in noise.draws)
+    with pytest.raises(ValueError, match="unknown sampling"):
+        dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-6, sampling="bernoulli",
+                      noise=make_noise(0))

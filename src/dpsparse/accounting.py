@@ -99,6 +99,20 @@ class Ledger:
         return self._add("poisson_gaussian", count, q=float(sampling_probability),
                          multiplier=float(sigma) / float(contribution))
 
+    def replacement_gaussian(self, n, batch_size, sigma, contribution, count=1):
+        """``count`` Gaussian mechanisms on a sum over a batch of ``batch_size`` indices drawn
+        uniformly **with replacement** from ``n`` records (per-record terms of norm <= ``contribution``).
+
+        dp-accounting has no accountant for this sampling under replace-one, so its RDP is
+        bounded here (docs/privacy.md): the replaced record appears ``K ~ Binomial(m, 1/n)``
+        times, independently of the data; given ``K = k`` the step is a Gaussian mechanism
+        of sensitivity ``2 k contribution``; ``E_Q[(P/Q)^alpha]`` is jointly convex, so
+        ``D_alpha <= log E_k exp((alpha - 1) alpha (2 k c)^2 / (2 sigma^2)) / (alpha - 1)``.
+        Composed by adding RDP, converted by dp-accounting's ``compute_epsilon``.
+        """
+        return self._add("replacement_gaussian", count, n=int(n), m=int(batch_size),
+                         multiplier=float(sigma) / float(contribution))
+
     def _pld_step(self, kind, params, grid):
         from dp_accounting import privacy_accountant
         from dp_accounting.pld import common
@@ -125,6 +139,22 @@ class Ledger:
             total = one if total is None else total.compose(one)
         return float(total.get_epsilon_for_delta(delta))
 
+    def _replacement_rdp_epsilon(self, delta):
+        """Epsilon of a ledger of ``replacement_gaussian`` events only (RDP bound of the method)."""
+        from dp_accounting.rdp import rdp_privacy_accountant
+        from scipy.special import logsumexp
+        from scipy.stats import binom
+
+        orders = np.asarray(rdp_privacy_accountant.DEFAULT_RDP_ORDERS, dtype=float)
+        total = np.zeros_like(orders)
+        for _, count, p in self.events:
+            k = np.arange(p["m"] + 1)
+            log_pk = binom.logpmf(k, p["m"], 1.0 / p["n"])
+            sens2 = (2.0 * k / p["multiplier"]) ** 2
+            exponent = (orders[:, None] - 1.0) * orders[:, None] * sens2[None, :] / 2.0
+            total += count * logsumexp(exponent + log_pk[None, :], axis=1) / (orders - 1.0)
+        return float(rdp_privacy_accountant.compute_epsilon(orders, total, delta)[0])
+
     def _rdp_epsilon(self, delta):
         from dp_accounting import dp_event
         from dp_accounting.rdp import rdp_privacy_accountant
@@ -150,6 +180,10 @@ class Ledger:
         returned is an upper bound, so a skip can only make the minimum more conservative.
         """
         kinds = {kind for kind, _, _ in self.events}
+        if "replacement_gaussian" in kinds:
+            if kinds != {"replacement_gaussian"}:
+                raise ValueError("sampling with replacement composes only with events of its own kind")
+            return {"rdp": self._replacement_rdp_epsilon(delta)}
         # exp(step loss) overflows in dp-accounting's PLD constructors past ~709; such
         # steps give no useful guarantee anyway, and RDP still bounds them.
         huge = max(1.0 / p["multiplier"] if "multiplier" in p else p["epsilon"] for _, _, p in self.events) > 500

@@ -54,14 +54,21 @@ def clipped_gradient_sum(X, z, y, loss, clip):
     return np.asarray(X.T @ (d * scale)).ravel()
 
 
+def _ledger(multiplier, n, m, n_iter, sampling):
+    if sampling == "poisson":
+        return Ledger().poisson_gaussian(m / n, multiplier, 1.0, n_iter)
+    return Ledger().replacement_gaussian(n, int(m), multiplier, 1.0, n_iter)
+
+
 @functools.lru_cache(maxsize=256)
-def _tight_sigma(q, n_iter, epsilon, delta):
+def _tight_sigma(n, m, n_iter, epsilon, delta, sampling):
     """Smallest noise multiplier ``sigma / C`` meeting (epsilon, delta) for ``T`` steps."""
-    return calibrate(lambda m: Ledger().poisson_gaussian(q, m, 1.0, n_iter), epsilon, delta, 1.0)
+    return calibrate(lambda mult: _ledger(mult, n, m, n_iter, sampling), epsilon, delta, 1.0)
 
 
 def dp_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=200, calibration="tight",
-           noise, callback=None, batch_size=None, clip=None, learning_rate=None, row_norm=None):
+           noise, callback=None, batch_size=None, clip=None, learning_rate=None, row_norm=None,
+           sampling="poisson"):
     """Differentially private proximal SGD with Poisson subsampling (module docstring).
 
     Parameters
@@ -90,6 +97,10 @@ def dp_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=200, c
         loss (``1 / row_norm^2`` for non-smooth losses).
     row_norm : float or None
         Public bound on ``||x_i||_2`` (None: ``||feature_bounds||_2``).
+    sampling : {"poisson", "replacement"}
+        Poisson subsampling with rate ``batch_size / n`` (PLD accountant), or a batch of
+        ``batch_size`` indices drawn uniformly with replacement (RDP bound of
+        ``Ledger.replacement_gaussian``).
 
     Returns
     -------
@@ -111,6 +122,10 @@ def dp_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=200, c
     m = np.sqrt(n) if batch_size is None else float(batch_size)
     if not 0 < m <= n:
         raise ValueError(f"batch_size must be in (0, n={n}], got {batch_size!r}")
+    if sampling not in ("poisson", "replacement"):
+        raise ValueError(f"unknown sampling {sampling!r}; allowed: ['poisson', 'replacement']")
+    if sampling == "replacement":
+        m = float(max(1, round(m)))
     q = m / n
     C = loss.lipschitz * R if clip is None else float(clip)
     if not (np.isfinite(C) and C > 0):
@@ -118,15 +133,15 @@ def dp_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=200, c
     smooth = loss.smoothness if np.isfinite(loss.smoothness) else 1.0
     eta = 1.0 / (smooth * R**2) if learning_rate is None else float(learning_rate)
 
-    multiplier = _tight_sigma(q, int(n_iter), float(epsilon), float(delta))
-    ledger = Ledger().poisson_gaussian(q, multiplier, 1.0, n_iter)
+    multiplier = _tight_sigma(n, m, int(n_iter), float(epsilon), float(delta), sampling)
+    ledger = _ledger(multiplier, n, m, n_iter, sampling)
     accounted = ledger.epsilon(delta)
     sigma = multiplier * C
 
     Xr = sp.csr_matrix(X) if sp.issparse(X) else X
     w = np.zeros(p)
     for t in range(n_iter):
-        batch = np.flatnonzero(noise.rng.random(n) < q)
+        batch = np.flatnonzero(noise.rng.random(n) < q) if sampling == "poisson" else noise.rng.integers(n, size=int(m))
         Xb = Xr[batch]
         g = clipped_gradient_sum(Xb, Xb @ w, y[batch], loss, C) + noise.gaussian(sigma, p)
         w = penalty.prox(w - eta * g / m, eta)
@@ -137,7 +152,7 @@ def dp_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=200, c
         mechanism="dp-sgd (Poisson subsampling, per-sample clipping; Abadi et al. 2016)",
         calibration=calibration, epsilon=float(epsilon), delta=float(delta), accountant_epsilon=accounted,
         accountant=ledger.accountant, iterations=int(n_iter),
-        noise={"noise multiplier": multiplier, "clipping norm": C, "sampling rate": q,
+        noise={"noise multiplier": multiplier, "clipping norm": C, "sampling rate": q, "sampling": sampling,
                "gaussian std (sum)": sigma, "learning rate": eta,
                "source": "Abadi et al. 2016 Alg. 1; PLD of the Poisson-subsampled Gaussian (replace-one)"},
         noise_source=noise.describe(),
