@@ -18,7 +18,6 @@ Prints a table and writes ``dp_gcd.json`` and ``dp_gcd.png`` in ``--out-dir``
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -29,19 +28,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=10, help="private runs per setting, seeds 0..runs-1 (default 10)")
-    parser.add_argument("--quick", action="store_true", help="smoke test: 2 runs and short iteration grids")
-    parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data",
-                        help="folder with libsvm/madelon.svm.gz and libsvm/cadata.svm.gz")
-    parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "benchmarks" / "results",
-                        help="where dp_gcd.json and dp_gcd.png are written")
-    args = parser.parse_args(argv)
-    if args.runs < 1:
-        parser.error("--runs must be >= 1")
-    if args.quick:
-        args.runs = 2
-    return args
+    return bench.parse_benchmark_args(__doc__.split("\n\n")[0], REPO_ROOT, "dp_gcd.json and dp_gcd.png",
+                                      "smoke test: 2 runs and short iteration grids", argv)
 
 
 def main(argv=None):

@@ -46,7 +46,6 @@ Prints the tables and writes ``kumar.json`` and ``kumar.png`` in ``--out-dir`` (
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import math
@@ -513,19 +512,8 @@ def plot(results, path):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=10, help="private runs per setting, seeds 0..runs-1 (default 10)")
-    parser.add_argument("--quick", action="store_true", help="smoke test: 2 runs, epsilon in {0.5, 5}")
-    parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data",
-                        help="folder with libsvm/ and regression/ (default ../shared/data)")
-    parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "benchmarks" / "results",
-                        help="where kumar.json and kumar.png are written")
-    args = parser.parse_args(argv)
-    if args.runs < 1:
-        parser.error("--runs must be >= 1")
-    if args.quick:
-        args.runs = 2
-    return args
+    return bench.parse_benchmark_args(__doc__.split("\n\n")[0], REPO_ROOT, "kumar.json and kumar.png",
+                                      "smoke test: 2 runs, epsilon in {0.5, 5}", argv)
 
 
 def main(argv=None):

@@ -24,7 +24,6 @@ Prints the tables and writes ``mechanisms.json`` and ``mechanisms.png`` in ``--o
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -35,19 +34,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=10, help="private runs per setting, seeds 0..runs-1 (default 10)")
-    parser.add_argument("--quick", action="store_true", help="smoke test: 2 runs, epsilon in {0.5, 5}")
-    parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data",
-                        help="folder with libsvm/madelon.svm.gz and libsvm/cadata.svm.gz")
-    parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "benchmarks" / "results",
-                        help="where mechanisms.json and mechanisms.png are written")
-    args = parser.parse_args(argv)
-    if args.runs < 1:
-        parser.error("--runs must be >= 1")
-    if args.quick:
-        args.runs = 2
-    return args
+    return bench.parse_benchmark_args(__doc__.split("\n\n")[0], REPO_ROOT, "mechanisms.json and mechanisms.png",
+                                      "smoke test: 2 runs, epsilon in {0.5, 5}", argv)
 
 
 def main(argv=None):

@@ -48,7 +48,6 @@ p = 10^3 with a 2 s limit, no synthetic 1000 x 5000 solver problem (under a minu
 """
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
 import os
 import platform
@@ -494,14 +493,9 @@ def _versions():
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="p up to 10^4, 3 repeats, general prox up to p = 10^3, no synthetic solver problem")
-    parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data",
-                        help="folder with regression/bardet.svm.gz, regression/birthwt.csv and .groups.csv")
-    parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "benchmarks" / "results",
-                        help="where norms.json is written")
-    return parser.parse_args(argv)
+    return bench.parse_benchmark_args(
+        __doc__.split("\n\n")[0], REPO_ROOT, "norms.json",
+        "p up to 10^4, 3 repeats, general prox up to p = 10^3, no synthetic solver problem", argv, runs=False)
 
 
 def main(argv=None):

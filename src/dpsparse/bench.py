@@ -965,3 +965,42 @@ def plot_mechanisms(results, path):
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def parse_benchmark_args(description, repo_root, outputs, quick_help, argv=None, runs=True):
+    """Command line shared by the scripts of ``benchmarks/``.
+
+    ``--runs`` (default 10; 2 with ``--quick``), ``--quick``, ``--data-dir`` (default: the
+    ``shared/data`` folder beside the repository) and ``--out-dir`` (default:
+    ``benchmarks/results``).
+
+    Parameters
+    ----------
+    description : str
+    repo_root : Path
+        Root of the source checkout.
+    outputs : str
+        The files the script writes, for the help of ``--out-dir``.
+    quick_help : str
+        What ``--quick`` does.
+    argv : list of str or None
+    runs : bool
+        Whether the script takes ``--runs``.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    if runs:
+        parser.add_argument("--runs", type=int, default=10, help="private runs per setting, seeds 0..runs-1 (default 10)")
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    parser.add_argument("--data-dir", type=Path, default=Path(repo_root).parent / "shared" / "data",
+                        help="folder of the real datasets (default: ../shared/data beside the repository)")
+    parser.add_argument("--out-dir", type=Path, default=Path(repo_root) / "benchmarks" / "results",
+                        help=f"where {outputs} are written")
+    args = parser.parse_args(argv)
+    if runs:
+        if args.runs < 1:
+            parser.error("--runs must be >= 1")
+        if args.quick:
+            args.runs = 2
+    return args
