@@ -467,19 +467,11 @@ def anomalies(results):
 
 
 def plot(results, path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import NullLocator
-
     names = list(results["problems"])
-    cols = min(3, len(names))
-    rows = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4.3 * rows), squeeze=False)
+    fig, axes = bench.panel_figure(len(names), 3, 5.5, 4.3)
     x = np.array(results["epsilons"])
     colors = {m: f"C{k}" for k, m in enumerate(MECHANISM_ORDER)}
-    for ax, name in zip(axes.ravel(), names):
+    for ax, name in zip(axes, names):
         entry = results["problems"][name]
         for mechanism, res in entry["mechanisms"].items():
             if "na" in res:
@@ -493,22 +485,12 @@ def plot(results, path):
                 own = np.array([np.nan if o is None else o for o in res["own_mean"]], dtype=float)
                 ax.plot(x, np.where(own > 0, own, np.nan), "x:", color=colors[mechanism],
                         label=f"{mechanism}: what it bounds")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        bench.epsilon_axis(ax, x)
         ax.set_title(f"{name} ({entry['n']}x{entry['p'] - 1})", fontsize=10)
-        ax.set_xticks(x, [f"{e:g}" for e in x])
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xlabel("epsilon (delta = 1/n^2)")
         ax.set_ylabel("F(w_priv) - F*")
         ax.legend(fontsize=6)
-    for ax in axes.ravel()[len(names):]:
-        ax.set_visible(False)
-    fig.suptitle(f"Excess empirical risk on each problem's penalized objective, mean over {results['runs']} runs; "
-                 "dashed: theorem bounds", fontsize=11)
-    fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    bench.save_figure(fig, path, "Excess empirical risk on each problem's penalized objective, mean over "
+                      f"{results['runs']} runs; dashed: theorem bounds", dpi=110, fontsize=11)
 
 
 def parse_args(argv=None):

@@ -49,7 +49,7 @@ __all__ = [
     "EPSILON", "CALIBRATIONS", "A_PRIORI_RANGES", "a_priori_bounds", "Problem", "make_problems",
     "lasso_alpha_max", "madelon", "cadata", "logistic_lognormal", "lasso_sparse", "reference",
     "relative_error", "private_run", "calibration_runs", "nonprivate_errors", "time_matvec", "run_problem", "run",
-    "format_table", "write_json", "plot",
+    "format_table", "write_json", "plot", "panel_figure", "save_figure", "epsilon_axis",
     "MECHANISMS", "MECHANISM_EPSILONS", "MECHANISM_QUICK_EPSILONS", "MECHANISM_ITERS", "MECHANISM_CALIBRATIONS",
     "NOISE_KEYS", "ONE_PASS_RADIUS", "mechanism_fit", "mechanism_runs", "run_mechanisms", "format_mechanisms_table",
     "noise_anomalies", "plot_mechanisms",
@@ -599,24 +599,11 @@ def plot(results, path):
         From ``run``.
     path : path
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     names = list(results["problems"])
-    cols = min(2, len(names))
-    rows = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4.0 * rows), squeeze=False)
-    for ax, name in zip(axes.ravel(), names):
+    fig, axes = panel_figure(len(names), 2, 5.5, 4.0)
+    for ax, name in zip(axes, names):
         _panel(ax, name, results["problems"][name], results["runs"])
-    for ax in axes.ravel()[len(names):]:
-        ax.set_visible(False)
-    fig.suptitle(f"DP-GCD, epsilon={results['epsilon']:g}, delta=1/n^2")
-    fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, f"DP-GCD, epsilon={results['epsilon']:g}, delta=1/n^2")
 
 
 def _panel(ax, name, entry, runs):
@@ -926,19 +913,11 @@ def plot_mechanisms(results, path):
         From ``run_mechanisms``.
     path : path
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import NullLocator
-
     names = list(results["problems"])
-    cols = min(2, len(names))
-    rows = math.ceil(len(names) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(6.0 * cols, 4.5 * rows), squeeze=False)
+    fig, axes = panel_figure(len(names), 2, 6.0, 4.5)
     x = np.array(results["epsilons"])
     colors = {m: f"C{k}" for k, m in enumerate(MECHANISM_CALIBRATIONS)}
-    for ax, name in zip(axes.ravel(), names):
+    for ax, name in zip(axes, names):
         entry = results["problems"][name]
         lows = []
         for mechanism, by_cal in entry["mechanisms"].items():
@@ -949,22 +928,55 @@ def plot_mechanisms(results, path):
                 ax.fill_between(x, mean - std, mean + std, color=colors[mechanism], alpha=0.15)
                 lows.append(mean[mean > 0].min(initial=1.0))
         ax.axhline(1.0, color="black", lw=0.5)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
+        epsilon_axis(ax, x)
         ax.set_ylim(bottom=0.3 * min(lows, default=1.0))
         ax.set_title(f"{name} ({entry['n']}x{entry['p']})")
-        ax.set_xticks(x, [f"{e:g}" for e in x])
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xlabel("epsilon (delta = 1/n^2)")
         ax.set_ylabel("(F(w) - F*) / (F(0) - F*)")
         ax.legend(fontsize=7)
-    for ax in axes.ravel()[len(names):]:
+    save_figure(fig, path, f"Private mechanisms, mean +- std over {results['runs']} runs")
+
+
+def panel_figure(n_panels, cols, width, height):
+    """A figure (Agg backend) with one axis per panel, ``cols`` panels wide, unused axes hidden.
+
+    Returns
+    -------
+    fig : matplotlib Figure
+    axes : list of ``n_panels`` Axes
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols = min(cols, n_panels)
+    rows = math.ceil(n_panels / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    for ax in axes.ravel()[n_panels:]:
         ax.set_visible(False)
-    fig.suptitle(f"Private mechanisms, mean +- std over {results['runs']} runs")
+    return fig, list(axes.ravel()[:n_panels])
+
+
+def save_figure(fig, path, title, dpi=120, **title_kw):
+    """Title, tight layout, write ``path`` (its folder created) and close the figure."""
+    import matplotlib.pyplot as plt
+
+    fig.suptitle(title, **title_kw)
     fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=dpi)
     plt.close(fig)
+
+
+def epsilon_axis(ax, epsilons):
+    """Log-log axes with one tick per epsilon of the grid."""
+    from matplotlib.ticker import NullLocator
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(epsilons, [f"{e:g}" for e in epsilons])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("epsilon (delta = 1/n^2)")
 
 
 def parse_benchmark_args(description, repo_root, outputs, quick_help, argv=None, runs=True):
