@@ -63,7 +63,7 @@ def test_paper_calibration_uses_the_formula():
     for eps, K, clip in [(1.0, None, None), (0.5, 3, 0.4 * b)]:
         noise = RecordingNoise(0)
         _, rep = mod.dp_cd(X, y, loss, pen, b, epsilon=eps, delta=DELTA, n_iter=T, calibration="paper",
-                           noise=noise, updates_per_epoch=K, clip=clip)
+                           noise=noise, updates_per_epoch=K, clipping_norm=clip)
         K = p if K is None else K
         C = b if clip is None else clip  # logistic: sup|f'| = 1
         sigma = np.sqrt(12 * C**2 * T * K * math.log(1 / DELTA) / (n**2 * eps**2))
@@ -266,7 +266,7 @@ def test_private_fit_approaches_the_optimum_at_large_epsilon():
 def test_sparse_and_dense_inputs_give_the_same_iterates():
     X, y, loss, pen = _setup()
     X[np.abs(X) < 0.3] = 0.0
-    kw = dict(epsilon=1.0, delta=DELTA, n_iter=15, calibration="paper", clip=0.5)
+    kw = dict(epsilon=1.0, delta=DELTA, n_iter=15, calibration="paper", clipping_norm=0.5)
     w1, _ = mod.dp_cd(X, y, loss, pen, np.ones(X.shape[1]), noise=make_noise(7), **kw)
     w2, _ = mod.dp_cd(sp.csr_matrix(X), y, loss, pen, np.ones(X.shape[1]), noise=make_noise(7), **kw)
     np.testing.assert_allclose(w1, w2, atol=1e-12)
@@ -288,7 +288,7 @@ def test_report_and_callback_count_epochs():
 @pytest.mark.parametrize("kw,match", [
     (dict(calibration="loose"), "unknown calibration"), (dict(n_iter=0), "n_iter"), (dict(n_iter=2.5), "n_iter"),
     (dict(epsilon=0.0), "epsilon"), (dict(delta=1.0), "delta"), (dict(updates_per_epoch=0), "updates_per_epoch"),
-    (dict(clip=0.0), "clip"), (dict(clip=[1.0, 2.0]), "clip"), (dict(clip=np.inf), "clip"),
+    (dict(clipping_norm=0.0), "clip"), (dict(clipping_norm=[1.0, 2.0]), "clip"), (dict(clipping_norm=np.inf), "clip"),
 ])
 def test_invalid_arguments(kw, match):
     X, y, loss, pen = _setup()
@@ -328,5 +328,5 @@ def test_unbounded_squared_loss_needs_clip():
         mod.dp_cd(X, y, losses.Squared(), pen, np.ones(X.shape[1]), epsilon=1.0, delta=DELTA, noise=make_noise(0))
     # with explicit thresholds the raw residual is clipped coordinate-wise, and the fit is private
     _, rep = mod.dp_cd(X, y, losses.Squared(), pen, np.ones(X.shape[1]), epsilon=1.0, delta=DELTA, n_iter=T,
-                       calibration="paper", noise=make_noise(0), clip=2.0)
+                       calibration="paper", noise=make_noise(0), clipping_norm=2.0)
     assert rep.guarantee_holds and rep.noise["clipping threshold"] == 2.0

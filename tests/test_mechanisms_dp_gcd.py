@@ -133,7 +133,7 @@ def test_default_tight_noise_is_gumbel_selection():
     _, rep = mod.dp_gcd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-5, n_iter=20, noise=make_noise(0))
     assert rep.noise["selection"] == "gumbel report-noisy-max"
     assert rep.noise["update"] == f"{mod.TIGHT_DEFAULT[1]} noise"
-    with pytest.raises(ValueError, match="poster's Laplace noise"):
+    with pytest.raises(ValueError, match="paper's Laplace noise"):
         mod.dp_gcd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-5, calibration="paper",
                    selection="gumbel", noise=make_noise(0))
 

@@ -367,7 +367,7 @@ def test_refusals_of_penalties_bounds_and_losses():
     X, y, loss, _ = _setup()
     p = X.shape[1]
     for pen, match in [(norms.ElasticNet(1.0, 0.5), "elastic net"), (norms.L2(1.0), "elastic net"),
-                       (None, "needs a penalty"), (norms.L1(1.0, np.zeros(p)), "unpenalized"),
+                       (None, "needs an L1 ball"), (norms.L1(1.0, np.zeros(p)), "unpenalized"),
                        (norms.L1(1.0, np.r_[np.ones(p - 2), 0.0, 0.0]), "selection='gumbel'"),
                        (norms.SubmodularNorm(norms.Nonempty(p), unpenalized=[p]), "coordinates")]:
         kw = dict(selection="laplace") if match == "selection='gumbel'" else {}

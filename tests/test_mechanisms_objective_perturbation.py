@@ -65,7 +65,7 @@ def test_report_budget_split_and_declared_delta():
     assert rep.noise["Delta"] == pytest.approx(k["Delta_min"])
     assert rec.draws[0][0] == pytest.approx(k["beta"])
     assert rep.guarantee_holds and rep.accountant_epsilon <= EPS * (1 + 1e-9)
-    assert rep.noise["certified gap"] <= rep.noise["solver tolerance"]
+    assert "certified gap" not in rep.noise  # a data-dependent number: never in the report
     assert np.abs(w[:-1]).sum() <= 2.0 + 6 * rep.noise["output noise std"] * math.sqrt(X.shape[1])
 
 
@@ -132,7 +132,7 @@ def test_primal_and_dual_routes_agree_with_the_same_noise(kind):
 # --- refusals -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("loss,match", [(losses.Hinge(), "not differentiable"),
-                                        (losses.Squared(), "bounded gradient"),
+                                        (losses.Squared(), "not twice differentiable"),
                                         (losses.Squared(clip=1.0), "jumps at the threshold"),
                                         (losses.Huber(1.0), "jumps at the threshold")])
 def test_refuses_losses_outside_kst(loss, match):

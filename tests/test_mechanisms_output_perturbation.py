@@ -61,7 +61,7 @@ def test_declared_sensitivity_formula_and_report():
     _, rep = _fit(X, y, loss, pen, b, rec, mu=0.2, tol=1e-9)
     n, R = X.shape[0], math.sqrt(X.shape[1])
     assert rep.noise["sensitivity (L2)"] == pytest.approx(2 * R / (n * 0.2) + 2 * math.sqrt(2e-9 / 0.2))
-    assert rep.noise["certified gap"] <= 1e-9
+    assert "certified gap" not in rep.noise  # a data-dependent number: never in the report
     assert rep.accountant_epsilon <= EPS * (1 + 1e-9) and rep.guarantee_holds
     assert rec.draws[0][0] == pytest.approx(rep.noise["noise std"])
 
@@ -133,7 +133,7 @@ def test_structured_norm_and_excess_risk_bound_holds():
 @pytest.mark.parametrize("mu", [0.0, -1.0])
 def test_refuses_mu_not_positive(mu):
     X, y, loss, pen, b = _setup()
-    with pytest.raises(ValueError, match="sensitivity of the minimizer is unbounded"):
+    with pytest.raises(ValueError, match="option mu must be"):
         _fit(X, y, loss, pen, b, RecordingNoise(), mu=mu)
 
 
@@ -142,13 +142,25 @@ def test_refuses_non_smooth_and_unbounded_losses():
     with pytest.raises(ValueError, match="not smooth"):
         _fit(X, y, losses.Hinge(), pen, b, RecordingNoise())
     Xr, yr = bounded_problem(n=100, p=4, classification=False)
-    with pytest.raises(ValueError, match="no bound on its derivative"):
+    with pytest.raises(ValueError, match="not Lipschitz"):
         _fit(Xr, yr, losses.Squared(), norms.L1(0.01), np.ones(5), RecordingNoise())
     w, rep = _fit(Xr, yr, losses.Squared(clip=1.0), norms.L1(0.01), np.ones(5), RecordingNoise())
     assert rep.guarantee_holds
 
 
-def test_unreached_tolerance_is_an_error():
-    X, y, loss, pen, b = _setup()
-    with pytest.raises(mod.SolverToleranceError, match="certified gap"):
-        _fit(X, y, loss, pen, b, RecordingNoise(), tol=1e-14, n_iter=10)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_public_iteration_count_reaches_the_tolerance_whatever_the_data(seed):
+    """V-FISTA run for exactly ``linear_rate_iterations`` (no early stop) is within tol of F*:
+    the sensitivity needs no data-dependent certificate, so a fit never fails on the data."""
+    X, y = bounded_problem(n=150, p=6, seed=seed, classification=False)
+    loss, mu, tol = losses.Huber(1.0), 0.05, 1e-6
+    pen = norms.make_penalty("l1", 0.02, intercept_weights(X.shape[1]))
+    R2 = X.shape[1]
+    smooth = loss.smoothness * R2 + mu
+    k = solvers.linear_rate_iterations(smooth, mu, 2.0 * mod.zero_loss_bound(loss), tol)
+    grad = lambda w: X.T @ loss.derivative(X @ w, y) / X.shape[0] + mu * w  # noqa: E731
+    w, it = solvers.accelerated_proximal_gradient(grad, pen.prox, np.zeros(X.shape[1]), 1.0 / smooth, k,
+                                                  strong_convexity=mu)
+    ref = solvers.solve_prox(X, y, loss, pen, mu=mu, tol=1e-13)
+    assert it == k
+    assert solvers.objective(X, y, w, loss, pen, mu) - ref.objective <= tol

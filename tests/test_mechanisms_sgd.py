@@ -51,7 +51,7 @@ def test_dp_sgd_noise_and_calibration():
     noise = GaussianRecorder(1)
     T = 50
     _, rep = dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-6, n_iter=T,
-                           batch_size=100, clip=0.5, noise=noise)
+                           batch_size=100, clipping_norm=0.5, noise=noise)
     assert 1.0 - 1e-3 <= rep.accountant_epsilon <= 1.0
     m = rep.noise["noise multiplier"]
     assert rep.noise["gaussian std (sum)"] == pytest.approx(m * 0.5)
@@ -77,12 +77,12 @@ def test_dp_sgd_approaches_the_optimum_at_large_epsilon():
 def test_dp_sgd_refuses_paper_calibration_and_bad_options():
     X, y, loss, pen = _problem(n=100)
     kw = dict(epsilon=1.0, delta=1e-5, noise=make_noise(0))
-    with pytest.raises(ValueError, match="calibration='tight'"):
+    with pytest.raises(ValueError, match="unknown calibration"):
         dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), calibration="paper", **kw)
     with pytest.raises(ValueError, match="batch_size"):
         dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), batch_size=1000, **kw)
     with pytest.raises(ValueError, match="clip"):
-        dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), clip=-1.0, **kw)
+        dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), clipping_norm=-1.0, **kw)
 
 
 def test_one_pass_usage_probability_by_simulation():

@@ -311,6 +311,9 @@ class PrivacyReport:
     Attributes
     ----------
     mechanism, calibration : str
+        The registry name of the mechanism and its calibration.
+    method : str
+        The mechanism in words, with its source.
     epsilon, delta : float
         The target budget.
     accountant_epsilon : float
@@ -336,6 +339,7 @@ class PrivacyReport:
     accountant_epsilon: float
     iterations: int
     noise: dict
+    method: str = ""
     neighbouring: str = REPLACE_ONE
     accountant: str = "pld"
     bounds_source: str = "declared by the user"
@@ -365,6 +369,7 @@ class PrivacyReport:
         lines = [
             "Privacy report",
             f"  guarantee          {verdict}",
+            f"  mechanism          {self.mechanism}: {self.method}" if self.method else
             f"  mechanism          {self.mechanism}",
             f"  calibration        {self.calibration}",
             f"  target             epsilon={self.epsilon:g}, delta={self.delta:.3g}",

@@ -21,22 +21,28 @@ from sklearn.model_selection import train_test_split
 from . import data, norms, solvers
 from .estimators import DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from .exceptions import PrivacyLeakWarning
-from .mechanisms import MECHANISMS
-from .mechanisms.dp_gcd import CALIBRATIONS, RULES, SELECTIONS, UPDATES
+from .mechanisms import REGISTRY
 
-# CLI flag -> {mechanism: keyword of mechanism_options}
-_MECHANISM_FLAGS = {"selection": {"dp-gcd": "selection"}, "update_noise": {"dp-gcd": "update_noise"},
-                    "batch_size": {"dp-sgd": "batch_size"}, "clipping_norm": {"dp-sgd": "clip", "dp-cd": "clip"},
-                    "radius": {"one-pass-sgd": "radius", "objective": "radius", "fw": "radius"},
-                    "geometry": {"one-pass-sgd": "geometry"}, "mu": {"output": "mu", "dual-fw": "mu"}}
+# Options the CLI sets through its own flags (--iterations is every mechanism's n_iter).
+_OWN_FLAGS = {"n_iter"}
 
 MODEL_FORMAT = "dpsparse-model/1"
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows a flag's default unless it is None (then its help says what the default is)."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is argparse.SUPPRESS:
+            return action.help
+        return super()._get_help_string(action)
 
 
 def _parser():
     p = argparse.ArgumentParser(prog="dpsparse", description="Differentially private sparse learning.")
     sub = p.add_subparsers(dest="command", required=True)
-    f = sub.add_parser("fit", help="train a private model and report privacy and accuracy")
+    f = sub.add_parser("fit", help="train a private model and report privacy and accuracy",
+                       formatter_class=_HelpFormatter)
     f.add_argument("--data", default="breast_cancer",
                    help="data file (svmlight or CSV), or a bundled dataset: breast_cancer (default), diabetes")
     f.add_argument("--format", choices=["svmlight", "csv"], help="file format (default: from the extension)")
@@ -47,22 +53,17 @@ def _parser():
     f.add_argument("--groups", help="JSON file of the groups of group-l2 / group-linf (docs/norms.md)")
     f.add_argument("--l1-ratio", type=float, default=0.5, help="elastic-net mixing, in [0, 1]")
     f.add_argument("--alpha", type=float, default=1e-3, help="penalty strength (bounded coordinates)")
-    f.add_argument("--epsilon", type=float, default=1.0)
+    f.add_argument("--epsilon", type=float, default=1.0, help="privacy budget epsilon > 0")
     f.add_argument("--delta", type=float, help="default: 1/n^2")
-    f.add_argument("--mechanism", choices=sorted(MECHANISMS),
+    f.add_argument("--mechanism", choices=sorted(REGISTRY),
                    help="default: dp-gcd for separable penalties and smooth losses, else dp-sgd "
-                        "(one-pass-sgd for the hinge loss)")
-    f.add_argument("--rule", choices=RULES, default="gs-r", help="DP-GCD selection rule")
-    f.add_argument("--selection", choices=SELECTIONS, help="DP-GCD report-noisy-max noise (tight calibration)")
-    f.add_argument("--update-noise", choices=UPDATES, help="DP-GCD update noise (tight calibration)")
-    f.add_argument("--batch-size", type=float, help="DP-SGD expected batch size (default sqrt(n))")
-    f.add_argument("--clipping-norm", type=float,
-                   help="DP-SGD per-sample clipping norm; DP-CD per-coordinate clipping threshold")
-    f.add_argument("--radius", type=float, help="one-pass SGD, objective: radius of the ball of models")
-    f.add_argument("--mu", type=float, help="output perturbation, dual-fw: strong-convexity (ridge) term mu > 0")
-    f.add_argument("--geometry", choices=["euclidean", "l1"], help="one-pass SGD: projected SGD or L1 mirror descent")
-    f.add_argument("--calibration", choices=CALIBRATIONS, help="default: the mechanism's own (tight where it exists)")
-    f.add_argument("--iterations", type=int, default=50)
+                        "(one-pass-sgd for the hinge loss). "
+                        + "; ".join(f"{m.name}: {m.summary}" for m in REGISTRY.values()))
+    _add_mechanism_options(f)
+    calibrations = sorted({c for m in REGISTRY.values() for c in m.calibrations})
+    f.add_argument("--calibration", choices=calibrations, help="default: the mechanism's own (tight where it exists)")
+    f.add_argument("--iterations", type=int, default=50,
+                   help="iterations T of the mechanism (its n_iter; the budget is split over them)")
     f.add_argument("--clip", type=float, default=1.0, help="residual clipping / Huber threshold (regression)")
     f.add_argument("--bounds", help="public bounds JSON (docs/bounds.md); without it bounds leak from the data")
     f.add_argument("--test-size", type=float, default=0.25, help="held-out fraction, in (0, 1)")
@@ -71,6 +72,16 @@ def _parser():
     f.add_argument("--noise", choices=["fast", "secure"], default="fast",
                    help="noise backend: numpy, or OpenDP's floating-point-safe samplers (docs/noise.md)")
     f.add_argument("--json", action="store_true", help="print the results as JSON")
+    a = sub.add_parser("audit", help="audit a mechanism: sensitivity replay, black-box lower bound, mutation check",
+                       formatter_class=_HelpFormatter, description="docs/audit.md explains each check.")
+    a.add_argument("--mechanism", choices=sorted(REGISTRY), required=True)
+    a.add_argument("--loss", choices=["logistic", "huber"], default="huber",
+                   help="huber: regression with labels in [-1, 1]; logistic: labels +-1")
+    a.add_argument("--epsilon", type=float, default=1.0, help="claimed epsilon")
+    a.add_argument("--delta", type=float, default=1e-3, help="claimed delta")
+    a.add_argument("--runs", type=int, default=2000, help="black-box runs per dataset (0: replay only)")
+    a.add_argument("--mutation", type=float, default=0.25, help="noise factor of the mutant (1: no mutation check)")
+    a.add_argument("--seed", type=int, default=0)
     q = sub.add_parser("predict", help="apply a model written by 'dpsparse fit'")
     q.add_argument("--model", required=True)
     q.add_argument("--data", required=True)
@@ -99,15 +110,44 @@ def _mechanism(args, loss):
     return "dp-sgd" if args.penalty in norms.STRUCTURED else "dp-gcd"
 
 
+def _flag(name):
+    return "--" + name.replace("_", "-")
+
+
+def _add_mechanism_options(parser):
+    """One flag per declared option name (shared by the mechanisms that declare it), from the registry."""
+    owners = {}
+    for m in REGISTRY.values():
+        for o in m.options:
+            if o.name not in _OWN_FLAGS:
+                owners.setdefault(o.name, []).append((m.name, o))
+    group = parser.add_argument_group("mechanism options (docs/privacy.md derives each default)")
+    for name, decl in owners.items():
+        o = decl[0][1]
+        helps = "; ".join(f"{m}: {d.help} (default: {d.default_help or d.default})" for m, d in decl)
+        kw = {"default": None, "help": helps.replace("%", "%%")}
+        if o.kind == "choice":
+            kw["choices"] = sorted({c for _, d in decl for c in d.choices})
+        elif o.kind == "bool":
+            kw.update(action="store_const", const=True)
+        else:
+            kw["type"] = int if o.kind == "int" else float
+        group.add_argument(_flag(name), **kw)
+
+
 def _mechanism_options(args, mechanism):
+    """The flags given on the command line, as ``mechanism_options``; an error for a foreign flag."""
     options = {}
-    for flag, owners in _MECHANISM_FLAGS.items():
-        value = getattr(args, flag)
-        if value is None:
-            continue
-        if mechanism not in owners:
-            raise ValueError(f"--{flag.replace('_', '-')} is an option of {' and '.join(owners)}, not of {mechanism}")
-        options[owners[mechanism]] = value
+    declared = set(REGISTRY[mechanism].option_names)
+    for m in REGISTRY.values():
+        for o in m.options:
+            value = getattr(args, o.name, None) if o.name not in _OWN_FLAGS else None
+            if value is None or o.name in options:
+                continue
+            if o.name not in declared:
+                owners = [k for k, d in REGISTRY.items() if o.name in d.option_names]
+                raise ValueError(f"{_flag(o.name)} is an option of {' and '.join(owners)}, not of {mechanism}")
+            options[o.name] = value
     return options
 
 
@@ -116,7 +156,7 @@ def _estimator(args, binary):
     mechanism = _mechanism(args, loss)
     common = dict(epsilon=args.epsilon, delta=args.delta, alpha=args.alpha, penalty=args.penalty,
                   l1_ratio=args.l1_ratio, groups=args.groups, mechanism=mechanism,
-                  mechanism_options=_mechanism_options(args, mechanism), max_iter=args.iterations, rule=args.rule,
+                  mechanism_options=_mechanism_options(args, mechanism), max_iter=args.iterations,
                   calibration=args.calibration, random_state=args.seed, verbose=1, noise=args.noise)
     if loss in ("logistic", "hinge"):
         if not binary:
@@ -139,7 +179,7 @@ def _reference(est, Xtr, ytr):
     loss = est.reference_loss()
     solve = solvers.solve if isinstance(penalty, norms.ElasticNet) else solvers.solve_prox
     ref = solve(design.X, design.y, loss, penalty)
-    F = lambda w: solvers.objective(design.X, design.y, w, loss, penalty)  # noqa: E731
+    F = lambda w: solvers.objective(design.X, design.y, w, loss, penalty)
     rel = (F(est.coef_bounded_) - ref.objective) / (F(np.zeros_like(ref.coef)) - ref.objective)
     return ref, design, float(rel)
 
@@ -254,10 +294,42 @@ def _columns(X, cols, names, path):
     return X[:, [cols.index(c) for c in names]]
 
 
+def audit(args):
+    """Print the sensitivity replay on each neighbouring pair, then the black-box and mutation bounds."""
+    from . import audit as _audit
+    from . import losses as _losses
+
+    if args.runs < 0 or args.runs > 10**6:
+        raise ValueError(f"--runs must be an integer in [0, 1e6], got {args.runs}")
+    if not 0 < args.mutation <= 1:
+        raise ValueError(f"--mutation must be in (0, 1], got {args.mutation}")
+    classification = args.loss == "logistic"
+    loss = _losses.Logistic() if classification else _losses.Huber(1.0)
+    mech = REGISTRY[args.mechanism]
+    options = {"n_iter": 1} if "n_iter" in mech.option_names else {}
+    penalty = norms.build_penalty("l1", 0.05, 2, True)
+    bounds, pairs = _audit.neighbouring_pairs(n=10, p=2, classification=classification, row_norm=1.0)
+    kw = dict(epsilon=args.epsilon, delta=args.delta, options=options, classification=classification)
+    print(f"audit of {mech.name} ({mech.title}), claimed epsilon={args.epsilon:g}, delta={args.delta:g}")
+    print("sensitivity replay (change / declared sensitivity; above 1 breaks the claim):")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, pair in pairs.items():
+            ratios = _audit.sensitivity_replay(mech, pair, bounds, loss, penalty, seed=args.seed, **kw)
+            print(f"  {name:<25} " + ", ".join(f"{k} {v:.3f}" for k, v in ratios.items()))
+        if args.runs:
+            for factor in sorted({1.0, args.mutation}, reverse=True):
+                res = _audit.black_box_audit(mech, pairs["label flip"], bounds, loss, penalty, runs=args.runs,
+                                             seed=args.seed, noise_factor=factor, **kw)
+                what = "as declared" if factor == 1 else f"mutant, noise x{factor:g}"
+                print(f"black-box lower bound ({what}): epsilon >= {res.epsilon_lower_bound:.3f} (95%, "
+                      f"{args.runs} runs per dataset)")
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
-        (fit if args.command == "fit" else predict)(args)
+        {"fit": fit, "predict": predict, "audit": audit}[args.command](args)
     except ValueError as exc:
         print(f"dpsparse: error: {exc}", file=sys.stderr)
         return 2

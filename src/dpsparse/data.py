@@ -26,8 +26,17 @@ import scipy.sparse as sp
 from .exceptions import PrivacyLeakWarning
 
 __all__ = [
-    "Bounds", "BoundedDesign", "bounds_from_data", "prepare", "check_data",
-    "load_svmlight", "load_csv", "load", "data_format", "load_bundled", "BUNDLED",
+    "BUNDLED",
+    "BoundedDesign",
+    "Bounds",
+    "bounds_from_data",
+    "check_data",
+    "data_format",
+    "load",
+    "load_bundled",
+    "load_csv",
+    "load_svmlight",
+    "prepare",
 ]
 
 BUNDLED = {"breast_cancer": "classification", "diabetes": "regression"}
@@ -226,6 +235,73 @@ class BoundedDesign:
     clipped_labels: int = 0
     clipped_rows: int = 0
     bounds: Bounds = field(default=None, repr=False)
+    row_norm: float = None
+    source: str = "declared by the user"
+    public: bool = True
+
+    def __post_init__(self):
+        if self.row_norm is None:
+            self.row_norm = float(np.linalg.norm(self.feature_bounds))
+
+    @property
+    def n(self):
+        return self.X.shape[0]
+
+    @property
+    def p(self):
+        return self.X.shape[1]
+
+    @property
+    def bounds_source(self):
+        """Where the bounds come from, for the privacy report."""
+        return self.source
+
+    @property
+    def bounds_public(self):
+        """False when the bounds were read from the private data."""
+        return self.public
+
+    @classmethod
+    def from_arrays(cls, X, y, feature_bounds, row_norm=None, source="feature_bounds passed by the caller"):
+        """A design from arrays and public bounds on them, enforced: each ``|x_ij|`` is clipped
+        to ``feature_bounds[j]`` and each row to L2 norm ``row_norm`` (counted).
+
+        This is how a mechanism called directly (``dpsparse.mechanisms.dp_gcd(X, ...)``)
+        receives its data: the bounds it is calibrated for hold by construction.
+
+        Parameters
+        ----------
+        X : ndarray or sparse matrix of shape (n, p)
+        y : ndarray of shape (n,)
+        feature_bounds : array-like of shape (p,), finite, > 0
+        row_norm : float > 0 or None
+            Bound on ``||x_i||_2``; the design's bound is ``min(row_norm, ||feature_bounds||_2)``.
+        source : str
+
+        Raises
+        ------
+        ValueError
+            Bounds of the wrong length, not finite or not > 0; a bad ``row_norm``.
+        """
+        n, p = X.shape
+        b = np.asarray(feature_bounds, dtype=float)
+        if b.shape != (p,) or not np.all(np.isfinite(b)) or np.any(b <= 0):
+            raise ValueError(f"feature_bounds must be {p} finite numbers > 0")
+        if row_norm is not None and not (np.isfinite(row_norm) and row_norm > 0):
+            raise ValueError(f"row_norm must be a finite number > 0, got {row_norm!r}")
+        if sp.issparse(X):
+            Xb = sp.csr_matrix(X, dtype=float, copy=True)
+            Xb.data /= b[Xb.indices]
+            clipped = _clip(Xb.data)
+            Xb.data *= b[Xb.indices]
+        else:
+            Xb = np.asarray(X, dtype=float) / b
+            clipped = _clip(Xb)
+            Xb *= b
+        R = float(np.linalg.norm(b)) if row_norm is None else min(float(row_norm), float(np.linalg.norm(b)))
+        Xb, clipped_rows = _clip_rows(Xb, R)
+        return cls(X=Xb, y=np.asarray(y, dtype=float), feature_bounds=b, scale=np.ones(p), shift=np.zeros(p),
+                   fit_intercept=False, clipped_values=clipped, clipped_rows=clipped_rows, row_norm=R, source=source)
 
     def to_original(self, w):
         """Coefficients and intercept of ``w`` (fitted on this design) in the original units.
@@ -260,6 +336,18 @@ def _clip(values):
     out = np.abs(values) > 1.0
     np.clip(values, -1.0, 1.0, out=values)
     return int(out.sum())
+
+
+def _clip_rows(X, bound):
+    """Scale the rows of ``X`` with L2 norm above ``bound`` down to it; return ``(X, count)``."""
+    sparse = sp.issparse(X)
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if sparse else np.linalg.norm(X, axis=1)
+    over = norms > bound
+    if not over.any():
+        return X, 0
+    factor = np.where(over, bound / np.where(over, norms, 1.0), 1.0)
+    X = sp.csr_matrix(X.multiply(factor[:, None])) if sparse else X * factor[:, None]
+    return X, int(over.sum())
 
 
 def prepare(X, y, bounds, classification, fit_intercept=True):
@@ -297,11 +385,10 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
         clipped = _clip(Xb)
     clipped_rows = 0
     if bounds.row_norm is not None:
-        norms = np.sqrt(np.asarray(Xb.multiply(Xb).sum(axis=1)).ravel()) if sparse else np.linalg.norm(Xb, axis=1)
-        over = norms > bounds.row_norm
-        clipped_rows = int(over.sum())
-        factor = np.where(over, bounds.row_norm / np.where(over, norms, 1.0), 1.0)
-        Xb = sp.csr_matrix(Xb.multiply(factor[:, None])) if sparse else Xb * factor[:, None]
+        Xb, clipped_rows = _clip_rows(Xb, bounds.row_norm)
+    # Public bound on ||x_i||_2 over every column the mechanism sees, the intercept included.
+    feature_norm = np.sqrt(p) if bounds.row_norm is None else min(bounds.row_norm, np.sqrt(p))
+    row_norm = float(np.sqrt(feature_norm**2 + fit_intercept))
     label_scale, label_shift, clipped_labels = 1.0, 0.0, 0
     yb = np.asarray(y, dtype=float)
     if not classification:
@@ -318,6 +405,7 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
         X=Xb, y=yb, feature_bounds=np.ones(p + fit_intercept), scale=scale, shift=shift,
         label_scale=label_scale, label_shift=label_shift, fit_intercept=fit_intercept,
         clipped_values=clipped, clipped_labels=clipped_labels, clipped_rows=clipped_rows, bounds=bounds,
+        row_norm=row_norm, source=bounds.source, public=bounds.public,
     )
 
 

@@ -8,7 +8,6 @@ in the bounded coordinates. ``privacy_report_`` says what the fit guarantees.
 """
 from __future__ import annotations
 
-import inspect
 import sys
 import time
 
@@ -21,10 +20,10 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from . import losses, norms
 from .accounting import check_privacy_params
 from .data import Bounds, bounds_from_data, prepare
-from .mechanisms import MECHANISMS
+from .mechanisms import fit_mechanism, get
 from .noise import make_noise
 
-__all__ = ["DPLogisticRegression", "DPLinearSVC", "DPLinearRegression", "DPLasso", "DPElasticNet"]
+__all__ = ["DPElasticNet", "DPLasso", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression"]
 
 
 def _resolve_bounds(bounds, X, y, regression):
@@ -37,13 +36,6 @@ def _resolve_bounds(bounds, X, y, regression):
     if isinstance(bounds, str):
         return Bounds.from_json(bounds)
     raise ValueError(f"bounds must be None, a Bounds, a dict or a JSON file path, got {type(bounds).__name__}")
-
-
-# Arguments every mechanism takes from the estimator itself (not from mechanism_options).
-_COMMON_ARGUMENTS = {"X", "y", "loss", "penalty", "feature_bounds", "epsilon", "delta", "n_iter", "calibration",
-                     "noise", "callback"}
-# Mechanisms whose number of steps is random (one-pass SGD) or that solve to a tolerance.
-_RANDOM_OR_NO_ITERATIONS = {"one-pass-sgd", "output", "objective"}
 
 
 class _Progress:
@@ -79,6 +71,9 @@ class _DPLinearModel(BaseEstimator):
     def fit(self, X, y):
         """Fit the model privately.
 
+        Every check on the parameters and on the public bounds runs before the private
+        data is used and before a ``budget`` is charged; a fit that raises charges nothing.
+
         Parameters
         ----------
         X : array-like or sparse matrix of shape (n_samples, n_features)
@@ -92,59 +87,53 @@ class _DPLinearModel(BaseEstimator):
         ------
         ValueError
             Invalid data (NaN/inf, shape mismatch, empty), budget (epsilon <= 0, delta
-            outside (0, 1)), mechanism, bounds, or labels.
+            outside (0, 1)), mechanism, option, bounds, or labels.
+        BudgetExceededError
+            The fit would overdraw ``budget``.
 
         Warns
         -----
         PrivacyLeakWarning
             When ``bounds`` is None: bounds come from the data and the fit is not private.
         """
+        mechanism = get(self.mechanism)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=not self._classification)
-        if self.mechanism not in MECHANISMS:
-            raise ValueError(f"unknown mechanism {self.mechanism!r}; allowed: {sorted(MECHANISMS)}")
         n = X.shape[0]
         if n < 2:
             raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {n}")
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
-        options = self._mechanism_options()
+        options = self._mechanism_options(mechanism)
+        mechanism.resolve_calibration(self.calibration)
         penalty = self._penalty(X.shape[1])
-        if self.budget is not None:
-            self.budget.spend(self.epsilon, delta, label=f"{type(self).__name__} ({self.mechanism})")
+        loss = self._loss()
+        mechanism.check_compatible(loss, penalty)
+        noise = make_noise(self.random_state, self.noise)
         design = self._design(X, y)
-        bounds = design.bounds
-        if "row_norm" in inspect.signature(MECHANISMS[self.mechanism]).parameters:
-            options.setdefault("row_norm", bounds.row_norm)
-        n_iter = None if self.mechanism in _RANDOM_OR_NO_ITERATIONS else self.max_iter
-        if self.calibration is not None:
-            options["calibration"] = self.calibration
-        w, report = MECHANISMS[self.mechanism](
-            design.X, design.y, self._loss(), penalty, design.feature_bounds,
-            epsilon=self.epsilon, delta=delta, n_iter=n_iter,
-            noise=make_noise(self.random_state, self.noise), callback=_Progress(n_iter) if self.verbose else None,
-            **options,
+        w, report = fit_mechanism(
+            mechanism, design, loss, penalty, epsilon=self.epsilon, delta=delta, calibration=self.calibration,
+            options=options, noise=noise, callback=_Progress(options.get("n_iter")) if self.verbose else None,
+            budget=self.budget, label=f"{type(self).__name__} ({self.mechanism})",
         )
-        report.bounds_source, report.bounds_public = bounds.source, bounds.public
-        report.clipped = {"feature values": design.clipped_values, "labels": design.clipped_labels,
-                          "row norms": design.clipped_rows}
-        if not bounds.public:
-            report.warnings.append("bounds were computed from the private data: no privacy guarantee")
+        if self._classification and getattr(self, "classes", None) is None:
+            report.warnings.append("the label set (classes_) was read from the private data; pass classes= to "
+                                   "declare it publicly")
+        if self._classification:
+            self.classes_ = self._fit_classes
         self.coef_, self.intercept_ = design.to_original(w)
         self.coef_bounded_ = w
         self.privacy_report_ = report
         self.n_iter_ = report.iterations
         return self
 
-    def _mechanism_options(self):
-        """``mechanism_options`` checked against the mechanism's keyword arguments."""
+    def _mechanism_options(self, mechanism):
+        """``mechanism_options`` plus ``max_iter`` (as ``n_iter``) and ``rule`` where the mechanism has them."""
         options = dict(self.mechanism_options or {})
-        if self.mechanism == "dp-gcd":
+        if "n_iter" in mechanism.option_names:
+            options.setdefault("n_iter", self.max_iter)
+        if "rule" in mechanism.option_names:
             options.setdefault("rule", self.rule)
-        allowed = set(inspect.signature(MECHANISMS[self.mechanism]).parameters) - _COMMON_ARGUMENTS
-        unknown = set(options) - allowed
-        if unknown:
-            raise ValueError(f"unknown mechanism_options {sorted(unknown)} for {self.mechanism}; "
-                             f"allowed: {sorted(allowed)}")
+        mechanism.resolve_options(options)
         return options
 
     def _design(self, X, y):
@@ -167,7 +156,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     """Differentially private L1 (or elastic-net, L2) logistic regression for binary labels.
 
     Minimizes ``(1/n) sum_i log(1 + exp(-y_i <w, x_i>)) + alpha * psi(w)`` with a private
-    mechanism (default DP-GCD, seed 003) on the data mapped onto public bounds.
+    mechanism (default DP-GCD, Mangold et al. 2023) on the data mapped onto public bounds.
 
     Parameters
     ----------
@@ -185,16 +174,18 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Used when ``penalty="elasticnet"``.
     groups : list of lists of column indices, dict, str (JSON file) or None
         Groups of the group penalties (format in docs/norms.md).
-    mechanism : {"dp-gcd", "dp-cd", "dp-sgd", "one-pass-sgd", "output", "objective", "dual-fw", "fw"}
-        DP-GCD (Mangold et al. 2023) and DP-CD (Mangold et al. 2022), for separable
-        penalties; DP-SGD (Abadi et al. 2016); seed 002's one-pass noisy SGD (its number of
-        steps is random); output perturbation (needs ``mechanism_options={"mu": ...}``) and
-        objective perturbation over ``{Omega <= radius}`` (``{"radius": ...}``) and private
-        Frank-Wolfe on the dual (``{"mu": ...}``; structured norms with an LMO) of seed 001;
-        private Frank-Wolfe on the primal over ``radius`` times the penalty's ball
-        (Talwar, Thakurta & Zhang 2015; ``{"radius": ...}``).
+    mechanism : str
+        A name of ``dpsparse.mechanisms.REGISTRY``: "dp-gcd" (Mangold et al. 2023) and
+        "dp-cd" (Mangold et al. 2022) for separable penalties; "dp-sgd" (Abadi et al.
+        2016); "one-pass-sgd" (Arora, Marinov & Ullah 2020; its number of steps is
+        random); "output" (output perturbation, Chaudhuri et al. 2011) and "objective"
+        (objective perturbation over a norm ball, Kifer, Smith & Thakurta 2012); "dual-fw"
+        (private Frank-Wolfe on the dual, Kumar & Deisenroth 2019) and "fw" (private
+        Frank-Wolfe on the primal, Talwar, Thakurta & Zhang 2015). Every option has a
+        public default (``dpsparse fit --help`` lists them, docs/privacy.md derives them).
     max_iter : int >= 1
-        Iterations T of the mechanism (the budget is split over them).
+        Iterations T of the mechanism (its option ``n_iter``, where it has one; the
+        budget is split over them).
     rule : {"gs-r", "gs-s", "gs-q"}
         Greedy selection rule of DP-GCD.
     calibration : {"tight", "paper"} or None
@@ -210,15 +201,19 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     verbose : int
         > 0: print progress to stderr during long fits.
     mechanism_options : dict or None
-        Further keyword arguments of the mechanism (e.g. ``selection``, ``update_noise``
+        Options of the mechanism (its ``options``, e.g. ``selection``, ``update_noise``
         for DP-GCD; ``batch_size``, ``clip``, ``learning_rate`` for DP-SGD; ``radius`` for
-        one-pass SGD). Unknown keys are an error.
+        the one-pass SGD, FW and objective perturbation; ``mu`` for output perturbation).
+        Unknown keys and values outside their range are errors.
     budget : PrivacyBudget or None
-        A budget shared by several fits: ``fit`` charges (epsilon, delta) to it before it
-        touches the data, and refuses when the budget would be exceeded.
+        A budget shared by several fits: ``fit`` charges the accountant's epsilon (and
+        delta) once every check has passed, before the mechanism runs, and refuses when the
+        budget would be exceeded.
     noise : {"fast", "secure"}
         Noise backend (docs/noise.md): numpy, or OpenDP's floating-point-safe samplers
         (``pip install "dpsparse[secure]"``; refuses a fixed ``random_state``).
+    classes : sequence of 2 labels or None
+        The public label set. None reads it from the data, and the report says so.
 
     Attributes
     ----------
@@ -236,7 +231,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
                  mechanism="dp-gcd", max_iter=50, rule="gs-r", calibration=None, bounds=None, fit_intercept=True,
-                 random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
+                 random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast", classes=None):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -254,6 +249,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.mechanism_options = mechanism_options
         self.budget = budget
         self.noise = noise
+        self.classes = classes
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -266,13 +262,22 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     def _encode(self, y):
         check_classification_targets(y)
-        self.classes_ = np.unique(y)
-        if self.classes_.size != 2:
+        if self.classes is not None:
+            classes = np.unique(np.asarray(self.classes))
+            if classes.size != 2:
+                raise ValueError(f"classes must list exactly 2 distinct labels, got {list(self.classes)!r}")
+            unknown = ~np.isin(y, classes)
+            if unknown.any():
+                raise ValueError(f"y has labels outside classes={classes.tolist()}, e.g. {y[unknown][0]!r}")
+        else:
+            classes = np.unique(y)
+        if classes.size != 2:
             raise ValueError(
                 f"Only binary classification is supported: y must have exactly 2 classes, "
-                f"got {self.classes_.size}: {self.classes_[:10].tolist()}"
+                f"got {classes.size}: {classes[:10].tolist()}"
             )
-        return np.where(y == self.classes_[1], 1.0, -1.0)
+        self._fit_classes = classes  # becomes classes_ once the fit succeeds
+        return np.where(y == classes[1], 1.0, -1.0)
 
     def decision_function(self, X):
         """Margins ``X @ coef_ + intercept_``, shape (n_samples,)."""
@@ -292,7 +297,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 class DPLinearSVC(DPLogisticRegression):
     """Differentially private linear SVM: the hinge loss ``max(0, 1 - y <w, x>)``.
 
-    The hinge loss is not smooth, so the default mechanism is seed 002's one-pass noisy
+    The hinge loss is not smooth, so the default mechanism is the one-pass noisy
     SGD (Arora, Marinov & Ullah 2020); DP-SGD works too, DP-GCD refuses. Parameters and
     attributes as in ``DPLogisticRegression`` (``max_iter`` is unused by the one-pass
     mechanism, whose number of steps is random), without ``predict_proba``.
@@ -300,11 +305,13 @@ class DPLinearSVC(DPLogisticRegression):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
                  mechanism="one-pass-sgd", max_iter=50, rule="gs-r", calibration=None, bounds=None,
-                 fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
+                 fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast",
+                 classes=None):
         super().__init__(epsilon=epsilon, delta=delta, alpha=alpha, penalty=penalty, l1_ratio=l1_ratio, groups=groups,
                          mechanism=mechanism, max_iter=max_iter, rule=rule, calibration=calibration,
                          bounds=bounds, fit_intercept=fit_intercept, random_state=random_state,
-                         verbose=verbose, mechanism_options=mechanism_options, budget=budget, noise=noise)
+                         verbose=verbose, mechanism_options=mechanism_options, budget=budget, noise=noise,
+                         classes=classes)
 
     def _loss(self):
         return losses.Hinge()

@@ -50,6 +50,13 @@ class Datafit:
         """Per-sample derivative used by private mechanisms: ``|.| <= lipschitz`` always."""
         return self.derivative(z, y)
 
+    #: True for a quadratic loss, whose minimizers solve linear equations.
+    quadratic = False
+
+    def bounded_datafit(self):
+        """The datafit whose derivative is ``bounded_derivative``: what a private solve minimizes."""
+        return self
+
     def objective(self, z, y):
         """Average loss ``(1/n) sum_i f(z_i, y_i)``."""
         return float(np.mean(self.value(z, y)))
@@ -74,6 +81,10 @@ class Logistic(Datafit):
 
     def derivative(self, z, y):
         return -y * expit(-y * z)
+
+    def second_derivative(self, z, y):
+        """``f''(z, y) = sigma(y z) sigma(-y z) <= 1/4``."""
+        return expit(y * z) * expit(-y * z)
 
     def conjugate(self, u, y):
         """``f*(u) = a log a + (1-a) log(1-a)`` with ``a = -y u`` in [0, 1]."""
@@ -140,6 +151,7 @@ class Squared(Datafit):
 
     name = "squared"
     smoothness = 1.0
+    quadratic = True
 
     def __init__(self, clip=None):
         if clip is not None and (not np.isfinite(clip) or clip <= 0):
@@ -164,6 +176,10 @@ class Squared(Datafit):
     def bounded_derivative(self, z, y):
         """Clipped residual ``clip(z - y, -clip, clip)`` (per-sample gradient clipping)."""
         return np.clip(z - y, -self.lipschitz, self.lipschitz)
+
+    def bounded_datafit(self):
+        """The Huber loss with threshold ``clip``, whose derivative is the clipped residual."""
+        return Huber(self.lipschitz)
 
     def conjugate(self, u, y):
         return 0.5 * u**2 + u * y

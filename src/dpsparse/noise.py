@@ -51,6 +51,48 @@ class NoiseSource:
         """Draws of N(0, sigma**2)."""
         return self.rng.normal(0.0, sigma, size)
 
+    def draw(self, kind, scale, size=None):
+        """Draws of the family ``kind`` ("laplace", "gaussian" or "gumbel") at ``scale``."""
+        return {"laplace": self.laplace, "gaussian": self.gaussian, "gumbel": self.gumbel}[kind](scale, size)
+
+    def release(self, value, kind, scale, *, sensitivity, name, norm="l2"):
+        """``value`` plus noise of family ``kind`` and ``scale``: every noisy release of a mechanism.
+
+        ``sensitivity`` (in the ``norm``, "l1", "l2" or "linf") is the declared bound on how
+        much ``value`` moves when one record is replaced, at the same history of earlier
+        releases; the audit (``dpsparse.audit``) replays it. A zero scale adds nothing.
+
+        Returns
+        -------
+        float or ndarray shaped like ``value``
+        """
+        if not np.any(np.asarray(scale) > 0):
+            return value
+        return value + self.draw(kind, scale, np.shape(value) or None)
+
+    def select(self, scores, kind, scale, *, sensitivity, name):
+        """Report-noisy-max: ``argmax_j scores_j + noise_j`` (``kind`` "laplace" or "gumbel").
+
+        ``sensitivity``: declared bound on ``|scores_j(D) - scores_j(D')|``, a number or
+        one per score. A zero scale gives the exact argmax.
+
+        Returns
+        -------
+        int
+        """
+        scores = np.asarray(scores, dtype=float)
+        if not np.any(np.asarray(scale) > 0):
+            return int(np.argmax(scores))
+        return int(np.argmax(scores + self.draw(kind, scale, scores.shape)))
+
+    def check(self, value, *, sensitivity, name, norm="l2"):
+        """A bounded intermediate the privacy analysis rests on (no noise): returned as is.
+
+        Declares that ``value`` moves by at most ``sensitivity`` when one record is replaced
+        (at the same history); the audit replays it.
+        """
+        return value
+
     def describe(self):
         """One line for the privacy report."""
         if self.seeded:

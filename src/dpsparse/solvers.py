@@ -1,6 +1,6 @@
 """Exact non-private solvers: the reference optimum F* with a certified duality gap.
 
-The problem is ``F(w) = (1/n) sum_i f(<w, x_i>, y_i) + psi(w)`` (SPEC section 1). The
+The problem is ``F(w) = (1/n) sum_i f(<w, x_i>, y_i) + psi(w)``. The
 duality gap is computed from scratch from ``w`` (never from a solver's incremental
 residuals) with the Fenchel dual
 
@@ -27,7 +27,15 @@ import scipy.sparse as sp
 from . import losses as _losses
 from . import norms as _norms
 
-__all__ = ["objective", "duality_gap", "solve", "solve_prox", "SolverResult"]
+__all__ = [
+    "SolverResult",
+    "accelerated_proximal_gradient",
+    "duality_gap",
+    "linear_rate_iterations",
+    "objective",
+    "solve",
+    "solve_prox",
+]
 
 
 def objective(X, y, w, loss, penalty, mu=0.0):
@@ -202,15 +210,82 @@ def _spectral_norm_sq(X, n_iter=100, rtol=1e-10, seed=0):
     return new
 
 
-def solve_prox(X, y, loss, penalty, mu=0.0, tol=1e-8, max_iter=20_000, check_every=10):
-    """Minimize ``(1/n) sum_i f(<w, x_i>, y_i) + psi(w) + (mu/2)||w||^2`` by FISTA.
+def accelerated_proximal_gradient(grad, prox, x0, step, max_iter, *, strong_convexity=0.0, stop=None,
+                                  check_every=10):
+    """The accelerated proximal gradient loop shared by every smooth solve of dpsparse.
 
-    Accelerated proximal gradient (Beck & Teboulle 2009) with gradient-based adaptive
-    restart (O'Donoghue & Candes 2015) and step ``1/L``, ``L = smoothness * ||X||_2^2 / n
-    + mu``, ``||X||_2^2`` by power iteration (with a 1% margin). Works for any penalty with
-    ``value``, ``prox`` (scalar step), ``conjugate`` and ``dual_scaling``: separable
-    penalties and structured norms. Stops when the certified duality gap (``duality_gap``,
-    from scratch, every ``check_every`` iterations) is ``<= tol``.
+    ``strong_convexity = 0``: FISTA (Beck & Teboulle 2009) with gradient-based adaptive
+    restart (O'Donoghue & Candes 2015). ``strong_convexity = sigma > 0``: V-FISTA's
+    constant momentum ``(1 - sqrt(q)) / (1 + sqrt(q))``, ``q = sigma * step`` (Beck,
+    "First-Order Methods in Optimization", SIAM 2017, Theorem 10.42): with ``step <= 1/L``
+    for an ``L``-smooth, ``sigma``-strongly convex smooth part,
+    ``F(x_k) - F* <= (1 - sqrt(q))^k (F(x_0) - F* + sigma ||x_0 - x*||^2 / 2)``
+    (``linear_rate_iterations`` turns this into a public iteration count).
+
+    Parameters
+    ----------
+    grad : callable ndarray -> ndarray
+        Gradient of the smooth part.
+    prox : callable (v, step) -> ndarray
+        Prox of the non-smooth part (or a projection).
+    x0 : ndarray
+    step : float > 0
+        ``1 / L``.
+    max_iter : int
+    strong_convexity : float >= 0
+    stop : callable ndarray -> bool, optional
+        Checked every ``check_every`` iterations; True ends the loop.
+    check_every : int
+
+    Returns
+    -------
+    w : ndarray
+    iterations : int
+    """
+    w = np.array(x0, dtype=float)
+    z, t = w.copy(), 1.0
+    q = strong_convexity * step
+    momentum = (1.0 - np.sqrt(q)) / (1.0 + np.sqrt(q)) if strong_convexity > 0 else None
+    it = 0
+    for it in range(1, max_iter + 1):
+        w_new = prox(z - step * grad(z), step)
+        if momentum is None:
+            if float((z - w_new) @ (w_new - w)) > 0:  # momentum points uphill: restart
+                t = 1.0
+            t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
+            beta, t = (t - 1.0) / t_new, t_new
+        else:
+            beta = momentum
+        z = w_new + beta * (w_new - w)
+        w = w_new
+        if stop is not None and it % check_every == 0 and stop(w):
+            break
+    return w, it
+
+
+def linear_rate_iterations(smoothness, strong_convexity, initial, tol):
+    """Iterations after which V-FISTA's bound ``(1 - sqrt(sigma/L))^k * initial`` is ``<= tol``.
+
+    Public when its arguments are (a smoothness bound from the public row norm, the ridge
+    term, a public bound on the initial suboptimality): the number of iterations a private
+    solve runs to reach ``F - F* <= tol`` whatever the data.
+    """
+    q = strong_convexity / smoothness
+    if initial <= tol:
+        return 1
+    return int(np.ceil(np.log(initial / tol) / -np.log1p(-np.sqrt(q)))) + 1
+
+
+def solve_prox(X, y, loss, penalty, mu=0.0, tol=1e-8, max_iter=20_000, check_every=10, smoothness=None):
+    """Minimize ``(1/n) sum_i f(<w, x_i>, y_i) + psi(w) + (mu/2)||w||^2`` by accelerated proximal gradient.
+
+    ``accelerated_proximal_gradient`` with step ``1/L``, ``L = smoothness * ||X||_2^2 / n
+    + mu`` (``||X||_2^2`` by power iteration, with a 1% margin) unless ``smoothness`` gives a
+    public bound on ``L``; V-FISTA's constant momentum when ``mu > 0`` and ``smoothness``
+    is given, FISTA with restart otherwise. Works for any penalty with ``value``, ``prox``
+    (scalar step), ``conjugate`` and ``dual_scaling``: separable penalties and structured
+    norms. Stops when the certified duality gap (``duality_gap``, from scratch, every
+    ``check_every`` iterations) is ``<= tol``.
 
     Parameters
     ----------
@@ -224,6 +299,9 @@ def solve_prox(X, y, loss, penalty, mu=0.0, tol=1e-8, max_iter=20_000, check_eve
         Target of the certified duality gap (absolute).
     max_iter : int
     check_every : int
+    smoothness : float or None
+        A bound on the smoothness ``L`` of the smooth part (e.g. ``f'' R^2 + mu`` from a
+        public row-norm bound ``R``); None estimates it from ``X``.
 
     Returns
     -------
@@ -235,20 +313,9 @@ def solve_prox(X, y, loss, penalty, mu=0.0, tol=1e-8, max_iter=20_000, check_eve
         raise ValueError(f"mu must be a finite number >= 0, got {mu!r}")
     n, p = X.shape
     y = np.asarray(y, dtype=float)
-    step = 1.0 / (1.01 * loss.smoothness * _spectral_norm_sq(X) / n + mu)
-    w = np.zeros(p)
-    z, t = w.copy(), 1.0
-    gap = duality_gap(X, y, w, loss, penalty, mu)
-    for it in range(1, max_iter + 1):
-        grad = X.T @ loss.derivative(X @ z, y) / n + mu * z
-        w_new = penalty.prox(z - step * grad, step)
-        if float((z - w_new) @ (w_new - w)) > 0:  # momentum points uphill: restart
-            t = 1.0
-        t_new = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * t * t))
-        z = w_new + ((t - 1.0) / t_new) * (w_new - w)
-        w, t = w_new, t_new
-        if it % check_every == 0:
-            gap = duality_gap(X, y, w, loss, penalty, mu)
-            if gap <= tol:
-                break
+    L = 1.01 * loss.smoothness * _spectral_norm_sq(X) / n + mu if smoothness is None else float(smoothness)
+    w, _ = accelerated_proximal_gradient(
+        lambda z: X.T @ loss.derivative(X @ z, y) / n + mu * z, penalty.prox, np.zeros(p), 1.0 / L, max_iter,
+        strong_convexity=mu if smoothness is not None else 0.0,
+        stop=lambda w: duality_gap(X, y, w, loss, penalty, mu) <= tol, check_every=check_every)
     return SolverResult(w, objective(X, y, w, loss, penalty, mu), duality_gap(X, y, w, loss, penalty, mu))

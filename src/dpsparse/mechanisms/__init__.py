@@ -1,10 +1,57 @@
-"""Private algorithms, one module each. They depend on losses, norms, accounting and noise."""
-from . import dp_cd, dp_gcd, dp_sgd, dual_fw, fw, objective_perturbation, one_pass_sgd, output_perturbation
+"""Private algorithms, one module each, declared through one contract (``base.Mechanism``).
 
-MECHANISMS = {"dp-gcd": dp_gcd.dp_gcd, "dp-cd": dp_cd.dp_cd, "dp-sgd": dp_sgd.dp_sgd,
-              "one-pass-sgd": one_pass_sgd.one_pass_sgd, "output": output_perturbation.output_perturbation,
-              "objective": objective_perturbation.objective_perturbation, "dual-fw": dual_fw.dual_fw,
-              "fw": fw.fw}
+They depend on losses, norms, accounting and noise. ``REGISTRY`` maps each name to its
+declaration; the estimators, the CLI and the audit read it and run a mechanism through
+``fit_mechanism``, the one function that validates, plans, charges, runs and reports.
+Adding a mechanism is one module with a ``MECHANISM``, its tests and its docs.
+"""
+from . import (
+    dp_cd,
+    dp_gcd,
+    dp_sgd,
+    dual_fw,
+    fw,
+    objective_perturbation,
+    one_pass_sgd,
+    output_perturbation,
+)
+from .base import (
+    Mechanism,
+    Option,
+    Plan,
+    PublicInfo,
+    fit_mechanism,
+    make_plan,
+    public_info,
+)
 
-__all__ = ["dp_gcd", "dp_cd", "dp_sgd", "one_pass_sgd", "output_perturbation", "objective_perturbation",
-           "dual_fw", "fw", "MECHANISMS"]
+REGISTRY = {m.MECHANISM.name: m.MECHANISM for m in (dp_gcd, dp_cd, dp_sgd, one_pass_sgd, output_perturbation,
+                                                    objective_perturbation, dual_fw, fw)}
+
+
+def get(name):
+    """The registered mechanism ``name``; ValueError listing the names otherwise."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown mechanism {name!r}; allowed: {sorted(REGISTRY)}")
+    return REGISTRY[name]
+
+
+__all__ = [
+    "REGISTRY",
+    "Mechanism",
+    "Option",
+    "Plan",
+    "PublicInfo",
+    "dp_cd",
+    "dp_gcd",
+    "dp_sgd",
+    "dual_fw",
+    "fit_mechanism",
+    "fw",
+    "get",
+    "make_plan",
+    "objective_perturbation",
+    "one_pass_sgd",
+    "output_perturbation",
+    "public_info",
+]

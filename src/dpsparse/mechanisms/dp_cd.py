@@ -2,7 +2,6 @@
 
 Source: Mangold, Bellet, Salmon & Tommasi, "Differentially Private Coordinate Descent
 for Composite Empirical Risk Minimization", ICML 2022 (PMLR 162; arXiv:2110.11688).
-SPEC section 4, item 8.
 
 **Provenance of the constants.** The stored copies of public material reachable while
 this module was written hold the paper's abstract only (arXiv listing, PMLR index), not
@@ -62,17 +61,15 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..accounting import Ledger, PrivacyReport, calibrate, check_privacy_params
-from ..exceptions import PrivacyCalibrationWarning
-from ..norms import require
-from ._common import check_n_iter
+from ..accounting import Ledger, calibrate
+from .base import Mechanism, Option, Plan, n_iter_option
+from .direct import call_direct
 
-__all__ = ["dp_cd", "cd", "coordinate_gradient", "paper_multiplier", "noise_stds", "CALIBRATIONS"]
+__all__ = ["CALIBRATIONS", "MECHANISM", "cd", "coordinate_gradient", "dp_cd", "noise_stds", "paper_multiplier"]
 
 CALIBRATIONS = ("tight", "paper")
 SOURCE = ("Mangold, Bellet, Salmon & Tommasi ICML 2022 (arXiv:2110.11688), Algorithm 1 (DP-CD) and its "
@@ -139,8 +136,7 @@ def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callb
 
     The margins ``z = X w`` are updated in O(nnz of column j) per update, so an epoch of
     ``p`` updates costs about one pass over the nonzeros of X. Coordinates (uniform) and
-    the noise of an epoch are drawn from ``noise`` before it starts: both are independent
-    of the data.
+    each noisy coordinate gradient passes through ``noise.release``.
 
     Parameters
     ----------
@@ -173,17 +169,17 @@ def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callb
     steps = 1.0 / np.asarray(M, dtype=float)
     clip = np.asarray(clip, dtype=float)
     stds = np.asarray(stds, dtype=float)
-    noisy = bool(np.any(stds > 0))
+    sens = 2.0 * clip / n
     v = w.copy()  # prox argument: equal to w except at the updated coordinate
     for t in range(n_epochs):
         coords = noise.rng.integers(p, size=n_inner)
-        etas = noise.gaussian(stds[coords]) if noisy else np.zeros(n_inner)
         if average:  # lazy sum of the K inner iterates: coordinate j held w_j since iterate last[j]
             acc, last = np.zeros(p), np.zeros(p, dtype=int)
         for k in range(n_inner):
             j = int(coords[k])
-            g = coordinate_gradient(X, z, y, derivative, j, clip[j])
-            v[j] = w[j] - steps[j] * (g + etas[k])
+            g = noise.release(coordinate_gradient(X, z, y, derivative, j, clip[j]), "gaussian", stds[j],
+                              sensitivity=sens[j], name="coordinate gradient")
+            v[j] = w[j] - steps[j] * g
             new = penalty.prox(v, steps)[j]
             step = new - w[j]
             if average:
@@ -229,15 +225,69 @@ def _derivative_and_clip(loss, clip, b):
     return derivative, C
 
 
-def dp_cd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=20, calibration="tight", noise,
-          callback=None, clip=None, updates_per_epoch=None, average=False):
+def _plan(info):
+    o, n, p = info.options, info.n, info.p
+    derivative, C = _derivative_and_clip(info.loss, o["clipping_norm"], info.feature_bounds)
+    K = p if o["updates_per_epoch"] is None else o["updates_per_epoch"]
+    n_updates = o["n_iter"] * K
+    m_paper = paper_multiplier(n_updates, info.epsilon, info.delta)
+    m = m_paper if info.calibration == "paper" else _tight_multiplier(n_updates, info.epsilon, info.delta)
+    ledger = Ledger().gaussian(m, 1.0, n_updates)
+    stds = noise_stds(m, C, n)
+    details = {
+        "update": "gaussian noise on the clipped coordinate gradient",
+        "noise multiplier": float(m),
+        "noise std": float(stds.max()),
+        "paper noise std": float(noise_stds(m_paper, C, n).max()),
+        "clipping threshold": float(C.max()),
+        "coordinate updates": n_updates,
+        "updates per epoch": int(K),
+        "coordinate choice": "uniform, independent of the data (no amplification claimed)",
+        "iterate": "average of each epoch" if o["average"] else "last",
+    }
+    params = {"derivative": derivative, "C": C, "K": K, "stds": stds,
+              "M": info.loss.coordinate_smoothness(info.feature_bounds)}
+    return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
+                iterations=o["n_iter"], details=details, params=params,
+                miss_reason=" (its theorem assumes epsilon <= 1 and delta < 1/3)")
+
+
+def _run(design, plan, noise, callback):
+    q, info = plan.params, plan.info
+    X = design.X.tocsc() if sp.issparse(design.X) else np.asfortranarray(design.X, dtype=float)
+    return cd(X, np.asarray(design.y, dtype=float), q["derivative"], info.penalty, q["M"], q["C"],
+              info.options["n_iter"], q["K"], q["stds"], noise, callback, info.options["average"])
+
+
+MECHANISM = Mechanism(
+    name="dp-cd",
+    title="DP-CD, private randomized coordinate descent (Mangold et al. 2022)",
+    citation=SOURCE,
+    summary="randomized proximal coordinate descent with per-coordinate clipping (separable penalties)",
+    options=(
+        n_iter_option(20, "number of epochs T (each makes updates_per_epoch coordinate updates)"),
+        Option("clipping_norm", "floats", None, "per-sample coordinate-wise clipping threshold C_j (one, or one per column)",
+               low=0.0, low_open=True, default_help="sup|f'| b_j: clips no record within the bounds"),
+        Option("updates_per_epoch", "int", None, "coordinate updates per epoch K", low=1, high=10**7,
+               default_help="p"),
+        Option("average", "bool", False, "end each epoch at the average of its inner iterates (convex variant)"),
+    ),
+    calibrations=CALIBRATIONS,
+    loss_needs=("smooth",),
+    penalty_needs=("separable", "prox"),
+    plan=_plan, run=_run,
+)
+
+
+def dp_cd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="tight", noise, callback=None,
+          row_norm=None, **options):
     """Differentially private proximal coordinate descent, DP-CD (module docstring).
+
+    ``fit_mechanism`` on ``BoundedDesign.from_arrays(X, y, feature_bounds, row_norm)``.
 
     Parameters
     ----------
     X : ndarray or sparse matrix of shape (n, p)
-        Records; ``|X[i, j]| <= feature_bounds[j]`` (public bounds) sets the step sizes
-        and the default clipping thresholds. Privacy rests on the clipping alone.
     y : ndarray of shape (n,)
     loss : Datafit
         Smooth (finite ``smoothness``): ``M_j = smoothness * b_j^2``.
@@ -245,22 +295,14 @@ def dp_cd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=20, cal
     feature_bounds : ndarray of shape (p,) of floats > 0
     epsilon : float > 0
     delta : float in (0, 1)
-    n_iter : int >= 1
-        Number of epochs ``T`` (``PrivacyReport.iterations``); the fit makes
-        ``T * updates_per_epoch`` coordinate updates.
     calibration : {"tight", "paper"}
-        "paper": the paper's ``sigma_j``. "tight": the smallest noise multiplier that the
-        accountants (PLD, RDP) compose to (epsilon, delta).
     noise : NoiseSource
     callback : callable (t, w) -> None, optional
         Called after each epoch.
-    clip : float > 0, ndarray of shape (p,), or None
-        Per-sample coordinate-wise clipping thresholds ``C_j`` (a float: the same for all
-        coordinates). None: ``sup|f'| * b_j``, which clips no record within the bounds.
-    updates_per_epoch : int >= 1 or None
-        ``K``; None: ``p``.
-    average : bool
-        End each epoch at the average of its inner iterates (the paper's convex variant).
+    row_norm : float or None
+    **options
+        ``n_iter`` (epochs T, default 20), ``clipping_norm`` (C_j; None: ``sup|f'| b_j``),
+        ``updates_per_epoch`` (K; None: p), ``average`` (bool).
 
     Returns
     -------
@@ -270,9 +312,8 @@ def dp_cd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=20, cal
     Raises
     ------
     ValueError
-        Invalid budget, calibration, iteration counts, bounds or thresholds; a penalty
-        that is not separable or lacks ``prox``; a non-smooth loss; a loss with no bound
-        on its derivative and no ``clip``.
+        Invalid budget, calibration or option; a penalty that is not separable; a
+        non-smooth loss; a loss with no bound on its derivative and no ``clip``.
 
     Warns
     -----
@@ -280,65 +321,5 @@ def dp_cd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=20, cal
         With ``calibration="paper"`` when the accountant finds the paper's noise short of
         the target (possible outside the theorem's ``epsilon <= 1``, ``delta < 1/3``).
     """
-    check_privacy_params(epsilon, delta)
-    if calibration not in CALIBRATIONS:
-        raise ValueError(f"unknown calibration {calibration!r}; allowed: {list(CALIBRATIONS)}")
-    check_n_iter(n_iter)
-    require(penalty, ("prox",), "DP-CD")
-    if not getattr(penalty, "is_separable", False):
-        raise ValueError(f"DP-CD needs a separable penalty (coordinate-wise prox); {type(penalty).__name__} is not")
-    if not np.isfinite(loss.smoothness):
-        raise ValueError(f"DP-CD needs a smooth loss (coordinate steps 1/M_j); the {loss.name} loss is not "
-                         "smooth: use mechanism 'dp-sgd' or 'one-pass-sgd'")
-    n, p = X.shape
-    b = np.asarray(feature_bounds, dtype=float)
-    if b.shape != (p,) or not np.all(np.isfinite(b)) or np.any(b <= 0):
-        raise ValueError(f"feature_bounds must be {p} finite numbers > 0")
-    K = p if updates_per_epoch is None else updates_per_epoch
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 1:
-        raise ValueError(f"updates_per_epoch must be an integer >= 1 or None, got {updates_per_epoch!r}")
-    derivative, C = _derivative_and_clip(loss, clip, b)
-    M = loss.coordinate_smoothness(b)
-
-    n_updates = int(n_iter) * int(K)
-    m_paper = paper_multiplier(n_updates, epsilon, delta)
-    m = m_paper if calibration == "paper" else _tight_multiplier(n_updates, float(epsilon), float(delta))
-    ledger = Ledger().gaussian(m, 1.0, n_updates)
-    accounted = ledger.epsilon(delta)
-    stds = noise_stds(m, C, n)
-
-    Xc = X.tocsc() if sp.issparse(X) else np.asfortranarray(X, dtype=float)
-    w = cd(Xc, np.asarray(y, dtype=float), derivative, penalty, M, C, int(n_iter), int(K), stds, noise,
-           callback, bool(average))
-
-    report_warnings = []
-    if accounted > epsilon * (1 + 1e-9):
-        msg = (f"the paper's calibration gives epsilon={accounted:.4g} > target {epsilon:g} (its theorem "
-               "assumes epsilon <= 1 and delta < 1/3); use calibration='tight'")
-        report_warnings.append(msg)
-        warnings.warn(msg, PrivacyCalibrationWarning, stacklevel=2)
-    report = PrivacyReport(
-        mechanism="dp-cd (randomized proximal coordinate descent, Mangold et al. ICML 2022)",
-        calibration=calibration,
-        epsilon=float(epsilon),
-        delta=float(delta),
-        accountant_epsilon=accounted,
-        accountant=ledger.accountant,
-        iterations=int(n_iter),
-        noise={
-            "update": "gaussian noise",
-            "noise multiplier": float(m),
-            "noise std": float(stds.max()),
-            "paper noise std": float(noise_stds(m_paper, C, n).max()),
-            "clipping threshold": float(C.max()),
-            "coordinate updates": n_updates,
-            "updates per epoch": int(K),
-            "coordinate choice": "uniform, data-independent (no amplification claimed)",
-            "step sizes": "1/M_j",
-            "iterate": "average of each epoch" if average else "last",
-            "source": SOURCE,
-        },
-        noise_source=noise.describe(),
-        warnings=report_warnings,
-    )
-    return w, report
+    return call_direct(MECHANISM, X, y, loss, penalty, feature_bounds, epsilon=epsilon, delta=delta,
+                       calibration=calibration, noise=noise, callback=callback, row_norm=row_norm, options=options)

@@ -1,16 +1,16 @@
 """DP-GCD: differentially private greedy coordinate descent, and its proximal form.
 
 Source: Mangold, Bellet, Salmon & Tommasi, "High-dimensional private empirical risk
-minimization by greedy coordinate descent", AISTATS 2023 (seed 003: Algorithm "Private
-Greedy Coordinate Descent" and its "Proximal Variant"). SPEC sections 4.6-4.7.
+minimization by greedy coordinate descent", AISTATS 2023 (Algorithm "Private Greedy
+Coordinate Descent" and its "Proximal Variant").
 
 Each of the ``T`` iterations releases two things:
 
 1. **Selection** (report-noisy-max): ``j = argmax_j score_j(g) + chi_j`` over the rule's
    scores of the exact gradient ``g`` of the average loss; ``chi_j`` Laplace(``b_j``)
-   (the seed) or Gumbel(``beta``) (the exponential mechanism).
+   (the paper) or Gumbel(``beta``) (the exponential mechanism).
 2. **Update**: ``w_j <- prox_{psi_j / M_j}(w_j - (g_j + eta) / M_j)``, ``eta`` Laplace
-   (the seed) or Gaussian, of scale ``lambda_j``.
+   (the paper) or Gaussian, of scale ``lambda_j``.
 
 Sensitivities (replace-one, ``|d f / d w_j| <= L_j`` per record): ``g_j`` has sensitivity
 ``2 L_j / n``. Every rule's score is ``phi_j(g_j) / sqrt(M_j)`` with ``phi_j``
@@ -22,16 +22,16 @@ Privacy per step (``docs/privacy.md`` derives each):
 - update: a Laplace or Gaussian mechanism with noise over sensitivity ``lambda_j n / (2 L_j)``;
 - Laplace selection: ``max_j (Delta_j + max_k Delta_k) / b_j``-DP. The scores are not
   monotone in the data, so the factor 2 of the general report-noisy-max (Dwork & Roth
-  2014, section 3.3) is needed: the seed's Laplace(Delta/epsilon) argument holds only for
+  2014, section 3.3) is needed: the paper's Laplace(Delta/epsilon) argument holds only for
   monotone scores;
 - Gumbel selection: the exponential mechanism, ``2 max_j Delta_j / beta``-DP and
   ``eps^2/8``-zCDP (Cesar & Rogers 2021).
 
 Noise: ``lambda_j = s L_j``, ``b_j = lambda_j / sqrt(M_j)``, ``beta = s max_j L_j / sqrt(M_j)``
-(the seed's gradient noise carried into score units). The normalized scale ``s`` is
+(the paper's gradient noise carried into score units). The normalized scale ``s`` is
 
 - ``calibration="paper"``: ``s = 8 sqrt(T log(1/delta)) / (n epsilon)`` with Laplace noise
-  in both steps (seed 003: both scales ``8 L_j sqrt(T log(1/delta)) / (n epsilon)``);
+  in both steps (Mangold et al. 2023: both scales ``8 L_j sqrt(T log(1/delta)) / (n epsilon)``);
 - ``calibration="tight"`` (default; Gumbel selection and Gaussian updates unless told
   otherwise): the smallest ``s`` for which the accountants compose the ``2 T`` steps
   to ``(epsilon, delta)``.
@@ -43,18 +43,26 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..accounting import Ledger, PrivacyReport, calibrate, check_privacy_params
-from ..exceptions import PrivacyCalibrationWarning
-from ..norms import require
-from ._common import check_n_iter
+from ..accounting import Ledger, calibrate
+from .base import Mechanism, Option, Plan, n_iter_option
+from .direct import call_direct
 
-__all__ = ["dp_gcd", "gcd", "selection_scores", "report_noisy_max", "paper_scale", "step_epsilons", "RULES",
-           "SELECTIONS", "UPDATES"]
+__all__ = [
+    "MECHANISM",
+    "RULES",
+    "SELECTIONS",
+    "UPDATES",
+    "dp_gcd",
+    "gcd",
+    "paper_scale",
+    "report_noisy_max",
+    "selection_scores",
+    "step_epsilons",
+]
 
 RULES = ("gs-r", "gs-s", "gs-q")
 CALIBRATIONS = ("tight", "paper")
@@ -74,7 +82,7 @@ def selection_scores(g, w, M, penalty, rule):
     - ``gs-q``: ``sqrt(-2 M_j q_j)`` with ``q_j = g_j d_j + M_j d_j^2/2 + psi_j(w_j+d_j) - psi_j(w_j)``,
       the decrease of the quadratic model.
 
-    Without a penalty all three equal ``|g_j| / sqrt(M_j)``, the seed's GS-r rule.
+    Without a penalty all three equal ``|g_j| / sqrt(M_j)``, the GS-r rule of Mangold et al. (2023).
 
     Parameters
     ----------
@@ -98,15 +106,14 @@ def selection_scores(g, w, M, penalty, rule):
     return np.sqrt(2.0 * np.maximum(neg_q, 0.0))
 
 
-def report_noisy_max(scores, scales, noise, kind="laplace"):
+def report_noisy_max(scores, scales, noise, kind="laplace", sensitivity=None):
     """Index of the largest ``scores_j + noise_j``: Laplace(scales_j) (Dwork & Roth 2014,
     section 3.3) or Gumbel(scales) (the exponential mechanism, McSherry & Talwar 2007)."""
-    draw = noise.laplace if kind == "laplace" else noise.gumbel
-    return int(np.argmax(scores + draw(scales, np.shape(scores))))
+    return noise.select(scores, kind, scales, sensitivity=sensitivity, name="report-noisy-max")
 
 
 def paper_scale(n, epsilon, delta, n_iter):
-    """Seed 003's normalized Laplace scale ``8 sqrt(T log(1/delta)) / (n epsilon)``."""
+    """Mangold et al. (2023)'s normalized Laplace scale ``8 sqrt(T log(1/delta)) / (n epsilon)``."""
     return 8.0 * math.sqrt(n_iter * math.log(1.0 / delta)) / (n * epsilon)
 
 
@@ -159,16 +166,10 @@ def _tight_scale(constants, n_iter, epsilon, delta, scale0, selection, update):
 def _noise_families(calibration, selection, update):
     if calibration == "paper":
         if (selection, update) not in ((None, None), ("laplace", "laplace")):
-            raise ValueError("calibration='paper' is the poster's Laplace noise for both steps; "
+            raise ValueError("mechanism dp-gcd: calibration='paper' is the paper's Laplace noise for both steps; "
                              "leave selection and update_noise unset or 'laplace'")
         return "laplace", "laplace"
-    selection = selection or TIGHT_DEFAULT[0]
-    update = update or TIGHT_DEFAULT[1]
-    if selection not in SELECTIONS:
-        raise ValueError(f"unknown selection noise {selection!r}; allowed: {list(SELECTIONS)}")
-    if update not in UPDATES:
-        raise ValueError(f"unknown update noise {update!r}; allowed: {list(UPDATES)}")
-    return selection, update
+    return selection or TIGHT_DEFAULT[0], update or TIGHT_DEFAULT[1]
 
 
 def _column(X, j):
@@ -180,7 +181,7 @@ def _column(X, j):
 
 
 def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, noise, callback=None,
-        selection="laplace", update="laplace"):
+        selection="laplace", update="laplace", select_sensitivity=None, update_sensitivity=None):
     """Greedy coordinate descent with given noise scales (0 gives the non-private method).
 
     The margins ``z = X w`` are updated in O(nnz of a column) per step; the gradient
@@ -203,6 +204,8 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
     callback : callable (t, w) -> None, optional
     selection : {"laplace", "gumbel"}
     update : {"laplace", "gaussian"}
+    select_sensitivity, update_sensitivity : ndarray of shape (p,) or None
+        Declared sensitivities of the scores and of ``g_j`` (for the audit).
 
     Returns
     -------
@@ -210,14 +213,14 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
     """
     n, p = X.shape
     w, z = np.zeros(p), np.zeros(n)
-    draw = noise.laplace if update == "laplace" else noise.gaussian
-    noisy_update = np.any(update_scales > 0)
+    upd_sens = np.full(p, np.nan) if update_sensitivity is None else update_sensitivity
     for t in range(n_iter):
         g = (X.T @ loss.bounded_derivative(z, y)) / n
-        j = report_noisy_max(selection_scores(g, w, M, penalty, rule), select_scales, noise, selection)
-        eta = draw(update_scales[j]) if noisy_update else 0.0
+        j = noise.select(selection_scores(g, w, M, penalty, rule), selection, select_scales,
+                         sensitivity=select_sensitivity, name="coordinate selection")
+        noisy_g = noise.release(g[j], update, update_scales[j], sensitivity=upd_sens[j], name="coordinate gradient")
         v = w.copy()
-        v[j] -= (g[j] + eta) / M[j]
+        v[j] -= noisy_g / M[j]
         step = penalty.prox(v, 1.0 / M)[j] - w[j]
         if step != 0.0:
             rows, vals = _column(X, j)
@@ -228,33 +231,98 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
     return w
 
 
-def dp_gcd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=50, rule="gs-r",
-           calibration="tight", selection=None, update_noise=None, noise, callback=None):
-    """Differentially private (proximal) greedy coordinate descent (seed 003).
+def _plan(info):
+    o, n = info.options, info.n
+    selection, update = _noise_families(info.calibration, o["selection"], o["update_noise"])
+    L, M = info.loss.coordinate_lipschitz(info.feature_bounds), info.loss.coordinate_smoothness(info.feature_bounds)
+    constants = _step_constants(L, M, n)
+    n_iter = o["n_iter"]
+    s_paper = paper_scale(n, info.epsilon, info.delta, n_iter)
+    if info.calibration == "paper":
+        s = s_paper
+    else:
+        s = _tight_scale(constants, n_iter, info.epsilon, info.delta, s_paper, selection, update)
+    ledger = _ledger(s, constants, n_iter, selection, update)
+    update_scales = s * L
+    ratio = L / np.sqrt(M)
+    select_scales = update_scales / np.sqrt(M) if selection == "laplace" else np.full(info.p, s * ratio.max())
+    c_laplace, c_gumbel, c_update = constants
+    details = {
+        "selection": f"{selection} report-noisy-max",
+        "update": f"{update} noise",
+        "update scale": float(update_scales.max()),
+        "select scale": float(select_scales.max()),
+        "paper scale": float(s_paper * L.max()),
+        "step epsilon (select)": (c_laplace if selection == "laplace" else c_gumbel) / s,
+        "update noise/sensitivity": c_update * s,
+    }
+    params = {"L": L, "M": M, "select_scales": select_scales, "update_scales": update_scales,
+              "selection": selection, "update": update,
+              "select_sensitivity": 2.0 * L / (n * np.sqrt(M)), "update_sensitivity": 2.0 * L / n}
+    return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
+                iterations=n_iter, details=details, params=params,
+                miss_reason=" once the non-monotone report-noisy-max is accounted for")
+
+
+def _run(design, plan, noise, callback):
+    q, info = plan.params, plan.info
+    o = info.options
+    X = design.X.tocsc() if sp.issparse(design.X) else design.X
+    return gcd(X, design.y, info.loss, info.penalty, q["M"], o["n_iter"], o["rule"], q["select_scales"],
+               q["update_scales"], noise, callback, q["selection"], q["update"], q["select_sensitivity"],
+               q["update_sensitivity"])
+
+
+MECHANISM = Mechanism(
+    name="dp-gcd",
+    title="DP-GCD, private greedy coordinate descent (Mangold et al. 2023)",
+    citation=("Mangold, Bellet, Salmon & Tommasi, 'High-dimensional private empirical risk minimization by "
+              "greedy coordinate descent', AISTATS 2023, Algorithm DP-GCD and its proximal variant; "
+              "report-noisy-max: Dwork & Roth, 'The Algorithmic Foundations of Differential Privacy', 2014, "
+              "sec. 3.3; exponential mechanism as zCDP: Cesar & Rogers, 'Bounding, concentrating, and "
+              "truncating: unifying privacy loss composition for data analytics', ALT 2021"),
+    summary="greedy coordinate descent: picks the best coordinate privately each step (separable penalties)",
+    options=(
+        n_iter_option(50),
+        Option("rule", "choice", "gs-r", "greedy selection rule", choices=RULES),
+        Option("selection", "choice", None, "report-noisy-max noise (tight calibration)", choices=SELECTIONS,
+               default_help="gumbel"),
+        Option("update_noise", "choice", None, "noise of the coordinate update (tight calibration)",
+               choices=UPDATES, default_help="gaussian"),
+    ),
+    calibrations=CALIBRATIONS,
+    loss_needs=("smooth", "Lipschitz"),
+    penalty_needs=("separable", "prox", "coordinate_values", "subdiff_distance"),
+    plan=_plan, run=_run,
+)
+
+
+def dp_gcd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="tight", noise, callback=None,
+           row_norm=None, **options):
+    """Differentially private (proximal) greedy coordinate descent (Mangold et al. 2023).
+
+    ``fit_mechanism`` on ``BoundedDesign.from_arrays(X, y, feature_bounds, row_norm)``:
+    the bounds are enforced by clipping.
 
     Parameters
     ----------
     X : ndarray or sparse matrix of shape (n, p)
-        Records with ``|X[i, j]| <= feature_bounds[j]`` (public bounds; see ``data.prepare``).
     y : ndarray of shape (n,)
     loss : Datafit
-        Gives the public ``L_j`` and ``M_j`` from ``feature_bounds``.
+        Smooth with a bounded derivative: gives the public ``L_j`` and ``M_j``.
     penalty : separable Penalty (L1, L2, elastic net)
     feature_bounds : ndarray of shape (p,) of floats > 0
     epsilon : float > 0
     delta : float in (0, 1)
-    n_iter : int >= 1
-        Number of iterations T.
-    rule : {"gs-r", "gs-s", "gs-q"}
     calibration : {"tight", "paper"}
-        "paper": the poster's Laplace noise for both steps, with its scale. "tight": the
+        "paper": the paper's Laplace noise for both steps, with its scale. "tight": the
         smallest scale that the accountants (PLD, RDP) compose to (epsilon, delta).
-    selection : {"gumbel", "laplace"} or None
-        Noise of report-noisy-max (tight calibration; None: Gumbel).
-    update_noise : {"gaussian", "laplace"} or None
-        Noise of the coordinate update (tight calibration; None: ``TIGHT_DEFAULT``).
     noise : NoiseSource
     callback : callable (t, w) -> None, optional
+    row_norm : float or None
+    **options
+        ``n_iter`` (default 50), ``rule`` ("gs-r", "gs-s", "gs-q"), ``selection``
+        ("gumbel", "laplace"), ``update_noise`` ("gaussian", "laplace").
 
     Returns
     -------
@@ -264,8 +332,8 @@ def dp_gcd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=50, ru
     Raises
     ------
     ValueError
-        Invalid budget, rule, calibration, noise family, iteration count, bounds, or a
-        penalty that is not separable.
+        Invalid budget, option, calibration, bounds, a penalty that is not separable or
+        a loss that is not smooth.
 
     Warns
     -----
@@ -273,68 +341,5 @@ def dp_gcd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=50, ru
         With ``calibration="paper"`` when the accountant finds the paper's noise short
         of the target.
     """
-    check_privacy_params(epsilon, delta)
-    if rule not in RULES:
-        raise ValueError(f"unknown rule {rule!r}; allowed: {list(RULES)}")
-    if calibration not in CALIBRATIONS:
-        raise ValueError(f"unknown calibration {calibration!r}; allowed: {list(CALIBRATIONS)}")
-    selection, update = _noise_families(calibration, selection, update_noise)
-    check_n_iter(n_iter)
-    if not getattr(penalty, "is_separable", False):
-        raise ValueError(f"DP-GCD needs a separable penalty (l1, l2, elasticnet); {type(penalty).__name__} is not: "
-                         "use mechanism 'dp-sgd' or 'one-pass-sgd'")
-    require(penalty, ("prox", "coordinate_values", "subdiff_distance"), "DP-GCD")
-    if not np.isfinite(loss.smoothness):
-        raise ValueError(f"DP-GCD needs a smooth loss (coordinate steps 1/M_j); the {loss.name} loss is not "
-                         "smooth: use mechanism 'dp-sgd' or 'one-pass-sgd'")
-    b = np.asarray(feature_bounds, dtype=float)
-    n, p = X.shape
-    if b.shape != (p,) or not np.all(np.isfinite(b)) or np.any(b <= 0):
-        raise ValueError(f"feature_bounds must be {p} finite numbers > 0")
-    L, M = loss.coordinate_lipschitz(b), loss.coordinate_smoothness(b)
-
-    constants = _step_constants(L, M, n)
-    s_paper = paper_scale(n, epsilon, delta, n_iter)
-    if calibration == "paper":
-        s = s_paper
-    else:
-        s = _tight_scale(constants, int(n_iter), float(epsilon), float(delta), s_paper, selection, update)
-    ledger = _ledger(s, constants, n_iter, selection, update)
-    accounted = ledger.epsilon(delta)
-    update_scales = s * L
-    ratio = L / np.sqrt(M)
-    select_scales = update_scales / np.sqrt(M) if selection == "laplace" else np.full(p, s * ratio.max())
-
-    Xc = X.tocsc() if sp.issparse(X) else X
-    w = gcd(Xc, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, noise, callback, selection, update)
-
-    report_warnings = []
-    if accounted > epsilon * (1 + 1e-9):
-        msg = (f"the paper's calibration gives epsilon={accounted:.4g} > target {epsilon:g} once the "
-               "non-monotone report-noisy-max is accounted for; use calibration='tight'")
-        report_warnings.append(msg)
-        warnings.warn(msg, PrivacyCalibrationWarning, stacklevel=2)
-    c_laplace, c_gumbel, c_update = constants
-    report = PrivacyReport(
-        mechanism=f"dp-gcd ({rule}, Mangold et al. AISTATS 2023)",
-        calibration=calibration,
-        epsilon=float(epsilon),
-        delta=float(delta),
-        accountant_epsilon=accounted,
-        accountant=ledger.accountant,
-        iterations=int(n_iter),
-        noise={
-            "selection": f"{selection} report-noisy-max",
-            "update": f"{update} noise",
-            "update scale": float(update_scales.max()),
-            "select scale": float(select_scales.max()),
-            "paper scale": float(s_paper * L.max()),
-            "step epsilon (select)": (c_laplace if selection == "laplace" else c_gumbel) / s,
-            "update noise/sensitivity": c_update * s,
-            "source": "seed 003 Algorithm DP-GCD; report-noisy-max, Dwork & Roth 2014 sec. 3.3; "
-                      "exponential mechanism as zCDP, Cesar & Rogers 2021",
-        },
-        noise_source=noise.describe(),
-        warnings=report_warnings,
-    )
-    return w, report
+    return call_direct(MECHANISM, X, y, loss, penalty, feature_bounds, epsilon=epsilon, delta=delta,
+                       calibration=calibration, noise=noise, callback=callback, row_norm=row_norm, options=options)

@@ -1,7 +1,7 @@
 """DP-SGD: noisy proximal stochastic gradient descent with Poisson subsampling.
 
 Sources: Bassily, Smith & Thakurta 2014 (noisy SGD for private ERM); Abadi et al. 2016
-(per-sample clipping, subsampling, moments accountant). SPEC section 4.10.
+(per-sample clipping, subsampling, moments accountant).
 
 Step ``t``: every record joins the batch independently with probability ``q``; each
 per-sample gradient ``f'(<w, x_i>, y_i) x_i`` is clipped to L2 norm ``C``; the clipped
@@ -23,11 +23,11 @@ import functools
 import numpy as np
 import scipy.sparse as sp
 
-from ..accounting import Ledger, PrivacyReport, calibrate, check_privacy_params
-from ..norms import require
-from ._common import check_n_iter, row_norm_bound
+from ..accounting import Ledger, calibrate
+from .base import Mechanism, Option, Plan, loss_capabilities, n_iter_option
+from .direct import call_direct
 
-__all__ = ["dp_sgd", "clipped_gradient_sum"]
+__all__ = ["MECHANISM", "clipped_gradient_sum", "dp_sgd"]
 
 
 def clipped_gradient_sum(X, z, y, loss, clip):
@@ -66,40 +66,100 @@ def _tight_sigma(n, m, n_iter, epsilon, delta, sampling):
     return calibrate(lambda mult: _ledger(mult, n, m, n_iter, sampling), epsilon, delta, 1.0)
 
 
-def dp_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=200, calibration="tight",
-           noise, callback=None, batch_size=None, clip=None, learning_rate=None, row_norm=None,
-           sampling="poisson"):
+def _plan(info):
+    o, n = info.options, info.n
+    R, loss = info.row_norm, info.loss
+    m = np.sqrt(n) if o["batch_size"] is None else o["batch_size"]
+    if not 0 < m <= n:
+        raise ValueError(f"mechanism dp-sgd: option batch_size must be in (0, n={n}], got {m!r}")
+    if o["sampling"] == "replacement":
+        m = float(max(1, round(m)))
+    C = o["clipping_norm"]
+    if C is None:
+        if "Lipschitz" not in loss_capabilities(loss):
+            raise ValueError(f"mechanism dp-sgd: the {loss.name} loss has no bound on its derivative; set the "
+                             "option clipping_norm (the per-sample clipping norm)")
+        C = float(loss.lipschitz) * R
+    smooth = loss.smoothness if np.isfinite(loss.smoothness) else 1.0
+    eta = 1.0 / (smooth * R**2) if o["learning_rate"] is None else o["learning_rate"]
+    multiplier = _tight_sigma(n, m, o["n_iter"], info.epsilon, info.delta, o["sampling"])
+    ledger = _ledger(multiplier, n, m, o["n_iter"], o["sampling"])
+    details = {"noise multiplier": multiplier, "clipping norm": C, "sampling rate": m / n,
+               "sampling": o["sampling"], "gaussian std (sum)": multiplier * C, "learning rate": eta}
+    return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
+                iterations=o["n_iter"], details=details,
+                params={"m": m, "C": C, "eta": eta, "sigma": multiplier * C})
+
+
+def _run(design, plan, noise, callback):
+    q, info = plan.params, plan.info
+    n, p = design.n, design.p
+    m, C, eta, sigma = q["m"], q["C"], q["eta"], q["sigma"]
+    X = sp.csr_matrix(design.X) if sp.issparse(design.X) else design.X
+    y = design.y
+    poisson = info.options["sampling"] == "poisson"
+    w = np.zeros(p)
+    for t in range(info.options["n_iter"]):
+        batch = np.flatnonzero(noise.rng.random(n) < m / n) if poisson else noise.rng.integers(n, size=int(m))
+        Xb = X[batch]
+        g = noise.release(clipped_gradient_sum(Xb, Xb @ w, y[batch], info.loss, C), "gaussian", sigma,
+                          sensitivity=2.0 * C, name="clipped gradient sum")
+        w = info.penalty.prox(w - eta * g / m, eta)
+        if callback is not None:
+            callback(t, w)
+    return w
+
+
+MECHANISM = Mechanism(
+    name="dp-sgd",
+    title="DP-SGD, noisy proximal SGD with Poisson subsampling (Abadi et al. 2016)",
+    citation=("Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar & Zhang, 'Deep learning with differential "
+              "privacy', CCS 2016, Algorithm 1; Bassily, Smith & Thakurta, 'Private empirical risk "
+              "minimization: efficient algorithms and tight error bounds', FOCS 2014; composed by the privacy "
+              "loss distribution of the Poisson-subsampled Gaussian, replace-one (dp-accounting)"),
+    summary="noisy proximal SGD with per-sample clipping (any penalty with a prox, any loss)",
+    options=(
+        n_iter_option(200, "number of steps T"),
+        Option("batch_size", "float", None, "expected batch size", low=0.0, low_open=True,
+               default_help="sqrt(n)"),
+        Option("clipping_norm", "float", None, "per-sample clipping norm C", low=0.0, low_open=True,
+               default_help="sup|f'| times the row-norm bound: clips no record within the bounds"),
+        Option("learning_rate", "float", None, "step size", low=0.0, low_open=True, high=1e6,
+               default_help="1 / (smoothness * row_norm^2)"),
+        Option("sampling", "choice", "poisson", "batch sampling", choices=("poisson", "replacement")),
+    ),
+    calibrations=("tight",),
+    loss_needs=(),
+    penalty_needs=("prox",),
+    plan=_plan, run=_run,
+)
+
+
+def dp_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="tight", noise, callback=None,
+           row_norm=None, **options):
     """Differentially private proximal SGD with Poisson subsampling (module docstring).
+
+    ``fit_mechanism`` on ``BoundedDesign.from_arrays(X, y, feature_bounds, row_norm)``.
 
     Parameters
     ----------
     X : ndarray or sparse matrix of shape (n, p)
-        Records within the public bounds.
     y : ndarray of shape (n,)
     loss : Datafit
     penalty : Penalty with ``prox`` (any penalty of ``dpsparse.norms``)
     feature_bounds : ndarray of shape (p,)
-        Public bounds ``b_j`` on ``|x_j|``.
     epsilon : float > 0
     delta : float in (0, 1)
-    n_iter : int >= 1
-        Number of steps T.
     calibration : {"tight"}
     noise : NoiseSource
     callback : callable (t, w) -> None, optional
-    batch_size : float or None
-        Expected batch size ``q n`` (None: ``sqrt(n)``).
-    clip : float > 0 or None
-        Per-sample clipping norm ``C`` (None: the public bound ``sup|f'| * row_norm``, so
-        no record is clipped).
-    learning_rate : float > 0 or None
-        None: ``1 / (smoothness * row_norm^2)``, the inverse smoothness of the average
-        loss (``1 / row_norm^2`` for non-smooth losses).
     row_norm : float or None
         Public bound on ``||x_i||_2`` (None: ``||feature_bounds||_2``).
-    sampling : {"poisson", "replacement"}
-        Poisson subsampling with rate ``batch_size / n`` (PLD accountant), or a batch of
-        ``batch_size`` indices drawn uniformly with replacement (RDP bound of
+    **options
+        ``n_iter`` (T, default 200), ``batch_size`` (expected, default ``sqrt(n)``),
+        ``clipping_norm`` (C; default ``sup|f'| R``), ``learning_rate`` (default
+        ``1 / (smoothness R^2)``), ``sampling`` ("poisson" or "replacement": a batch of
+        ``batch_size`` indices drawn uniformly with replacement, RDP bound of
         ``Ledger.replacement_gaussian``).
 
     Returns
@@ -112,49 +172,5 @@ def dp_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=200, c
     ValueError
         Invalid budget, options, or calibration other than "tight".
     """
-    check_privacy_params(epsilon, delta)
-    if calibration != "tight":
-        raise ValueError("DP-SGD has no closed-form calibration in its sources: use calibration='tight'")
-    check_n_iter(n_iter)
-    require(penalty, ("prox",), "DP-SGD")
-    n, p = X.shape
-    R = row_norm_bound(feature_bounds, row_norm, p)
-    m = np.sqrt(n) if batch_size is None else float(batch_size)
-    if not 0 < m <= n:
-        raise ValueError(f"batch_size must be in (0, n={n}], got {batch_size!r}")
-    if sampling not in ("poisson", "replacement"):
-        raise ValueError(f"unknown sampling {sampling!r}; allowed: ['poisson', 'replacement']")
-    if sampling == "replacement":
-        m = float(max(1, round(m)))
-    q = m / n
-    C = loss.lipschitz * R if clip is None else float(clip)
-    if not (np.isfinite(C) and C > 0):
-        raise ValueError(f"clip must be a finite number > 0, got {clip!r}")
-    smooth = loss.smoothness if np.isfinite(loss.smoothness) else 1.0
-    eta = 1.0 / (smooth * R**2) if learning_rate is None else float(learning_rate)
-
-    multiplier = _tight_sigma(n, m, int(n_iter), float(epsilon), float(delta), sampling)
-    ledger = _ledger(multiplier, n, m, n_iter, sampling)
-    accounted = ledger.epsilon(delta)
-    sigma = multiplier * C
-
-    Xr = sp.csr_matrix(X) if sp.issparse(X) else X
-    w = np.zeros(p)
-    for t in range(n_iter):
-        batch = np.flatnonzero(noise.rng.random(n) < q) if sampling == "poisson" else noise.rng.integers(n, size=int(m))
-        Xb = Xr[batch]
-        g = clipped_gradient_sum(Xb, Xb @ w, y[batch], loss, C) + noise.gaussian(sigma, p)
-        w = penalty.prox(w - eta * g / m, eta)
-        if callback is not None:
-            callback(t, w)
-
-    report = PrivacyReport(
-        mechanism="dp-sgd (Poisson subsampling, per-sample clipping; Abadi et al. 2016)",
-        calibration=calibration, epsilon=float(epsilon), delta=float(delta), accountant_epsilon=accounted,
-        accountant=ledger.accountant, iterations=int(n_iter),
-        noise={"noise multiplier": multiplier, "clipping norm": C, "sampling rate": q, "sampling": sampling,
-               "gaussian std (sum)": sigma, "learning rate": eta,
-               "source": "Abadi et al. 2016 Alg. 1; PLD of the Poisson-subsampled Gaussian (replace-one)"},
-        noise_source=noise.describe(),
-    )
-    return w, report
+    return call_direct(MECHANISM, X, y, loss, penalty, feature_bounds, epsilon=epsilon, delta=delta,
+                       calibration=calibration, noise=noise, callback=callback, row_norm=row_norm, options=options)

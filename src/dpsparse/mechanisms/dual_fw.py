@@ -1,22 +1,22 @@
-"""Frank-Wolfe on the dual, non-private and private (seed 001, Algorithms 1 and 2).
+"""Frank-Wolfe on the dual, non-private and private (Kumar & Deisenroth 2019, Algorithms 1 and 2).
 
 Source: Kumar & Deisenroth, "Differentially Private Empirical Risk Minimization with
-Sparsity-Inducing Norms", 2019 (seed 001): Eq. 12-13 (dual and primal recovery), Eq. 21,
+Sparsity-Inducing Norms", 2019: Eq. 12-13 (dual and primal recovery), Eq. 21,
 Algorithm 1 (Frank-Wolfe), Algorithm 2 (private Frank-Wolfe), Theorems 3-4; after
 Bach 2013 (FW on the dual of a norm-regularized problem) and Talwar, Thakurta & Zhang
-2015 (private FW over a polytope). SPEC sections 4.3-4.4. The privacy derivation is in
+2015 (private FW over a polytope). The privacy derivation is in
 ``docs/mechanisms/dual_fw.md``.
 
 Problem. ``min_w L(w) + alpha Omega(w)`` with ``L(w) = (1/n) sum_i f(<w, x_i>, y_i) +
-(mu/2)||w||^2``, ``mu > 0``. Its dual (seed Eq. 12 / 21, with ``K = alpha |P|(F)``, the
-seed's ``(lambda/n)|P|(F)``) is
+(mu/2)||w||^2``, ``mu > 0``. Its dual (Eq. 12 / 21, with ``K = alpha |P|(F)``, the
+paper's ``(lambda/n)|P|(F)``) is
 
     max_{s in K} D(s),    D(s) = -L*(-s) = min_w L(w) + <s, w> = L(w(s)) + <s, w(s)>,
 
 whose gradient is the primal response ``w(s) = argmin_w L(w) + <s, w>`` (unique since
 ``mu > 0``). Frank-Wolfe (Algorithm 1) picks ``v_t = argmax_{v in K} <v, w(s_{t-1})>``
 (the greedy vertex, ``alpha * penalty.lmo_dual_ball``) and sets
-``s_t = (1 - rho_t) s_{t-1} + rho_t v_t`` with the seed's ``rho_t = 1/(t+2)`` (or the
+``s_t = (1 - rho_t) s_{t-1} + rho_t v_t`` with the paper's ``rho_t = 1/(t+2)`` (or the
 standard ``2/(t+2)``). The primal is recovered by Eq. 13, ``w = w(s_T)``, and
 ``<v_t - s, w(s)> = alpha Omega(w(s)) - <s, w(s)>`` is both the FW gap and the exact
 primal-dual gap ``P(w(s)) - D(s)``.
@@ -34,10 +34,10 @@ one record moves ``w(s)`` by at most ``Delta_w = 2 L / (n mu)`` in L2 (``L = sup
   ``2 Delta_u / beta = 2 / m``-DP exponential mechanism per step.
 - ``"gaussian"`` (any norm with ``lmo_dual_ball``): ``w(s) + N(0, (m Delta_w)^2 I)``, then
   the exact greedy LMO (post-processing). A Gaussian mechanism per step.
-- ``"laplace"`` (``calibration="paper"``): the seed's report-noisy-min with Laplace noise on
+- ``"laplace"`` (``calibration="paper"``): the paper's report-noisy-min with Laplace noise on
   every vertex score, over an explicitly enumerated vertex set (at most ``MAX_ENUMERATED``).
 
-Release. ``s_T`` is a post-processing of the selections, but the seed's primal recovery
+Release. ``s_T`` is a post-processing of the selections, but the paper's primal recovery
 ``w(s_T)`` reads the data again: it is released as ``w(s_T) + N(0, (m Delta_w)^2 I)``, one
 more Gaussian event in the ledger (``release="dual"`` returns ``s_T`` instead).
 
@@ -53,7 +53,6 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -61,26 +60,46 @@ import scipy.linalg
 import scipy.optimize
 import scipy.sparse as sp
 
-from .. import losses as _losses
-from ..accounting import Ledger, PrivacyReport, calibrate, check_privacy_params
-from ..exceptions import PrivacyCalibrationWarning
+from .. import solvers
+from ..accounting import Ledger, calibrate
 from ..norms import Cardinality, GroupCount, Nonempty, SubmodularNorm, require
-from ._common import check_n_iter, row_norm_bound
+from ._common import check_n_iter
+from .base import Mechanism, Option, Plan, n_iter_option, penalty_capabilities
+from .direct import call_direct
+from .output_perturbation import zero_loss_bound
 
-__all__ = ["dual_fw", "dual_frank_wolfe", "DualFWResult", "PrimalResponse", "VertexStructure",
-           "selection_structure", "product_probabilities", "sample_vertex", "enumerate_vertices",
-           "response_sensitivity", "score_sensitivity", "paper_laplace_scale", "theorem4_iterations",
-           "theorem4_bound", "CALIBRATIONS", "SELECTIONS", "STEPS", "MAX_ENUMERATED"]
+__all__ = [
+    "CALIBRATIONS",
+    "MAX_ENUMERATED",
+    "MECHANISM",
+    "SELECTIONS",
+    "STEPS",
+    "DualFWResult",
+    "PrimalResponse",
+    "VertexStructure",
+    "dual_frank_wolfe",
+    "dual_fw",
+    "enumerate_vertices",
+    "paper_laplace_scale",
+    "product_probabilities",
+    "response_sensitivity",
+    "sample_vertex",
+    "score_sensitivity",
+    "selection_structure",
+    "theorem4_bound",
+    "theorem4_iterations",
+]
 
 CALIBRATIONS = ("tight", "paper")
 SELECTIONS = ("auto", "exponential", "gaussian")
-STEPS = ("seed", "standard")
+STEPS = ("paper", "standard")
 RELEASES = ("primal", "dual")
 # Largest vertex set the "paper" calibration enumerates (Laplace noise on every vertex).
 MAX_ENUMERATED = 4096
-SOURCE = ("Kumar & Deisenroth 2019 (seed 001) Algorithms 1-2, Eq. 12-13, 21, Theorems 3-4; sensitivity "
-          "re-derived in docs/mechanisms/dual_fw.md; exponential mechanism (McSherry & Talwar 2007) as "
-          "eps^2/8-zCDP (Cesar & Rogers 2021); composed by PLD/RDP (dp-accounting)")
+SOURCE = ("Kumar & Deisenroth, 'Differentially private empirical risk minimization with sparsity-inducing norms', "
+          "2019, Algorithms 1-2, Eq. 12-13, 21, Theorems 3-4; sensitivity re-derived in docs/mechanisms/dual_fw.md; "
+          "exponential mechanism (McSherry & Talwar, FOCS 2007) as eps^2/8-zCDP (Cesar & Rogers, ALT 2021); "
+          "composed by PLD/RDP (dp-accounting)")
 
 
 def _check_mu(mu):
@@ -105,8 +124,8 @@ def _check_smooth(loss):
 
 
 def _step(rule, t):
-    """``rho_t`` for ``t = 1, 2, ...``: the seed's ``1/(t+2)`` or the standard ``2/(t+2)``."""
-    return 1.0 / (t + 2) if rule == "seed" else 2.0 / (t + 2)
+    """``rho_t`` for ``t = 1, 2, ...``: the paper's ``1/(t+2)`` or the standard ``2/(t+2)``."""
+    return 1.0 / (t + 2) if rule == "paper" else 2.0 / (t + 2)
 
 
 # --------------------------------------------------------------------------- primal response
@@ -116,29 +135,33 @@ class PrimalResponse:
     """``w(s) = argmin_w (1/n) sum_i f(<w, x_i>, y_i) + (mu/2)||w||^2 + <s, w>``.
 
     Squared loss (unclipped): the normal equations ``(X^T X/n + mu I) w = X^T y/n - s``
-    with one cached Cholesky factorization. Otherwise L-BFGS (scipy) warm-started from
-    the previous response, stopped when ``||grad||_2 <= mu * tol``, which certifies
-    ``||w - w(s)||_2 <= tol`` by strong convexity.
+    with one cached Cholesky factorization. Otherwise (non-private) L-BFGS (scipy)
+    warm-started from the previous response, stopped when ``||grad||_2 <= mu * tol``,
+    which certifies ``||w - w(s)||_2 <= tol`` by strong convexity. Private fits
+    (``smoothness`` given) use V-FISTA (``solvers.accelerated_proximal_gradient``) with the
+    public step ``1 / smoothness`` for the public number of iterations after which its
+    linear rate guarantees ``||w - w(s)|| <= tol`` (initial suboptimality at most
+    ``max_y f(0, y) + ||s||^2 / (2 mu)``), stopping earlier once ``||grad|| <= mu tol``:
+    no outcome of the solve depends on the data beyond ``w`` itself.
 
     Parameters
     ----------
     X, y, loss, mu
     tol : float > 0
-        Certified L2 distance to the exact response.
+        L2 distance to the exact response.
     private : bool
-        Use the bounded per-sample derivative (a clipped squared loss is then the Huber
-        loss with threshold ``clip``, whose derivative is the clipped residual).
-    strict : bool
-        Raise RuntimeError when the tolerance is not certified (private fits).
+        Use the bounded per-sample derivative (``loss.bounded_datafit()``: a clipped
+        squared loss is then the Huber loss with threshold ``clip``).
+    smoothness : float or None
+        Public bound on the smoothness of ``L`` (private fits).
     """
 
-    def __init__(self, X, y, loss, mu, tol, private=False, strict=False):
-        self.X, self.y, self.mu, self.tol, self.strict = X, np.asarray(y, dtype=float), float(mu), float(tol), strict
+    def __init__(self, X, y, loss, mu, tol, private=False, smoothness=None):
+        self.X, self.y, self.mu, self.tol = X, np.asarray(y, dtype=float), float(mu), float(tol)
         self.n, self.p = X.shape
-        self.loss = loss
-        if private and isinstance(loss, _losses.Squared):
-            self.loss = _losses.Huber(loss.lipschitz)  # raises without clip
-        self.closed_form = isinstance(self.loss, _losses.Squared)
+        self.loss = loss.bounded_datafit() if private else loss
+        self.smoothness = smoothness
+        self.closed_form = self.loss.quadratic
         self.worst_gradient = 0.0
         self._w = np.zeros(self.p)
         if self.closed_form:
@@ -159,10 +182,21 @@ class PrimalResponse:
         s = np.asarray(s, dtype=float)
         if self.closed_form:
             w = scipy.linalg.cho_solve(self._chol, self._rhs - s)
+        elif self.smoothness is not None:
+            w = self._public_iterations(s)
         else:
             w = self._lbfgs(s)
         self._w = w
         return w.copy()
+
+    def _public_iterations(self, s):
+        target = self.mu * self.tol
+        initial = 2.0 * (zero_loss_bound(self.loss) + float(s @ s) / (2.0 * self.mu))
+        max_iter = solvers.linear_rate_iterations(self.smoothness, self.mu, initial, self.mu * self.tol**2 / 2.0)
+        w, _ = solvers.accelerated_proximal_gradient(
+            lambda w: self.gradient(w, s), lambda v, step: v, np.zeros(self.p), 1.0 / self.smoothness, max_iter,
+            strong_convexity=self.mu, stop=lambda w: np.linalg.norm(self.gradient(w, s)) <= target)
+        return w
 
     def _lbfgs(self, s):
         target = self.mu * self.tol
@@ -182,9 +216,6 @@ class PrimalResponse:
             if gnorm <= target:
                 break
         self.worst_gradient = max(self.worst_gradient, gnorm)
-        if gnorm > target and self.strict:
-            raise RuntimeError(f"the primal response was not certified: ||grad|| = {gnorm:.3g} > mu * tol = "
-                               f"{target:.3g}; the sensitivity bound needs it (raise inner_tol)")
         return w
 
 
@@ -198,7 +229,7 @@ class DualFWResult:
     Attributes
     ----------
     coef : ndarray of shape (p,)
-        Primal recovery ``w(s_T)`` (seed Eq. 13).
+        Primal recovery ``w(s_T)`` (Eq. 13).
     dual : ndarray of shape (p,)
         The dual iterate ``s_T`` in ``K``.
     gap : float
@@ -217,9 +248,9 @@ class DualFWResult:
     gaps: list = field(default_factory=list)
 
 
-def dual_frank_wolfe(X, y, loss, penalty, *, mu, n_iter=200, step="seed", tol=0.0, inner_tol=1e-10,
+def dual_frank_wolfe(X, y, loss, penalty, *, mu, n_iter=200, step="paper", tol=0.0, inner_tol=1e-10,
                      callback=None):
-    """Frank-Wolfe on the dual ``max_{s in alpha |P|(F)} -L*(-s)`` (seed 001 Algorithm 1).
+    """Frank-Wolfe on the dual ``max_{s in alpha |P|(F)} -L*(-s)`` (Kumar & Deisenroth 2019, Algorithm 1).
 
     Parameters
     ----------
@@ -230,7 +261,7 @@ def dual_frank_wolfe(X, y, loss, penalty, *, mu, n_iter=200, step="seed", tol=0.
     mu : float > 0
         Ridge term of ``L``.
     n_iter : int >= 1
-    step : {"seed", "standard"}
+    step : {"paper", "standard"}
         ``rho_t = 1/(t+2)`` (Algorithm 1 as printed; ``O(log T / T)``) or ``2/(t+2)``
         (Jaggi 2013; ``O(1/T)``).
     tol : float >= 0
@@ -427,13 +458,13 @@ def paper_laplace_scale(lipschitz_L, diameter, n, epsilon, delta, n_iter):
 
 
 def theorem4_iterations(n, epsilon, diameter, lipschitz_L, gaussian_width):
-    """Seed 001 Theorem 4: ``T = Gamma_K^{4/3} (n epsilon)^{2/3} / (L G_K)^{2/3}`` (rounded up, >= 1)."""
+    """Kumar & Deisenroth (2019) Theorem 4: ``T = Gamma_K^{4/3} (n epsilon)^{2/3} / (L G_K)^{2/3}`` (rounded up, >= 1)."""
     T = diameter ** (4.0 / 3.0) * (n * epsilon) ** (2.0 / 3.0) / (lipschitz_L * gaussian_width) ** (2.0 / 3.0)
     return max(1, int(math.ceil(T)))
 
 
 def theorem4_bound(n, epsilon, delta, diameter, lipschitz_L, gaussian_width, log_n_vertices):
-    """Seed 001 Theorem 4's excess dual risk, its O(.) taken with constant 1:
+    """Kumar & Deisenroth (2019) Theorem 4's excess dual risk, its O(.) taken with constant 1:
 
     ``Gamma_K^{2/3} (L G_K)^{2/3} log(n |S|) sqrt(log(1/delta)) / (n epsilon)^{2/3}``
     (``log(n |S|) = log n + log |S|``; ``log |S| = p log 2`` for the L_inf ball). The theorem
@@ -473,43 +504,167 @@ def _tight_multiplier(kind, n_iter, release, epsilon, delta):
 # --------------------------------------------------------------------------- private Algorithm 2
 
 
-def dual_fw(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=20, calibration="tight", noise,
-            callback=None, mu=1e-2, row_norm=None, selection="auto", step="seed", release="primal",
-            inner_tol=None):
-    """Private Frank-Wolfe on the dual (seed 001 Algorithm 2, Theorems 3-4; module docstring).
+def _l1_as_cardinality(penalty):
+    """A weighted L1 penalty with unit weights as ``SubmodularNorm(Cardinality)``: the L1 norm
+    is the norm of the cardinality function (Bach 2013), whose dual ball has an LMO."""
+    caps = penalty_capabilities(penalty)
+    if "lmo_dual_ball" in caps or "l1 ball" not in caps:
+        return penalty
+    d = np.asarray(penalty.weights, dtype=float) if penalty.weights is not None else None
+    if d is None:
+        raise ValueError("mechanism dual-fw: an L1 penalty needs its weights (n_features) to become the norm of "
+                         "the cardinality function")
+    pen = np.flatnonzero(d > 0)
+    if not np.all(d[pen] == 1.0):
+        raise ValueError("mechanism dual-fw: a weighted L1 penalty is not the norm of a cardinality function; "
+                         "use unit weights")
+    return SubmodularNorm(Cardinality(pen.size), penalty.alpha, unpenalized=np.flatnonzero(d == 0))
+
+
+def _plan(info):
+    o, n = info.options, info.n
+    penalty = _l1_as_cardinality(info.penalty)
+    caps = penalty_capabilities(penalty)
+    if "lmo_dual_ball" not in caps:
+        raise ValueError(f"mechanism dual-fw needs a norm with a linear maximization oracle on its dual ball "
+                         f"(L1, L_inf, group norms, submodular norms); {type(info.penalty).__name__} has none")
+    alpha = _check_penalty(penalty)
+    mu, n_iter, release, R = o["mu"], o["n_iter"], o["release"], info.row_norm
+    c = float(info.loss.lipschitz)
+    delta_exact = response_sensitivity(c, R, n, mu)
+    r_inner = 1e-4 * delta_exact if o["inner_tol"] is None else o["inner_tol"]
+    solver_loss = info.loss.bounded_datafit()
+    closed_form = solver_loss.quadratic
+    delta_w = delta_exact + (0.0 if closed_form else 2.0 * r_inner)
+    structure = selection_structure(penalty)
+    if info.calibration == "paper":
+        if structure is None:
+            raise ValueError("mechanism dual-fw: calibration='paper' puts Laplace noise on every vertex score: it "
+                             "needs an enumerable vertex set (L1, L_inf or disjoint group L_inf norms); use 'tight'")
+        if structure.log_n_vertices > math.log(MAX_ENUMERATED) + 1e-9:
+            raise ValueError(f"mechanism dual-fw: calibration='paper' enumerates the vertices of K, here "
+                             f"{math.exp(structure.log_n_vertices):.3g}, more than {MAX_ENUMERATED}; use 'tight'")
+        kind = "laplace"
+        delta_u = score_sensitivity(structure, delta_w)
+        b = paper_laplace_scale(c * R, 2.0 * structure.max_norm, n, info.epsilon, info.delta, n_iter)
+        m = b / delta_u
+        c_laplace = 2.0 * delta_u / b  # non-monotone report-noisy-max
+        ledger = _ledger(m, kind, n_iter, release, c_laplace)
+    else:
+        if o["selection"] == "exponential" and structure is None:
+            raise ValueError(f"mechanism dual-fw: exact exponential sampling needs a product vertex structure (L1, "
+                             f"L_inf, disjoint group L_inf norms); {type(penalty).__name__} has none: use "
+                             "selection='gaussian'")
+        kind = "exponential" if (o["selection"] != "gaussian" and structure is not None) else "gaussian"
+        m = _tight_multiplier(kind, n_iter, release, info.epsilon, info.delta)
+        ledger = _ledger(m, kind, n_iter, release)
+        delta_u = score_sensitivity(structure, delta_w) if kind == "exponential" else None
+        b = c_laplace = None
+    sigma = m * delta_w
+    details = {
+        "selection": {"exponential": "exponential mechanism over all vertices (Gumbel-max per factor)",
+                      "gaussian": "Gaussian noise on w(s), then the exact greedy LMO",
+                      "laplace": "Laplace report-noisy-min over the enumerated vertices (the paper's Alg. 2)"}[kind],
+        "vertex set": structure.kind if structure is not None else "not enumerable",
+        "noise multiplier": float(m),
+        "response sensitivity": float(delta_w),
+        "mu": mu,
+        "release": ("w(s_T) + Gaussian noise" if release == "primal" else "s_T (dual iterate)"),
+        "release sigma": float(sigma) if release == "primal" else 0.0,
+    }
+    if kind == "exponential":
+        details.update({"score sensitivity": float(delta_u), "gumbel scale": float(m * delta_u),
+                        "step epsilon (select)": 2.0 / m})
+    elif kind == "gaussian":
+        details.update({"selection sigma": float(sigma)})
+    else:
+        details.update({"score sensitivity": float(delta_u), "laplace scale": float(b),
+                        "step epsilon (select)": float(c_laplace)})
+    params = {"penalty": penalty, "alpha": alpha, "kind": kind, "structure": structure, "m": m, "sigma": sigma,
+              "delta_w": delta_w, "delta_u": delta_u, "b": b, "r_inner": r_inner,
+              "smoothness": float(solver_loss.smoothness) * R**2 + mu}
+    return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
+                iterations=n_iter, details=details, params=params,
+                miss_reason=f": its Laplace scale lacks the 1/mu (mu={mu:g}) of the sensitivity of w(s) and the "
+                            "factor 2 of a non-monotone report-noisy-max")
+
+
+def _run(design, plan, noise, callback):
+    q, info = plan.params, plan.info
+    o, p = info.options, design.p
+    penalty, structure, kind, sigma = q["penalty"], q["structure"], q["kind"], q["sigma"]
+    resp = PrimalResponse(design.X, design.y, info.loss, o["mu"], q["r_inner"], private=True,
+                          smoothness=q["smoothness"])
+    vertices = enumerate_vertices(structure) if kind == "laplace" else None
+    s = np.zeros(p)
+    for t in range(1, o["n_iter"] + 1):
+        w = noise.check(resp(s), sensitivity=q["delta_w"], name="primal response w(s)")
+        if kind == "exponential":
+            v = sample_vertex(w, structure, q["m"] * q["delta_u"], noise)
+        elif kind == "gaussian":
+            w = noise.release(w, "gaussian", sigma, sensitivity=q["delta_w"], name="primal response w(s)")
+            v = q["alpha"] * penalty.lmo_dual_ball(w)
+        else:
+            v = vertices[noise.select(vertices @ w, "laplace", q["b"], sensitivity=q["delta_u"],
+                                      name="vertex scores")]
+        rho = _step(o["step"], t)
+        s = (1.0 - rho) * s + rho * v
+        if callback is not None:
+            callback(t, s.copy())
+    if o["release"] == "dual":
+        return s.copy()
+    return noise.release(resp(s), "gaussian", sigma, sensitivity=q["delta_w"], name="primal recovery w(s_T)")
+
+
+MECHANISM = Mechanism(
+    name="dual-fw",
+    title="private Frank-Wolfe on the dual (Kumar & Deisenroth 2019, Algorithm 2)",
+    citation=SOURCE,
+    summary="Frank-Wolfe on the dual of a norm-regularized ridge problem (L1, L_inf, group and submodular norms)",
+    options=(
+        n_iter_option(20, "number of Frank-Wolfe steps T"),
+        Option("mu", "float", 1e-2, "ridge strength (mu/2)||w||^2 that bounds the sensitivity of w(s)", low=0.0,
+               low_open=True),
+        Option("selection", "choice", "auto", "private vertex selection", choices=SELECTIONS),
+        Option("step", "choice", "paper", "step rho_t: the paper's 1/(t+2) or the standard 2/(t+2)",
+               choices=STEPS),
+        Option("release", "choice", "primal", "release w(s_T) + Gaussian noise, or the dual iterate s_T",
+               choices=RELEASES),
+        Option("inner_tol", "float", None, "L2 accuracy of the primal responses", low=0.0, low_open=True,
+               default_help="1e-4 of the response sensitivity"),
+    ),
+    calibrations=CALIBRATIONS,
+    loss_needs=("smooth", "Lipschitz"),
+    penalty_needs=("value",),
+    plan=_plan, run=_run,
+)
+
+
+def dual_fw(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="tight", noise, callback=None,
+            row_norm=None, **options):
+    """Private Frank-Wolfe on the dual (Kumar & Deisenroth 2019, Algorithm 2, Theorems 3-4; module docstring).
+
+    ``fit_mechanism`` on ``BoundedDesign.from_arrays(X, y, feature_bounds, row_norm)``.
 
     Parameters
     ----------
     X : ndarray or sparse matrix of shape (n, p)
-        Records with ``|X[i, j]| <= feature_bounds[j]`` and ``||x_i||_2 <= row_norm`` (public).
     y : ndarray of shape (n,)
     loss : smooth Datafit with a bounded derivative (logistic, Huber, squared with ``clip``)
-    penalty : a norm with ``lmo_dual_ball`` (SubmodularNorm, GroupLasso)
+    penalty : a norm with ``lmo_dual_ball`` (SubmodularNorm, GroupLasso) or an L1 penalty
+        (as the norm of the cardinality function)
     feature_bounds : ndarray of shape (p,)
     epsilon : float > 0
     delta : float in (0, 1)
-    n_iter : int >= 1
-        Number of Frank-Wolfe steps T (``theorem4_iterations`` gives the seed's choice).
     calibration : {"tight", "paper"}
     noise : NoiseSource
     callback : callable (t, s) -> None, optional
         Receives the private dual iterate ``s_t`` (never the non-private ``w(s_t)``).
-    mu : float > 0
-        Ridge term; the sensitivity ``2 L / (n mu)`` of ``w(s)`` rests on it.
     row_norm : float or None
-        Public bound on ``||x_i||_2`` (None: ``||feature_bounds||_2``).
-    selection : {"auto", "exponential", "gaussian"}
-        ``"auto"``: the exact exponential mechanism where ``K`` has a product structure
-        (``selection_structure``), else Gaussian noise on ``w(s)`` and the exact LMO.
-        Ignored by ``calibration="paper"`` (Laplace report-noisy-min over enumerated vertices).
-    step : {"seed", "standard"}
-        ``rho_t = 1/(t+2)`` (Algorithm 2) or ``2/(t+2)``.
-    release : {"primal", "dual"}
-        ``"primal"``: ``w(s_T) + N(0, (m Delta_w)^2 I)`` (one more Gaussian event);
-        ``"dual"``: ``s_T`` itself (Algorithm 2's output, post-processing).
-    inner_tol : float > 0 or None
-        Certified L2 accuracy ``r`` of the computed primal responses (L-BFGS); the
-        sensitivity becomes ``Delta_w = 2 L / (n mu) + 2 r``. None: ``1e-4 * 2 L / (n mu)``.
+    **options
+        ``n_iter`` (T, default 20; ``theorem4_iterations`` gives the paper's choice),
+        ``mu`` (default 1e-2), ``selection`` ("auto", "exponential", "gaussian"),
+        ``step`` ("paper", "standard"), ``release`` ("primal", "dual"), ``inner_tol``.
 
     Returns
     -------
@@ -520,121 +675,9 @@ def dual_fw(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=20, c
     Raises
     ------
     ValueError
-        Invalid budget, calibration, selection, step, release or iteration count; ``mu <= 0``;
-        a penalty without ``lmo_dual_ball`` (separable L1: use
-        ``SubmodularNorm(Cardinality(p), alpha)``); a non-smooth loss or one without a
-        bounded derivative; ``calibration="paper"`` on a vertex set that cannot be enumerated.
-    RuntimeError
-        The inner solver could not certify ``inner_tol``.
-
-    Warns
-    -----
-    PrivacyCalibrationWarning
-        ``calibration="paper"`` when the accountant's epsilon exceeds the target.
+        Invalid budget, calibration or option; a penalty without ``lmo_dual_ball``; a
+        non-smooth loss or one without a bounded derivative; ``calibration="paper"`` on a
+        vertex set that cannot be enumerated.
     """
-    check_privacy_params(epsilon, delta)
-    mu = _check_mu(mu)
-    if calibration not in CALIBRATIONS:
-        raise ValueError(f"unknown calibration {calibration!r}; allowed: {list(CALIBRATIONS)}")
-    if selection not in SELECTIONS:
-        raise ValueError(f"unknown selection {selection!r}; allowed: {list(SELECTIONS)}")
-    if step not in STEPS:
-        raise ValueError(f"unknown step {step!r}; allowed: {list(STEPS)}")
-    if release not in RELEASES:
-        raise ValueError(f"unknown release {release!r}; allowed: {list(RELEASES)}")
-    check_n_iter(n_iter)
-    if getattr(penalty, "is_separable", False) or not callable(getattr(penalty, "lmo_dual_ball", None)):
-        raise ValueError(f"Frank-Wolfe on the dual needs a norm with a linear maximization oracle on its dual "
-                         f"ball (lmo_dual_ball); {type(penalty).__name__} has none: for L1 use "
-                         "SubmodularNorm(Cardinality(p), alpha)")
-    alpha = _check_penalty(penalty)
-    _check_smooth(loss)
-    c = loss.lipschitz  # raises for the squared loss without clip
-    n, p = X.shape
-    R = row_norm_bound(feature_bounds, row_norm, p)
-    delta_exact = response_sensitivity(c, R, n, mu)
-    r_inner = 1e-4 * delta_exact if inner_tol is None else float(inner_tol)
-    if not r_inner > 0:
-        raise ValueError(f"inner_tol must be > 0, got {inner_tol!r}")
-    resp = PrimalResponse(X, y, loss, mu, r_inner, private=True, strict=True)
-    delta_w = delta_exact + (0.0 if resp.closed_form else 2.0 * r_inner)
-
-    structure = selection_structure(penalty)
-    report_warnings = []
-    if calibration == "paper":
-        if structure is None:
-            raise ValueError("calibration='paper' puts Laplace noise on every vertex score: it needs an "
-                             "enumerable vertex set (L1, L_inf or disjoint group L_inf norms); use 'tight'")
-        vertices = enumerate_vertices(structure)  # raises past MAX_ENUMERATED
-        kind = "laplace"
-        delta_u = score_sensitivity(structure, delta_w)
-        diameter = 2.0 * structure.max_norm
-        b = paper_laplace_scale(c * R, diameter, n, epsilon, delta, n_iter)
-        m = b / delta_u
-        c_laplace = 2.0 * delta_u / b  # non-monotone report-noisy-max
-        ledger = _ledger(m, kind, n_iter, release, c_laplace)
-    else:
-        kind = "exponential" if (selection != "gaussian" and structure is not None) else "gaussian"
-        if selection == "exponential" and structure is None:
-            raise ValueError(f"exact exponential sampling needs a product vertex structure (L1, L_inf, disjoint "
-                             f"group L_inf norms); {type(penalty).__name__} has none: use selection='gaussian'")
-        m = _tight_multiplier(kind, int(n_iter), release, float(epsilon), float(delta))
-        ledger = _ledger(m, kind, n_iter, release)
-        delta_u = score_sensitivity(structure, delta_w) if kind == "exponential" else None
-    accounted = ledger.epsilon(delta)
-    sigma = m * delta_w
-
-    s = np.zeros(p)
-    for t in range(1, n_iter + 1):
-        w = resp(s)
-        if kind == "exponential":
-            v = sample_vertex(w, structure, m * delta_u, noise)
-        elif kind == "gaussian":
-            v = alpha * penalty.lmo_dual_ball(w + noise.gaussian(sigma, p))
-        else:
-            v = vertices[int(np.argmax(vertices @ w + noise.laplace(b, vertices.shape[0])))]
-        rho = _step(step, t)
-        s = (1.0 - rho) * s + rho * v
-        if callback is not None:
-            callback(t, s.copy())
-    out = s.copy() if release == "dual" else resp(s) + noise.gaussian(sigma, p)
-
-    if accounted > epsilon * (1 + 1e-9):
-        msg = (f"the paper's calibration gives epsilon={accounted:.4g} > target {epsilon:g}: its Laplace scale "
-               f"lacks the 1/mu (mu={mu:g}) of the sensitivity of w(s) and the factor 2 of a non-monotone "
-               "report-noisy-max; use calibration='tight'")
-        report_warnings.append(msg)
-        warnings.warn(msg, PrivacyCalibrationWarning, stacklevel=2)
-    noise_info = {
-        "selection": {"exponential": "exponential mechanism over all vertices (Gumbel-max per factor)",
-                      "gaussian": "Gaussian noise on w(s), then the exact greedy LMO",
-                      "laplace": "Laplace report-noisy-min over the enumerated vertices (seed Alg. 2)"}[kind],
-        "vertex set": structure.kind if structure is not None else "not enumerable",
-        "noise multiplier": float(m),
-        "response sensitivity": float(delta_w),
-        "mu": mu,
-        "release": ("w(s_T) + Gaussian noise" if release == "primal" else "s_T (dual iterate)"),
-        "release sigma": float(sigma) if release == "primal" else 0.0,
-        "source": SOURCE,
-    }
-    if kind == "exponential":
-        noise_info.update({"score sensitivity": float(delta_u), "gumbel scale": float(m * delta_u),
-                           "step epsilon (select)": 2.0 / m})
-    elif kind == "gaussian":
-        noise_info.update({"selection sigma": float(sigma)})
-    else:
-        noise_info.update({"score sensitivity": float(delta_u), "laplace scale": float(b),
-                           "step epsilon (select)": float(c_laplace)})
-    report = PrivacyReport(
-        mechanism="dual-fw (private Frank-Wolfe on the dual, Kumar & Deisenroth 2019 Alg. 2)",
-        calibration=calibration,
-        epsilon=float(epsilon),
-        delta=float(delta),
-        accountant_epsilon=accounted,
-        accountant=ledger.accountant,
-        iterations=int(n_iter),
-        noise=noise_info,
-        noise_source=noise.describe(),
-        warnings=report_warnings,
-    )
-    return out, report
+    return call_direct(MECHANISM, X, y, loss, penalty, feature_bounds, epsilon=epsilon, delta=delta,
+                       calibration=calibration, noise=noise, callback=callback, row_norm=row_norm, options=options)

@@ -1,7 +1,7 @@
 """Private Frank-Wolfe on the primal (Talwar, Thakurta & Zhang, NIPS 2015).
 
-Source: "Nearly-Optimal Private LASSO", Algorithm 2 ``A_Noise-FW(polytope)`` (seed 001,
-refs 19-20; SPEC section 4.5). It minimizes the average loss
+Source: Talwar, Thakurta & Zhang, "Nearly-Optimal Private LASSO", NIPS 2015, Algorithm 2
+``A_Noise-FW(polytope)``. It minimizes the average loss
 ``F(w) = (1/n) sum_i f(<w, x_i>, y_i)`` over a polytope ``C = conv(S)``; every step
 
 1. computes the **full-data** gradient ``g_t = (1/n) sum_i f'(<w_t, x_i>, y_i) x_i`` (all
@@ -51,17 +51,26 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 
 import numpy as np
 
-from ..accounting import Ledger, PrivacyReport, calibrate, check_privacy_params
-from ..exceptions import PrivacyCalibrationWarning
-from ._common import check_n_iter, row_norm_bound
+from ..accounting import Ledger, calibrate
+from ._common import row_norm_bound
+from .base import Mechanism, Option, Plan, loss_capabilities, n_iter_option
+from .direct import call_direct
 from .dp_gcd import report_noisy_max
 
-__all__ = ["fw", "frank_wolfe", "full_gradient", "report_noisy_min", "paper_scale", "step_sensitivities",
-           "CALIBRATIONS", "SELECTIONS"]
+__all__ = [
+    "CALIBRATIONS",
+    "MECHANISM",
+    "SELECTIONS",
+    "frank_wolfe",
+    "full_gradient",
+    "fw",
+    "paper_scale",
+    "report_noisy_min",
+    "step_sensitivities",
+]
 
 CALIBRATIONS = ("tight", "paper")
 SELECTIONS = ("gumbel", "laplace", "gaussian")
@@ -72,14 +81,14 @@ def full_gradient(X, y, loss, w):
     return (X.T @ loss.bounded_derivative(X @ w, y)) / X.shape[0]
 
 
-def report_noisy_min(scores, scale, noise, kind="laplace"):
+def report_noisy_min(scores, scale, noise, kind="laplace", sensitivity=None):
     """Index of the smallest score, privately: ``argmax_j -scores_j + noise_j``.
 
     Laplace noise (symmetric: the same law as ``argmin scores + Lap``) or Gumbel, which
     samples ``j`` with probability proportional to ``exp(-scores_j / scale)`` (the
     exponential mechanism; ``argmin scores + Gumbel`` would not be).
     """
-    return report_noisy_max(-np.asarray(scores, dtype=float), scale, noise, kind)
+    return report_noisy_max(-np.asarray(scores, dtype=float), scale, noise, kind, sensitivity)
 
 
 def paper_scale(lipschitz_l1, diameter_l1, n, epsilon, delta, n_iter):
@@ -123,11 +132,15 @@ class _Set:
         s = self.r * g[self.pen]
         return np.concatenate([s, -s])
 
-    def select(self, g, selection, scale, noise):
-        """The next Frank-Wolfe vertex, by the given private selection (``scale = 0``: exact)."""
+    def select(self, g, selection, scale, noise, sens=None):
+        """The next Frank-Wolfe vertex, by the given private selection (``scale = 0``: exact).
+
+        ``sens``: ``step_sensitivities`` with ``"b"`` (feature bounds) and ``"L"``, declared
+        to the noise source for the audit.
+        """
         p = g.shape[0]
         if selection == "gaussian":
-            g = g + noise.gaussian(scale, p) if scale > 0 else g
+            g = noise.release(g, "gaussian", scale, sensitivity=sens and sens["l2"], name="gradient")
             v = np.zeros(p)
             if self.kind == "lmo":
                 v[self.pen] = self.radius * self.lmo(-g)[self.pen]
@@ -140,29 +153,27 @@ class _Set:
         if selection == "laplace":  # TTZ15: one report-noisy-min over every vertex of C
             free = np.array([self.c0 * g[self.free[0]], -self.c0 * g[self.free[0]]]) if self.free.size else np.zeros(1)
             joint = (scores[:, None] + free[None, :]).ravel()
-            k = _argmin(joint, scale, noise, "laplace")
+            k = report_noisy_min(joint, scale, noise, "laplace", sens and sens["joint"])
             i, f = divmod(k, free.size)
             return self.vertex(i % m, 1.0 if i < m else -1.0, [1.0 if f == 0 else -1.0] if self.free.size else [])
-        i = _argmin(scores, scale, noise, "gumbel")
+        ball_sens = None if sens is None else np.tile(2.0 * sens["L"] * sens["b"][self.pen] * self.r / sens["n"], 2)
+        i = report_noisy_min(scores, scale, noise, "gumbel", ball_sens)
         signs = []
-        for k in self.free:  # each box factor: its own exponential mechanism, the same beta
-            f = _argmin(np.array([self.c0 * g[k], -self.c0 * g[k]]), scale, noise, "gumbel")
+        for k, d in zip(self.free, [None] * self.free.size if sens is None else sens["free"]):
+            # each box factor: its own exponential mechanism, the same beta
+            f = report_noisy_min(np.array([self.c0 * g[k], -self.c0 * g[k]]), scale, noise, "gumbel", d)
             signs.append(1.0 if f == 0 else -1.0)
         return self.vertex(i % m, 1.0 if i < m else -1.0, signs)
 
 
-def _argmin(scores, scale, noise, kind):
-    return int(np.argmin(scores)) if scale == 0 else report_noisy_min(scores, scale, noise, kind)
-
-
-def frank_wolfe(X, y, loss, cset, n_iter, selection, scale, noise, callback=None):
+def frank_wolfe(X, y, loss, cset, n_iter, selection, scale, noise, callback=None, sens=None):
     """Frank-Wolfe with a private vertex selection of the given scale (0: the exact method).
 
     Returns the last iterate. Every step uses ``full_gradient`` on all the records.
     """
     w = np.zeros(X.shape[1])
     for t in range(n_iter):
-        v = cset.select(full_gradient(X, y, loss, w), selection, scale, noise)
+        v = cset.select(full_gradient(X, y, loss, w), selection, scale, noise, sens)
         mu = 2.0 / (t + 2.0)
         w = (1.0 - mu) * w + mu * v
         if callback is not None:
@@ -214,36 +225,110 @@ def _tight_scale(selection, constants, n_iter, epsilon, delta, scale0):
 
 
 def _check_args(calibration, selection, cset):
-    if calibration not in CALIBRATIONS:
-        raise ValueError(f"unknown calibration {calibration!r}; allowed: {list(CALIBRATIONS)}")
-    if selection is not None and selection not in SELECTIONS:
-        raise ValueError(f"unknown selection {selection!r}; allowed: {list(SELECTIONS)}")
     if calibration == "paper":
         if cset.kind != "l1":
-            raise ValueError("calibration='paper' is TTZ15's Laplace report-noisy-min over the vertices of an L1 "
-                             "ball; a structured ball has no source constant: use calibration='tight'")
+            raise ValueError("mechanism fw: calibration='paper' is TTZ15's Laplace report-noisy-min over the vertices "
+                             "of an L1 ball; a structured ball has no source constant: use calibration='tight'")
         if selection not in (None, "laplace"):
-            raise ValueError("calibration='paper' is TTZ15's Laplace noise; leave selection unset or 'laplace'")
+            raise ValueError("mechanism fw: calibration='paper' is TTZ15's Laplace noise; leave selection unset or "
+                             "'laplace'")
         selection = "laplace"
     if selection is None:
         selection = "gumbel" if cset.kind == "l1" else "gaussian"
     if cset.kind == "lmo" and selection != "gaussian":
-        raise ValueError("a structured ball's vertices are not enumerated: its LMO is privatized by Gaussian noise "
-                         "on the gradient (selection='gaussian')")
+        raise ValueError("mechanism fw: a structured ball's vertices are not enumerated: its LMO is privatized by "
+                         "Gaussian noise on the gradient (selection='gaussian')")
     if selection == "laplace" and cset.free.size > 1:
-        raise ValueError("Laplace selection runs over every vertex of C, 2^k of them per ball vertex for k "
-                         f"unpenalized coordinates; this penalty has {cset.free.size}: use selection='gumbel'")
+        raise ValueError("mechanism fw: Laplace selection runs over every vertex of C, 2^k of them per ball vertex "
+                         f"for k unpenalized coordinates; this penalty has {cset.free.size}: use selection='gumbel'")
     return selection
 
 
-def fw(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=50, calibration="tight", selection=None,
-       noise, callback=None, radius=1.0, intercept_radius=None, row_norm=None):
+def _plan(info):
+    o, n, p = info.options, info.n, info.p
+    radius = o["radius"]
+    c0 = radius if o["intercept_radius"] is None else o["intercept_radius"]
+    cset = _Set(info.penalty, p, radius, c0)
+    selection = _check_args(info.calibration, o["selection"], cset)
+    lip = float(info.loss.lipschitz)
+    b, n_iter = info.feature_bounds, o["n_iter"]
+    sens = step_sensitivities(cset, lip, b, n, info.row_norm)
+    constants = _event_constants(selection, sens)
+    diameter = (float(np.max(cset.r)) if cset.kind == "l1" else float("nan")) + cset.c0 * cset.free.size
+    lam_paper = (paper_scale(lip * float(np.max(b)), diameter, n, info.epsilon, info.delta, n_iter)
+                 if cset.kind == "l1" else None)
+    if info.calibration == "paper":
+        scale = lam_paper
+    else:
+        scale0 = lam_paper if lam_paper is not None else sens["l2"] * math.sqrt(n_iter) / info.epsilon
+        scale = _tight_scale(selection, constants, n_iter, info.epsilon, info.delta, float(scale0))
+    ledger = _ledger(scale, selection, constants, n_iter)
+    n_vertices = 2 * cset.pen.size * 2 ** cset.free.size if cset.kind == "l1" else None
+    details = {
+        "selection": {"laplace": f"laplace report-noisy-min over the {n_vertices} vertices of C",
+                      "gumbel": "gumbel report-noisy-min (exponential mechanism) per factor of C",
+                      "gaussian": "gaussian noise on the gradient, then the exact LMO"}[selection],
+        "scale": float(scale),
+        "paper scale": float(lam_paper) if lam_paper is not None else "n/a (no source constant)",
+        "sensitivity": float(sens["l2"] if selection == "gaussian" else
+                             sens["joint"] if selection == "laplace" else sens["ball"]),
+        "step epsilon (select)": (float(constants[0] / scale) if selection == "laplace"
+                                  else [float(c / scale) for c in constants] if selection == "gumbel" else "n/a"),
+        "ball": f"{'L1' if cset.kind == 'l1' else type(info.penalty).__name__} ball of radius {cset.radius:g} "
+                "(penalty alpha ignored)",
+        "intercept box": (f"[-{cset.c0:g}, {cset.c0:g}] on coordinates {cset.free.tolist()}"
+                          if cset.free.size else "none"),
+        "gradient": f"full data, all n={n} records each step",
+        "step size": "2/(t+2)",
+    }
+    if "smooth" not in loss_capabilities(info.loss):
+        details["note"] = (f"the {info.loss.name} loss is not smooth: private, but Frank-Wolfe has no convergence "
+                           "guarantee")
+    return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
+                iterations=n_iter, details=details,
+                miss_reason=" under replace-one once the non-monotone report-noisy-min is accounted for (TTZ15)",
+                params={"cset": cset, "selection": selection, "scale": scale,
+                        "sens": {**sens, "b": b, "L": lip, "n": n}})
+
+
+def _run(design, plan, noise, callback):
+    q, info = plan.params, plan.info
+    return frank_wolfe(design.X, design.y, info.loss, q["cset"], info.options["n_iter"], q["selection"], q["scale"],
+                       noise, callback, q["sens"])
+
+
+MECHANISM = Mechanism(
+    name="fw",
+    title="private Frank-Wolfe over a norm ball (Talwar, Thakurta & Zhang 2015, Algorithm 2)",
+    citation=("Talwar, Thakurta & Zhang, 'Nearly-optimal private LASSO', NIPS 2015, Algorithm 2; report-noisy-max: "
+              "Dwork & Roth, 'The Algorithmic Foundations of Differential Privacy', 2014, sec. 3.3; exponential "
+              "mechanism as zCDP: Cesar & Rogers, ALT 2021"),
+    summary="Frank-Wolfe over an L1 or structured norm ball, a private vertex choice per step",
+    options=(
+        n_iter_option(50, "number of Frank-Wolfe steps T"),
+        Option("radius", "float", 1.0, "radius c of the ball {Omega(w) <= c} (the penalty's alpha is ignored)",
+               low=0.0, low_open=True),
+        Option("intercept_radius", "float", None, "box [-c0, c0] of the unpenalized coordinates", low=0.0,
+               low_open=True, default_help="radius"),
+        Option("selection", "choice", None, "private vertex selection", choices=SELECTIONS,
+               default_help="gumbel for L1 balls, gaussian for structured ones"),
+    ),
+    calibrations=CALIBRATIONS,
+    loss_needs=("Lipschitz",),
+    penalty_needs=(),
+    plan=_plan, run=_run,
+)
+
+
+def fw(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="tight", noise, callback=None,
+       row_norm=None, **options):
     """Differentially private Frank-Wolfe over a norm ball (TTZ15 Algorithm 2; module docstring).
+
+    ``fit_mechanism`` on ``BoundedDesign.from_arrays(X, y, feature_bounds, row_norm)``.
 
     Parameters
     ----------
     X : ndarray or sparse matrix of shape (n, p)
-        Records with ``|X[i, j]| <= feature_bounds[j]`` (public bounds; see ``data.prepare``).
     y : ndarray of shape (n,)
     loss : Datafit
         Its ``lipschitz`` bounds ``|f'|``; a non-smooth loss is accepted (no convergence
@@ -254,22 +339,16 @@ def fw(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=50, calibr
     feature_bounds : ndarray of shape (p,) of floats > 0
     epsilon : float > 0
     delta : float in (0, 1)
-    n_iter : int >= 1
-        Number of Frank-Wolfe steps T (one private selection each).
     calibration : {"tight", "paper"}
         "paper": TTZ15's Laplace scale (L1 balls only). "tight": the smallest scale that
         the accountants compose to (epsilon, delta).
-    selection : {"gumbel", "laplace", "gaussian"} or None
-        None: "gumbel" for L1 balls, "gaussian" for structured ones (the only choice
-        there); "laplace" with calibration="paper".
     noise : NoiseSource
     callback : callable (t, w) -> None, optional
-    radius : float > 0
-        ``c``: the ball is ``{Omega(w) <= c}`` (``{sum_j d_j |w_j| <= c}`` for L1).
-    intercept_radius : float > 0 or None
-        ``c0``, the box of the unpenalized coordinates (None: ``radius``).
     row_norm : float or None
-        Public bound on ``||x_i||_2`` for the Gaussian route (None: ``||feature_bounds||_2``).
+    **options
+        ``n_iter`` (T, default 50), ``radius`` (c, default 1), ``intercept_radius`` (c0,
+        default ``radius``), ``selection`` ("gumbel", "laplace", "gaussian"; None:
+        "gumbel" for L1 balls, "gaussian" for structured ones).
 
     Returns
     -------
@@ -279,76 +358,13 @@ def fw(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=50, calibr
     Raises
     ------
     ValueError
-        Invalid budget, calibration, selection, iteration count, radius, bounds, or a
-        penalty whose ball is not supported.
+        Invalid budget, calibration, option, bounds, or a penalty whose ball is not
+        supported.
 
     Warns
     -----
     PrivacyCalibrationWarning
         With ``calibration="paper"`` when the accountant finds TTZ15's noise short of the target.
     """
-    check_privacy_params(epsilon, delta)
-    check_n_iter(n_iter)
-    c0 = radius if intercept_radius is None else intercept_radius
-    for name, val in (("radius", radius), ("intercept_radius", c0)):
-        if isinstance(val, bool) or not isinstance(val, (int, float, np.number)) or not (np.isfinite(val) and val > 0):
-            raise ValueError(f"{name} must be a finite number > 0, got {val!r}")
-    n, p = X.shape
-    b = np.asarray(feature_bounds, dtype=float)
-    if b.shape != (p,) or not np.all(np.isfinite(b)) or np.any(b <= 0):
-        raise ValueError(f"feature_bounds must be {p} finite numbers > 0")
-    if penalty is None:
-        raise ValueError("private Frank-Wolfe needs a penalty to choose its ball (L1, SubmodularNorm, GroupLasso)")
-    cset = _Set(penalty, p, radius, c0)
-    selection = _check_args(calibration, selection, cset)
-    lip = float(loss.lipschitz)
-
-    sens = step_sensitivities(cset, lip, b, n, row_norm)
-    constants = _event_constants(selection, sens)
-    diameter = (float(np.max(cset.r)) if cset.kind == "l1" else float("nan")) + cset.c0 * cset.free.size
-    lam_paper = paper_scale(lip * float(np.max(b)), diameter, n, epsilon, delta, n_iter) if cset.kind == "l1" else None
-    if calibration == "paper":
-        scale = lam_paper
-    else:
-        scale0 = lam_paper if lam_paper is not None else sens["l2"] * math.sqrt(n_iter) / epsilon
-        scale = _tight_scale(selection, constants, int(n_iter), float(epsilon), float(delta), float(scale0))
-    ledger = _ledger(scale, selection, constants, n_iter)
-    accounted = ledger.epsilon(delta)
-
-    w = frank_wolfe(X, y, loss, cset, n_iter, selection, scale, noise, callback)
-
-    report_warnings = []
-    if accounted > epsilon * (1 + 1e-9):
-        msg = (f"TTZ15's calibration gives epsilon={accounted:.4g} > target {epsilon:g} under replace-one once the "
-               "non-monotone report-noisy-min is accounted for; use calibration='tight'")
-        report_warnings.append(msg)
-        warnings.warn(msg, PrivacyCalibrationWarning, stacklevel=2)
-    n_vertices = 2 * cset.pen.size * 2 ** cset.free.size if cset.kind == "l1" else None
-    info = {
-        "selection": {"laplace": f"laplace report-noisy-min over the {n_vertices} vertices of C",
-                      "gumbel": "gumbel report-noisy-min (exponential mechanism) per factor of C",
-                      "gaussian": "gaussian noise on the gradient, then the exact LMO"}[selection],
-        "scale": float(scale),
-        "paper scale": float(lam_paper) if lam_paper is not None else "n/a (no source constant)",
-        "sensitivity": float(sens["l2"] if selection == "gaussian" else
-                             sens["joint"] if selection == "laplace" else sens["ball"]),
-        "step epsilon (select)": (float(constants[0] / scale) if selection == "laplace"
-                                  else [float(c / scale) for c in constants] if selection == "gumbel" else "n/a"),
-        "ball": f"{'L1' if cset.kind == 'l1' else type(penalty).__name__} ball of radius {cset.radius:g} "
-                "(penalty alpha ignored)",
-        "intercept box": (f"[-{cset.c0:g}, {cset.c0:g}] on coordinates {cset.free.tolist()}"
-                          if cset.free.size else "none"),
-        "gradient": f"full data, all n={n} records each step",
-        "step size": "2/(t+2)",
-        "source": "Talwar, Thakurta & Zhang NIPS 2015 Alg. 2; report-noisy-max, Dwork & Roth 2014 sec. 3.3; "
-                  "exponential mechanism as zCDP, Cesar & Rogers 2021",
-    }
-    if not np.isfinite(loss.smoothness):
-        info["note"] = f"the {loss.name} loss is not smooth: private, but Frank-Wolfe has no convergence guarantee"
-    report = PrivacyReport(
-        mechanism="fw (private Frank-Wolfe, Talwar, Thakurta & Zhang NIPS 2015)",
-        calibration=calibration, epsilon=float(epsilon), delta=float(delta), accountant_epsilon=accounted,
-        accountant=ledger.accountant, iterations=int(n_iter), noise=info, noise_source=noise.describe(),
-        warnings=report_warnings,
-    )
-    return w, report
+    return call_direct(MECHANISM, X, y, loss, penalty, feature_bounds, epsilon=epsilon, delta=delta,
+                       calibration=calibration, noise=noise, callback=callback, row_norm=row_norm, options=options)

@@ -1,13 +1,14 @@
-"""Objective perturbation over a norm ball, and the dual route of seed 001 Proposition 2.
+"""Objective perturbation over a norm ball, and the dual route of Kumar & Deisenroth's Proposition 2.
 
 Sources: Kifer, Smith & Thakurta, COLT 2012, "Private convex empirical risk minimization
 and high-dimensional regression", Algorithm 1 and Theorem 2 (KST); Chaudhuri, Monteleoni
-& Sarwate JMLR 2011, Algorithm 2; Kumar & Deisenroth (seed 001) section 4.3, Eq. 23,
-Proposition 2 and the dual derivation (Eq. 11-13, 24-25). SPEC section 4, item 2.
+& Sarwate JMLR 2011, Algorithm 2; Kumar & Deisenroth, "Differentially Private Empirical
+Risk Minimization with Sparsity-Inducing Norms", 2019, section 4.3, Eq. 23, Proposition 2
+and the dual derivation (Eq. 11-13, 24-25).
 Derivation and proofs: docs/mechanisms/perturbation.md, section 2.
 
 Mechanism (``objective_perturbation``). Release an approximate minimizer over
-``C = {Omega(w) <= c}`` (``Omega = psi / alpha``, the penalty's norm; seed Eq. 23) of
+``C = {Omega(w) <= c}`` (``Omega = psi / alpha``, the penalty's norm; Kumar & Deisenroth Eq. 23) of
 
     J_b(w) = (1/n) sum_i f(<w, x_i>, y_i) + (Delta / (2n)) ||w||^2 + <b, w> / n,
 
@@ -35,9 +36,13 @@ loss (``f''`` jumps at the threshold: KST's change of variables needs the Jacobi
 ``w -> b`` everywhere; no accepted relaxation is used here).
 
 Inexact solver (docs, "approximate minimizer"). Accelerated projected gradient over C
-(projection by bisection on the penalty's prox), stopped at a certified gap
-``g <= tol`` (a Frank-Wolfe-type gap through the dual norm, plus a strong-convexity term
-for unpenalized coordinates). ``J_b`` is ``Delta/n``-strongly convex and the iterate is
+(V-FISTA, projection by bisection on the penalty's prox) with the public step
+``1 / (sup f'' R^2 + Delta/n)``, run for the public number of iterations after which
+its linear rate guarantees ``J_b(w) - min <= tol`` (the initial suboptimality is at
+most ``2 (max_y f(0, y) + ||b||^2 / (2 n Delta))``, a function of the noise ``b`` only),
+or stopped earlier at a certified gap ``g <= tol`` (a Frank-Wolfe-type gap through the
+dual norm, plus a strong-convexity term for unpenalized coordinates). A fit never fails
+on the data. ``J_b`` is ``Delta/n``-strongly convex and the iterate is
 in C, so ``||w_g - w*|| <= r = sqrt(2 n tol / Delta)``. Releasing ``w_g + N(0,
 sigma_2^2 I)`` is then (epsilon_1 + 2 epsilon_g, delta_1 e^{epsilon_g} + delta_g (1 +
 e^{epsilon_1 + epsilon_g}))-DP, where (epsilon_1, delta_1) is KST's guarantee for the
@@ -53,10 +58,10 @@ Calibration: ``"paper"`` only (KST's constants as above); the accountants of dps
 do not model the Jacobian factor, so no "tight" calibration is offered.
 
 Proposition 2 (``perturbed_penalized_primal``, ``perturbed_penalized_dual``). For the
-penalized form ``min_w J_b(w) + psi(w)`` (psi a norm times alpha, seed Eq. 11 with the
+penalized form ``min_w J_b(w) + psi(w)`` (psi a norm times alpha, Eq. 11 with the
 perturbation), the dual is ``max_{s in K} D(s)``, ``D(s) = min_w J_b(w) + <s, w> =
--J_b*(-s)``, ``K = dpsi(0) = alpha |P|(F)`` for a submodular norm (seed Eq. 24, where
-``J_b* (-s) = L*(-(s + b/n))`` with the seed's normalization), and the primal solution
+-J_b*(-s)``, ``K = dpsi(0) = alpha |P|(F)`` for a submodular norm (Eq. 24, where
+``J_b* (-s) = L*(-(s + b/n))`` with the paper's normalization), and the primal solution
 is ``w(s*) = argmin_w J_b(w) + <s*, w>`` (Eq. 13). Both are solved here for a given
 ``b`` (no privacy claim for the penalized form: KST's argument is for a constraint set);
 the tests check that the two routes agree to 1e-6 with the same ``b``.
@@ -66,42 +71,45 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import expit
 
-from .. import losses as _losses
-from .. import norms as _norms
 from .. import solvers
-from ..accounting import Ledger, PrivacyReport, calibrate, check_privacy_params
-from ._common import row_norm_bound
+from ..accounting import Ledger, calibrate
+from .base import Mechanism, Option, Plan, penalty_capabilities
+from .direct import call_direct
+from .output_perturbation import zero_loss_bound
 
-__all__ = ["objective_perturbation", "kst_constants", "replace_one_tail", "perturbed_constrained",
-           "perturbed_penalized_primal", "perturbed_penalized_dual", "CALIBRATIONS"]
+__all__ = [
+    "CALIBRATIONS",
+    "MECHANISM",
+    "kst_constants",
+    "objective_perturbation",
+    "perturbed_constrained",
+    "perturbed_penalized_dual",
+    "perturbed_penalized_primal",
+    "replace_one_tail",
+]
 
 CALIBRATIONS = ("paper",)
-SOURCE = ("Kifer, Smith & Thakurta COLT 2012 Alg. 1 / Thm 2 (Delta >= 2 lambda/eps, b ~ N(0, zeta^2 (8 log(2/delta) "
-          "+ 4 eps)/eps^2 I), zeta -> 2 zeta for replace-one); seed 001 sec. 4.3 Eq. 23; inexact solve: certified gap "
-          "+ Gaussian on the approximate minimizer (docs/mechanisms/perturbation.md)")
+SOURCE = ("Kifer, Smith & Thakurta, 'Private convex empirical risk minimization and high-dimensional regression', "
+          "COLT 2012, Algorithm 1 / Theorem 2 (Delta >= 2 lambda/eps, b ~ N(0, zeta^2 (8 log(2/delta) + 4 eps)/eps^2 I), "
+          "zeta -> 2 zeta for replace-one); Kumar & Deisenroth, 'Differentially private empirical risk minimization "
+          "with sparsity-inducing norms', 2019, sec. 4.3, Eq. 23; inexact solve: Gaussian on the approximate "
+          "minimizer (derived in docs/mechanisms/perturbation.md)")
 
 
 # --- losses ----------------------------------------------------------------------------------
 
 def _second_derivative(loss):
-    """``f''(z, y)`` of a twice-differentiable loss, or a ValueError saying why the loss is refused."""
-    if isinstance(loss, _losses.Hinge) or not np.isfinite(loss.smoothness):
-        raise ValueError(f"objective perturbation needs a twice-differentiable loss (KST Thm 2); the {loss.name} "
-                         "loss is not differentiable")
-    if isinstance(loss, _losses.Squared) and loss.clip is None:
-        raise ValueError("objective perturbation needs a bounded gradient (KST Thm 2: ||grad|| <= zeta); the squared "
-                         "loss without clipping has none")
-    if isinstance(loss, (_losses.Huber, _losses.Squared)):
-        raise ValueError(f"objective perturbation needs a twice-differentiable loss (KST Thm 2): the {loss.name} "
-                         "loss (clipped squared = Huber) has a second derivative that jumps at the threshold, so "
-                         "the change of variables of the proof fails there")
-    if callable(getattr(loss, "second_derivative", None)):
-        return loss.second_derivative
-    if isinstance(loss, _losses.Logistic):
-        return lambda z, y: expit(y * z) * expit(-y * z)
-    raise ValueError(f"objective perturbation: no second derivative known for the {loss.name} loss")
+    """``f''(z, y)`` of a twice-differentiable loss, or a ValueError saying why the loss is refused.
+
+    The Huber loss (and the clipped squared loss, which is Huber) has a second derivative
+    that jumps at its threshold and declares none: KST's change of variables needs the
+    Jacobian of ``w -> b`` everywhere.
+    """
+    if not callable(getattr(loss, "second_derivative", None)):
+        raise ValueError(f"mechanism objective needs a twice-differentiable loss with bounded f' and f'' "
+                         f"(Kifer, Smith & Thakurta 2012, Thm 2); the {loss.name} loss is not: use logistic")
+    return loss.second_derivative
 
 
 def kst_constants(loss, R, epsilon, delta):
@@ -207,8 +215,11 @@ class _Problem:
         return max(float(gp @ w) + c * self.dual_norm(-gp), 0.0) + float(gf @ gf) / (2.0 * self.mu)
 
 
-def perturbed_constrained(X, y, loss, penalty, radius, Delta, b, tol, max_iter=50_000, check_every=10):
-    """Minimize ``J_b`` over ``{Omega(w) <= radius}``: accelerated projected gradient with restart.
+def perturbed_constrained(X, y, loss, penalty, radius, Delta, b, tol, max_iter=50_000, check_every=10,
+                          smoothness=None):
+    """Minimize ``J_b`` over ``{Omega(w) <= radius}``: accelerated projected gradient (V-FISTA).
+
+    ``smoothness``: a public bound on the smoothness of ``J_b`` (None: estimated from X).
 
     Returns
     -------
@@ -218,22 +229,10 @@ def perturbed_constrained(X, y, loss, penalty, radius, Delta, b, tol, max_iter=5
     iterations : int
     """
     pb = _Problem(X, y, loss, penalty, Delta, b)
-    step = 1.0 / pb.L
-    w = np.zeros(pb.p)
-    z, t = w.copy(), 1.0
-    gap = pb.gap(w, radius)
-    it = 0
-    for it in range(1, max_iter + 1):
-        w_new = pb.project(z - step * pb.grad(z), radius)
-        if float((z - w_new) @ (w_new - w)) > 0:
-            t = 1.0
-        t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
-        z = w_new + ((t - 1.0) / t_new) * (w_new - w)
-        w, t = w_new, t_new
-        if it % check_every == 0:
-            gap = pb.gap(w, radius)
-            if gap <= tol:
-                break
+    L = pb.L if smoothness is None else float(smoothness)
+    w, it = solvers.accelerated_proximal_gradient(
+        pb.grad, lambda v, step: pb.project(v, radius), np.zeros(pb.p), 1.0 / L, max_iter,
+        strong_convexity=pb.mu, stop=lambda w: pb.gap(w, radius) <= tol, check_every=check_every)
     w = pb.feasible(w, radius)
     return w, pb.gap(w, radius), it
 
@@ -248,15 +247,97 @@ def _split(epsilon, delta, kappa):
     return eps_1, delta_1, eps_g, delta_g
 
 
-def objective_perturbation(X, y, loss, penalty, feature_bounds, *, epsilon, delta, radius, n_iter=None,
-                           calibration="paper", noise, callback=None, tol=None, row_norm=None, Delta=None,
-                           kappa=0.05):
-    """Objective perturbation over ``{Omega(w) <= radius}`` (module docstring; KST Alg. 1, seed Eq. 23).
+def _plan(info):
+    o, n = info.options, info.n
+    caps = penalty_capabilities(info.penalty)
+    if "l1 ball" not in caps and "dual_norm" not in caps:
+        raise ValueError("mechanism objective needs a norm (L1, submodular norm, group Lasso) to define the ball "
+                         "{Omega <= radius}")
+    _second_derivative(info.loss)
+    R = info.row_norm
+    eps_1, delta_1, eps_g, delta_g = _split(info.epsilon, info.delta, o["kappa"])
+    k = kst_constants(info.loss, R, eps_1, delta_1)
+    Delta = k["Delta_min"] if o["Delta"] is None else o["Delta"]
+    if Delta < k["Delta_min"] * (1 - 1e-12):
+        raise ValueError(f"mechanism objective: option Delta must be >= 2 lambda_max / epsilon_1 = "
+                         f"{k['Delta_min']:.6g} (Kifer, Smith & Thakurta 2012, Thm 2), got {Delta!r}")
+    radius = o["radius"]
+    tol = Delta * (1e-4 * radius) ** 2 / (2.0 * n) if o["tol"] is None else o["tol"]
+    r = math.sqrt(2.0 * n * tol / Delta)
+    m_g = _gaussian_multiplier(eps_g, delta_g)
+    ledger = Ledger().gaussian(m_g, 1.0)
+    # KST's part is a proof, not an accountant: it contributes (eps_1, delta_1) as derived.
+    accounted = eps_1 + 2.0 * ledger.epsilon(delta_g)
+    details = {
+        "release": "argmin over {Omega <= radius} of the perturbed objective + gaussian",
+        "objective noise std (beta)": float(k["beta"]),
+        "KST printed beta (zeta, not 2 zeta)": float(k["beta_kst"]),
+        "Delta": float(Delta),
+        "zeta": k["zeta"],
+        "lambda_max": k["lambda_max"],
+        "radius": float(radius),
+        "solver tolerance": float(tol),
+        "shift bound r": float(r),
+        "output noise std": float(m_g * r),
+        "budget split": f"eps_1={eps_1:.4g}, delta_1={delta_1:.3g}, eps_g={eps_g:.4g}, delta_g={delta_g:.3g}",
+    }
+    params = {"beta": k["beta"], "zeta": k["zeta"], "Delta": Delta, "tol": tol, "r": r, "sigma_2": m_g * r,
+              "smoothness": float(info.loss.smoothness) * R**2 + Delta / n}
+    return Plan(ledger=ledger, accountant_epsilon=float(accounted),
+                accountant=f"KST Thm 2 for ({eps_1:.4g}, {delta_1:.3g}) + 2 x {ledger.accountant} Gaussian",
+                iterations=1, details=details, params=params)
+
+
+def _gaussian_multiplier(epsilon, delta):
+    return calibrate(lambda m: Ledger().gaussian(m, 1.0), epsilon, delta,
+                     math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon)
+
+
+def _run(design, plan, noise, callback):
+    q, info = plan.params, plan.info
+    n, p = design.n, design.p
+    b = noise.gaussian(q["beta"], p)
+    Delta, mu = q["Delta"], q["Delta"] / n
+    initial = 2.0 * (zero_loss_bound(info.loss) + float(b @ b) / (2.0 * n * Delta))
+    max_iter = solvers.linear_rate_iterations(q["smoothness"], mu, initial, q["tol"])
+    w, _, _ = perturbed_constrained(design.X, design.y, info.loss, info.penalty, info.options["radius"], Delta, b,
+                                    q["tol"], max_iter=max_iter, smoothness=q["smoothness"])
+    w = noise.check(w, sensitivity=2.0 * q["zeta"] / Delta + 2.0 * q["r"], name="perturbed minimizer (b fixed)")
+    if callback is not None:
+        callback(0, w.copy())
+    return noise.release(w, "gaussian", q["sigma_2"], sensitivity=2.0 * q["r"], name="approximate minimizer")
+
+
+MECHANISM = Mechanism(
+    name="objective",
+    title="objective perturbation over a norm ball (Kifer, Smith & Thakurta 2012, Algorithm 1)",
+    citation=SOURCE,
+    summary="minimize a randomly perturbed objective over a norm ball (twice-differentiable losses: logistic)",
+    options=(
+        Option("radius", "float", 1.0, "radius c of the ball {Omega(w) <= c} of models", low=0.0, low_open=True),
+        Option("Delta", "float", None, "ridge of the perturbed objective", low=0.0, low_open=True,
+               default_help="2 lambda_max / epsilon_1, the smallest Kifer, Smith & Thakurta allow"),
+        Option("kappa", "float", 0.05, "share of epsilon for the noise covering the solver's inexactness",
+               low=0.0, high=1.0, low_open=True, high_open=True),
+        Option("tol", "float", None, "suboptimality target of the solver", low=0.0, low_open=True,
+               default_help="Delta (1e-4 radius)^2 / (2 n): a shift bound of 1e-4 radius"),
+    ),
+    calibrations=CALIBRATIONS,
+    loss_needs=("twice differentiable", "Lipschitz"),
+    penalty_needs=("value", "prox", "positive strength"),
+    plan=_plan, run=_run,
+)
+
+
+def objective_perturbation(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="paper", noise,
+                           callback=None, row_norm=None, **options):
+    """Objective perturbation over ``{Omega(w) <= radius}`` (module docstring; KST Alg. 1).
+
+    ``fit_mechanism`` on ``BoundedDesign.from_arrays(X, y, feature_bounds, row_norm)``.
 
     Parameters
     ----------
     X : ndarray of shape (n, p)
-        Records with ``||x_i||_2 <= R`` (public).
     y : ndarray of shape (n,)
     loss : Datafit
         Twice differentiable with bounded ``f'`` and ``f''`` (logistic).
@@ -266,22 +347,14 @@ def objective_perturbation(X, y, loss, penalty, feature_bounds, *, epsilon, delt
     feature_bounds : ndarray of shape (p,)
     epsilon : float > 0
     delta : float in (0, 1)
-    radius : float > 0
-        ``c`` of the constraint set (public).
-    n_iter : int or None
-        Maximum solver iterations (default 50000).
     calibration : {"paper"}
     noise : NoiseSource
     callback : callable (t, w) -> None, optional
         Called once with the solver's point before the output noise.
-    tol : float > 0 or None
-        Certified-gap target (data-independent); None: ``Delta (1e-4 radius)^2 / (2 n)``,
-        so that the shift bound ``r = sqrt(2 n tol / Delta)`` is ``1e-4 radius``.
     row_norm : float or None
-    Delta : float or None
-        Ridge of the perturbed objective, ``>= 2 lambda_max / epsilon_1``; None: that minimum.
-    kappa : float in (0, 1)
-        Share of epsilon for the output noise that covers the solver's inexactness.
+    **options
+        ``radius`` (c, default 1), ``Delta`` (default ``2 lambda_max / epsilon_1``),
+        ``kappa`` (default 0.05), ``tol`` (default: a shift bound of ``1e-4 radius``).
 
     Returns
     -------
@@ -291,78 +364,11 @@ def objective_perturbation(X, y, loss, penalty, feature_bounds, *, epsilon, delt
     Raises
     ------
     ValueError
-        Invalid budget, calibration, radius, Delta or kappa; a loss that is not twice
-        differentiable with bounded derivatives; a penalty without a norm ball.
-    RuntimeError
-        The solver did not certify ``gap <= tol``.
+        Invalid budget, calibration or option; a loss that is not twice differentiable
+        with bounded derivatives; a penalty without a norm ball.
     """
-    check_privacy_params(epsilon, delta)
-    if calibration not in CALIBRATIONS:
-        raise ValueError(f"unknown calibration {calibration!r}; allowed: {list(CALIBRATIONS)} (the accountants do "
-                         "not model KST's Jacobian factor)")
-    if not (0 < kappa < 1):
-        raise ValueError(f"kappa must be in (0, 1), got {kappa!r}")
-    if not (isinstance(radius, (int, float, np.number)) and math.isfinite(radius) and radius > 0):
-        raise ValueError(f"radius must be a finite number > 0, got {radius!r}")
-    _second_derivative(loss)
-    _norms.require(penalty, ("value", "prox"), "objective perturbation")
-    if not getattr(penalty, "alpha", 0) > 0 or (isinstance(penalty, _norms.ElasticNet) and penalty.l1_ratio != 1.0):
-        raise ValueError("objective perturbation needs a norm (L1, submodular norm, group Lasso) with alpha > 0 to "
-                         "define the ball {Omega <= radius}")
-    n, p = X.shape
-    R = row_norm_bound(feature_bounds, row_norm, p)
-    eps_1, delta_1, eps_g, delta_g = _split(float(epsilon), float(delta), float(kappa))
-    k = kst_constants(loss, R, eps_1, delta_1)
-    if Delta is None:
-        Delta = k["Delta_min"]
-    if not (math.isfinite(Delta) and Delta >= k["Delta_min"] * (1 - 1e-12)):
-        raise ValueError(f"Delta must be >= 2 lambda_max / epsilon_1 = {k['Delta_min']:.6g} (KST Thm 2), got {Delta!r}")
-    if tol is None:
-        tol = Delta * (1e-4 * radius) ** 2 / (2.0 * n)
-    r = math.sqrt(2.0 * n * tol / Delta)
-
-    b = noise.gaussian(k["beta"], p)
-    w, gap, iters = perturbed_constrained(X, y, loss, penalty, radius, Delta, b, tol,
-                                          max_iter=50_000 if n_iter is None else int(n_iter))
-    if not gap <= tol:
-        raise RuntimeError(f"objective perturbation: certified gap {gap:.3g} > tol={tol:.3g} after {iters} "
-                           "iterations; the declared shift bound would not hold (raise n_iter or tol)")
-    if callback is not None:
-        callback(0, w.copy())
-    m_g = calibrate(lambda m: Ledger().gaussian(m, 1.0), eps_g, delta_g,
-                    math.sqrt(2.0 * math.log(1.25 / delta_g)) / eps_g)
-    sigma_2 = m_g * r
-    ledger = Ledger().gaussian(m_g, 1.0)
-    eps_g_acc = ledger.epsilon(delta_g)
-    # KST's part is a proof, not an accountant: it contributes (eps_1, delta_1) as derived.
-    accounted = eps_1 + 2.0 * eps_g_acc
-    w_out = w + noise.gaussian(sigma_2, p) if sigma_2 > 0 else w
-    report = PrivacyReport(
-        mechanism="objective-perturbation (Kifer, Smith & Thakurta 2012 Alg. 1; seed 001 sec. 4.3, Eq. 23)",
-        calibration=calibration,
-        epsilon=float(epsilon),
-        delta=float(delta),
-        accountant_epsilon=float(accounted),
-        accountant=f"KST Thm 2 for ({eps_1:.4g}, {delta_1:.3g}) + 2 x {ledger.accountant} Gaussian",
-        iterations=int(iters),
-        noise={
-            "release": "argmin over {Omega <= radius} of the perturbed objective + gaussian",
-            "objective noise std (beta)": float(k["beta"]),
-            "KST printed beta (zeta, not 2 zeta)": float(k["beta_kst"]),
-            "Delta": float(Delta),
-            "zeta": k["zeta"],
-            "lambda_max": k["lambda_max"],
-            "radius": float(radius),
-            "solver tolerance": float(tol),
-            "certified gap": float(gap),
-            "shift bound r": float(r),
-            "output noise std": float(sigma_2),
-            "budget split": f"eps_1={eps_1:.4g}, delta_1={delta_1:.3g}, eps_g={eps_g:.4g}, delta_g={delta_g:.3g}",
-            "source": SOURCE,
-        },
-        noise_source=noise.describe(),
-    )
-    return w_out, report
+    return call_direct(MECHANISM, X, y, loss, penalty, feature_bounds, epsilon=epsilon, delta=delta,
+                       calibration=calibration, noise=noise, callback=callback, row_norm=row_norm, options=options)
 
 
 # --- Proposition 2: the penalized form, primal and dual ---------------------------------------
@@ -382,7 +388,7 @@ def _inner(pb, s, w0, d2, tol=1e-13, max_iter=100):
 
 
 def perturbed_penalized_primal(X, y, loss, penalty, Delta, b, tol=1e-12, max_iter=100_000):
-    """``argmin_w J_b(w) + psi(w)`` by FISTA with restart (proximal gradient).
+    """``argmin_w J_b(w) + psi(w)`` by accelerated proximal gradient (V-FISTA).
 
     Stops when the prox-gradient step moves less than ``tol``: with the
     ``Delta/n``-strongly convex smooth part and step ``1/L``, ``||w - w*|| <= (L / mu)
@@ -390,22 +396,16 @@ def perturbed_penalized_primal(X, y, loss, penalty, Delta, b, tol=1e-12, max_ite
     """
     pb = _Problem(X, y, loss, penalty, Delta, b)
     step = 1.0 / pb.L
-    w = np.zeros(pb.p)
-    z, t = w.copy(), 1.0
-    for _ in range(max_iter):
-        w_new = penalty.prox(z - step * pb.grad(z), step)
-        if float((z - w_new) @ (w_new - w)) > 0:
-            t = 1.0
-        t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
-        z = w_new + ((t - 1.0) / t_new) * (w_new - w)
-        w, t = w_new, t_new
-        if np.linalg.norm(w - penalty.prox(w - step * pb.grad(w), step)) * pb.L / pb.mu <= tol:
-            break
-    return w
+
+    def small_step(w):
+        return np.linalg.norm(w - penalty.prox(w - step * pb.grad(w), step)) * pb.L / pb.mu <= tol
+
+    return solvers.accelerated_proximal_gradient(pb.grad, penalty.prox, np.zeros(pb.p), step, max_iter,
+                                                 strong_convexity=pb.mu, stop=small_step, check_every=1)[0]
 
 
 def perturbed_penalized_dual(X, y, loss, penalty, Delta, b, tol=1e-12, max_iter=100_000):
-    """Seed 001 Proposition 2: ``max_{s in K} D(s)``, ``D(s) = min_w J_b(w) + <s, w>``; primal by Eq. 13.
+    """Kumar & Deisenroth (2019) Proposition 2: ``max_{s in K} D(s)``, ``D(s) = min_w J_b(w) + <s, w>``; primal by Eq. 13.
 
     ``K = d psi(0)`` (``alpha |P|(F)`` for a submodular norm; the box ``|s_j| <= alpha
     w_j`` for a weighted L1); projection by Moreau, ``proj_K(v) = v - prox_psi(v, 1)``.
@@ -422,25 +422,18 @@ def perturbed_penalized_dual(X, y, loss, penalty, Delta, b, tol=1e-12, max_iter=
     """
     d2 = _second_derivative(loss)
     pb = _Problem(X, y, loss, penalty, Delta, b)
-    step = pb.mu  # 1 / Lipschitz constant of grad D
+    state = {"w": np.zeros(pb.p), "s": np.zeros(pb.p)}
 
-    def proj(v):
-        return v - penalty.prox(v, 1.0)
+    def neg_grad(z):  # ascent on D: the gradient of -D at z is -w(z) (Danskin)
+        state["w"] = _inner(pb, z, state["w"], d2)
+        return -state["w"]
 
-    s = np.zeros(pb.p)
-    z, t = s.copy(), 1.0
-    wz = _inner(pb, z, np.zeros(pb.p), d2)
-    ws = wz
-    for _ in range(max_iter):
-        s_new = proj(z + step * wz)
-        if float((z - s_new) @ (s_new - s)) > 0:
-            t = 1.0
-        t_new = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
-        z = s_new + ((t - 1.0) / t_new) * (s_new - s)
-        moved = np.linalg.norm(s_new - s)
-        s, t = s_new, t_new
-        ws = _inner(pb, s, wz, d2)
-        wz = _inner(pb, z, ws, d2)
-        if moved <= tol * pb.mu:
-            break
-    return ws, s
+    def converged(s):
+        moved = np.linalg.norm(s - state["s"])
+        state["s"] = s.copy()
+        return moved <= tol * pb.mu
+
+    # -D is (n / Delta)-smooth and strongly convex (J_b is smooth); step 1 / smoothness = mu.
+    s, _ = solvers.accelerated_proximal_gradient(neg_grad, lambda v, step: v - penalty.prox(v, 1.0),
+                                                 np.zeros(pb.p), pb.mu, max_iter, stop=converged, check_every=1)
+    return _inner(pb, s, state["w"], d2), s

@@ -1,4 +1,4 @@
-"""One-pass noisy projected SGD (Arora, Marinov & Ullah 2020; seed 002, Algorithm 1).
+"""One-pass noisy projected SGD (Arora, Marinov & Ullah 2020, Algorithm 1).
 
 Indices ``i_t`` are drawn uniformly with replacement. An index not seen before gives a
 projected noisy (sub)gradient step ``w <- Proj_W(w - eta (f'(<w, x_i>, y_i) x_i + b))``;
@@ -8,7 +8,7 @@ seen, and the average iterate is released. ``W`` is the L2 ball of radius ``radi
 optional penalty is applied by its prox after each step (post-processing). Works for
 non-smooth losses (hinge).
 
-``geometry="l1"`` is the seed's mirror-descent variant for L1 geometry: the step is
+``geometry="l1"`` is the paper's mirror-descent variant for L1 geometry: the step is
 taken on the mirror image ``theta = grad psi(w)`` of the potential
 ``psi(w) = ||w||_q^2 / 2`` with ``q = 1 + 1/ln p``, ``w = grad psi*(theta)`` with
 ``psi* = ||theta||_{q*}^2 / 2``, ``q* = q / (q - 1)``; ``W`` is the ``q``-norm ball of
@@ -16,8 +16,8 @@ radius ``radius`` (within a factor ``e`` of the L1 ball, since ``p^(1 - 1/q) <= 
 reached by radial rescaling. The noise and its privacy are those of the Euclidean
 variant: only the post-processing of the noisy gradient changes.
 
-Privacy (``docs/privacy.md``, derived there because the seed's formulas were lost in its
-text): the index sequence does not depend on the data, and on the neighbouring dataset
+Privacy (``docs/privacy.md``, derived there because the paper's formulas were lost in
+the copy we could read): the index sequence does not depend on the data, and on the neighbouring dataset
 only record ``i*`` differs. Let ``E`` be the event that ``i*`` is drawn before the stop;
 ``P(E) = q = ceil(n/2) / n`` by exchangeability. Given ``E^c`` both runs have the same
 law; given any index sequence in ``E`` they differ only by one Gaussian mechanism, at
@@ -36,11 +36,11 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ..accounting import Ledger, PrivacyReport, calibrate, check_privacy_params
-from ..norms import require
-from ._common import row_norm_bound
+from ..accounting import Ledger, calibrate
+from .base import Mechanism, Option, Plan
+from .direct import call_direct
 
-__all__ = ["one_pass_sgd", "usage_probability"]
+__all__ = ["MECHANISM", "one_pass_sgd", "usage_probability"]
 
 
 def usage_probability(n):
@@ -79,7 +79,7 @@ class _Euclidean:
 
 
 class _L1Mirror:
-    """Mirror steps with ``psi = ||w||_q^2 / 2``, ``q = 1 + 1/ln p`` (seed 002)."""
+    """Mirror steps with ``psi = ||w||_q^2 / 2``, ``q = 1 + 1/ln p`` (Arora, Marinov & Ullah 2020)."""
 
     def __init__(self, radius, p):
         self.radius = radius
@@ -94,73 +94,41 @@ class _L1Mirror:
 GEOMETRIES = {"euclidean": _Euclidean, "l1": _L1Mirror}
 
 
-def one_pass_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=None, calibration="tight",
-                 noise, callback=None, radius=10.0, learning_rate=None, row_norm=None, geometry="euclidean"):
-    """Seed 002's one-pass noisy projected SGD (module docstring).
-
-    Parameters
-    ----------
-    X : ndarray or sparse matrix of shape (n, p)
-    y : ndarray of shape (n,)
-    loss : Datafit (hinge, logistic, Huber, clipped squared)
-    penalty : Penalty with ``prox``, or None
-    feature_bounds : ndarray of shape (p,)
-    epsilon : float > 0
-    delta : float in (0, 1)
-    n_iter : None
-        The number of steps is random (the stop rule); any other value is refused.
-    calibration : {"tight"}
-    noise : NoiseSource
-    callback : callable (t, w) -> None, optional
-    radius : float > 0
-        Radius of the L2 ball ``W``.
-    learning_rate : float > 0 or None
-        None: ``radius / sqrt(T_e (L^2 + p sigma^2))`` with ``T_e = n ln 2`` the expected
-        number of steps (the OSMD step of seed 002, Corollary 1).
-    row_norm : float or None
-        Public bound on ``||x_i||_2`` (None: ``||feature_bounds||_2``).
-    geometry : {"euclidean", "l1"}
-        Projected SGD in the L2 ball, or mirror descent for L1 geometry (module docstring).
-
-    Returns
-    -------
-    w : ndarray of shape (p,)
-        The average iterate.
-    report : PrivacyReport
-    """
-    check_privacy_params(epsilon, delta)
-    if calibration != "tight":
-        raise ValueError("seed 002's formulas were lost in its text: use calibration='tight' (docs/privacy.md)")
-    if n_iter is not None:
-        raise ValueError("one-pass SGD stops after ceil(n/2) distinct records; leave n_iter unset")
-    if penalty is not None:
-        require(penalty, ("prox",), "one-pass SGD")
-    if not (np.isfinite(radius) and radius > 0):
-        raise ValueError(f"radius must be a finite number > 0, got {radius!r}")
-    if geometry not in GEOMETRIES:
-        raise ValueError(f"unknown geometry {geometry!r}; allowed: {sorted(GEOMETRIES)}")
-    n, p = X.shape
-    R = row_norm_bound(feature_bounds, row_norm, p)
-    L = loss.lipschitz * R
+def _plan(info):
+    o, n, p = info.options, info.n, info.p
+    L = float(info.loss.lipschitz) * info.row_norm
     q = usage_probability(n)
-    multiplier = _tight_multiplier(float(epsilon), float(delta) / q)
+    multiplier = _tight_multiplier(info.epsilon, info.delta / q)
     sigma = multiplier * 2.0 * L
     ledger = Ledger().gaussian(multiplier, 1.0)
-    accounted = ledger.epsilon(delta / q)
-    eta = radius / math.sqrt(n * math.log(2) * (L**2 + p * sigma**2)) if learning_rate is None else learning_rate
+    eta = o["learning_rate"]
+    if eta is None:
+        eta = o["radius"] / math.sqrt(n * math.log(2) * (L**2 + p * sigma**2))
+    details = {"gaussian std": sigma, "sensitivity (L2)": 2.0 * L, "usage probability": q,
+               "delta of the Gaussian step": info.delta / q, "learning rate": eta, "radius": o["radius"],
+               "geometry": o["geometry"]}
+    return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta / q), accountant=ledger.accountant,
+                iterations=None, details=details, params={"L": L, "sigma": sigma, "eta": eta})
 
-    steps = GEOMETRIES[geometry](radius, p)
-    Xr = sp.csr_matrix(X) if sp.issparse(X) else X
+
+def _run(design, plan, noise, callback):
+    q, info = plan.params, plan.info
+    n, p = design.n, design.p
+    sigma, eta, L = q["sigma"], q["eta"], q["L"]
+    steps = GEOMETRIES[info.options["geometry"]](info.options["radius"], p)
+    X = sp.csr_matrix(design.X) if sp.issparse(design.X) else design.X
+    y, loss, penalty = design.y, info.loss, info.penalty
     seen = np.zeros(n, dtype=bool)
     n_seen, target = 0, math.ceil(n / 2)
     w, total, t = np.zeros(p), np.zeros(p), 0
     while n_seen < target:
         i = int(noise.rng.integers(n))
-        step = noise.gaussian(sigma, p)
+        grad = np.zeros(p)
         if not seen[i]:
             seen[i], n_seen = True, n_seen + 1
-            xi = Xr[i].toarray().ravel() if sp.issparse(Xr) else Xr[i]
-            step += float(loss.bounded_derivative(np.array([xi @ w]), y[i:i + 1])[0]) * xi
+            xi = X[i].toarray().ravel() if sp.issparse(X) else X[i]
+            grad = float(loss.bounded_derivative(np.array([xi @ w]), y[i:i + 1])[0]) * xi
+        step = noise.release(grad, "gaussian", sigma, sensitivity=2.0 * L, name="per-sample gradient")
         w = steps.step(w, eta, step)
         if penalty is not None:
             w = penalty.prox(w, eta)
@@ -168,15 +136,60 @@ def one_pass_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=
         t += 1
         if callback is not None:
             callback(t - 1, w)
+    plan.iterations = t  # random, independent of the data (the index sequence)
+    return total / t
 
-    report = PrivacyReport(
-        mechanism="one-pass-sgd (noisy projected SGD, Arora, Marinov & Ullah 2020, Alg. 1)",
-        calibration=calibration, epsilon=float(epsilon), delta=float(delta), accountant_epsilon=accounted,
-        accountant=ledger.accountant, iterations=t,
-        noise={"gaussian std": sigma, "sensitivity (L2)": 2.0 * L, "usage probability": q,
-               "delta of the Gaussian step": delta / q, "learning rate": eta, "radius": radius,
-               "geometry": geometry,
-               "source": "seed 002 Alg. 1; privacy by joint convexity (docs/privacy.md)"},
-        noise_source=noise.describe(),
-    )
-    return total / t, report
+
+MECHANISM = Mechanism(
+    name="one-pass-sgd",
+    title="one-pass noisy SGD (Arora, Marinov & Ullah 2020, Algorithm 1)",
+    citation=("Arora, Marinov & Ullah, 'Private stochastic convex optimization: efficient algorithms for "
+              "non-smooth objectives', arXiv:2002.09609, 2020, Algorithm 1; privacy by joint convexity of the "
+              "hockey-stick divergence (derived in docs/privacy.md)"),
+    summary="one pass of noisy projected SGD; works for non-smooth losses (hinge); steps are random",
+    options=(
+        Option("radius", "float", 10.0, "radius of the ball of models W", low=0.0, low_open=True),
+        Option("learning_rate", "float", None, "step size", low=0.0, low_open=True, high=1e6,
+               default_help="radius / sqrt(n ln 2 (L^2 + p sigma^2)), the paper's Corollary 1"),
+        Option("geometry", "choice", "euclidean", "projected SGD in the L2 ball, or L1 mirror descent",
+               choices=tuple(GEOMETRIES)),
+    ),
+    calibrations=("tight",),
+    loss_needs=("Lipschitz",),
+    penalty_needs=("prox",),  # or None
+    plan=_plan, run=_run,
+)
+
+
+def one_pass_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="tight", noise,
+                 callback=None, row_norm=None, **options):
+    """One-pass noisy projected SGD of Arora, Marinov & Ullah 2020 (module docstring).
+
+    ``fit_mechanism`` on ``BoundedDesign.from_arrays(X, y, feature_bounds, row_norm)``.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, p)
+    y : ndarray of shape (n,)
+    loss : Datafit with a bounded derivative (hinge, logistic, Huber, clipped squared)
+    penalty : Penalty with ``prox``
+    feature_bounds : ndarray of shape (p,)
+    epsilon : float > 0
+    delta : float in (0, 1)
+    calibration : {"tight"}
+    noise : NoiseSource
+    callback : callable (t, w) -> None, optional
+    row_norm : float or None
+    **options
+        ``radius`` (of W, default 10), ``learning_rate`` (default: the paper's
+        Corollary 1 step), ``geometry`` ("euclidean" or "l1"). The number of steps is
+        random (the stop rule).
+
+    Returns
+    -------
+    w : ndarray of shape (p,)
+        The average iterate.
+    report : PrivacyReport
+    """
+    return call_direct(MECHANISM, X, y, loss, penalty, feature_bounds, epsilon=epsilon, delta=delta,
+                       calibration=calibration, noise=noise, callback=callback, row_norm=row_norm, options=options)

@@ -2,9 +2,10 @@
 
 Sources: Chaudhuri, Monteleoni & Sarwate, JMLR 2011, Algorithm 1 (output perturbation,
 sensitivity of the minimizer of a strongly convex objective, their Corollary 8); Jain &
-Thakurta, ICML 2014 (Gaussian noise); Kumar & Deisenroth (seed 001) section 4.1, Eq. 17
-and Theorem 1 / Lemma 1 (excess risk with the Gaussian width of the dual ball); Balle &
-Wang, ICML 2018, Theorem 8 (analytic Gaussian mechanism). SPEC section 4, item 1.
+Thakurta, ICML 2014 (Gaussian noise); Kumar & Deisenroth, "Differentially Private
+Empirical Risk Minimization with Sparsity-Inducing Norms", 2019, section 4.1, Eq. 17 and
+Theorem 1 / Lemma 1 (excess risk with the Gaussian width of the dual ball); Balle & Wang,
+ICML 2018, Theorem 8 (analytic Gaussian mechanism).
 Derivation in docs/mechanisms/perturbation.md, section 1.
 
 Algorithm. Minimize ``F(w) = (1/n) sum_i f(<w, x_i>, y_i) + psi(w) + (mu/2)||w||^2``
@@ -13,19 +14,23 @@ gap ``g <= tol`` (``solvers.solve_prox``), release ``w_g + N(0, sigma^2 I)``.
 
 Privacy (replace-one). ``F`` is ``mu``-strongly convex; neighbouring objectives differ by
 ``(f_i - f_i') / n``, whose gradient has norm at most ``2 L / n`` with ``L = sup|f'| R``
-(``R`` the public bound on ``||x_i||_2``). Strong monotonicity of ``dF`` gives
-``||w*(D) - w*(D')|| <= 2 L / (n mu)`` (Chaudhuri et al. 2011, Corollary 8, with the
-penalty's subgradient in the optimality condition). The solver stops at ``w_g`` with
-``F(w_g) - F* <= g <= tol`` (certified gap), and strong convexity gives
+(``R`` the public bound on ``||x_i||_2``, the intercept column included). Strong
+monotonicity of ``dF`` gives ``||w*(D) - w*(D')|| <= 2 L / (n mu)`` (Chaudhuri et al.
+2011, Corollary 8, with the penalty's subgradient in the optimality condition). The
+solver stops at ``w_g`` with ``F(w_g) - F* <= tol``, and strong convexity gives
 ``||w_g - w*|| <= sqrt(2 tol / mu)``; hence the L2 sensitivity of the released point is
 
     Delta_2 = 2 L / (n mu) + 2 sqrt(2 tol / mu),
 
-data-independent because ``tol`` is. A solver that does not certify ``g <= tol`` raises
-``SolverToleranceError``: the sensitivity would not hold. ``mu <= 0`` is refused: the
-minimizer of a merely convex objective has unbounded sensitivity (the Lasso with two
-identical columns has a whole segment of minimizers, and one record can move the
-selected one across it).
+data-independent because ``tol`` is. ``F(w_g) - F* <= tol`` holds whatever the data: the
+solver (V-FISTA, ``solvers.accelerated_proximal_gradient``) runs with the public step
+``1 / (sup f'' R^2 + mu)`` for at most the public number of iterations
+``solvers.linear_rate_iterations`` after which its linear rate guarantees it (the
+initial suboptimality is at most ``2 max_y f(0, y)``), and stops earlier only once the
+certified duality gap is ``<= tol``. So a fit never fails on the data. ``mu <= 0`` is
+refused: the minimizer of a merely convex objective has unbounded sensitivity (the Lasso
+with two identical columns has a whole segment of minimizers, and one record can move
+the selected one across it).
 
 Noise:
 
@@ -35,7 +40,7 @@ Noise:
   discretization, so this is the analytic Gaussian mechanism of Balle & Wang (2018,
   Theorem 8) up to the 1e-4 relative tolerance of the bisection
   (``analytic_gaussian_delta`` is their formula; the tests compare).
-- ``calibration="paper"``: seed 001's Theorem 1 prints ``sigma = L R2 sqrt(log(1/delta)
+- ``calibration="paper"``: Kumar & Deisenroth's Theorem 1 prints ``sigma = L R2 sqrt(log(1/delta)
   + epsilon) / (lambda epsilon)`` inside an O(.) statement, with no constant and with
   ``lambda`` the penalty weight of a penalty that is not strongly convex; it cannot be
   used as a calibration. dpsparse uses the classic Gaussian mechanism instead (Dwork &
@@ -50,24 +55,33 @@ import math
 import numpy as np
 from scipy.stats import norm as _normal
 
-from .. import losses as _losses
 from .. import norms as _norms
 from .. import solvers
-from ..accounting import Ledger, PrivacyReport, calibrate, check_privacy_params
-from ..norms import require
+from ..accounting import Ledger, calibrate
 from ._common import row_norm_bound
+from .base import Mechanism, Option, Plan
+from .direct import call_direct
 
-__all__ = ["output_perturbation", "sensitivity", "default_tol", "classic_sigma", "analytic_gaussian_delta",
-           "theorem1_excess_risk_bound", "SolverToleranceError", "CALIBRATIONS"]
+__all__ = [
+    "CALIBRATIONS",
+    "MECHANISM",
+    "analytic_gaussian_delta",
+    "classic_sigma",
+    "default_mu",
+    "default_tol",
+    "output_perturbation",
+    "sensitivity",
+    "theorem1_excess_risk_bound",
+    "zero_loss_bound",
+]
 
 CALIBRATIONS = ("tight", "paper")
-SOURCE = ("Chaudhuri, Monteleoni & Sarwate JMLR 2011 Alg. 1 (sensitivity 2L/(n mu), Cor. 8); seed 001 sec. 4.1 "
-          "Eq. 17; inexact solve: + 2 sqrt(2 tol/mu) from strong convexity; noise: analytic Gaussian "
-          "(Balle & Wang 2018, by the PLD accountant) or classic Gaussian (Dwork & Roth 2014, Thm A.1)")
-
-
-class SolverToleranceError(RuntimeError):
-    """The solver did not certify the duality gap the sensitivity was computed for."""
+SOURCE = ("Chaudhuri, Monteleoni & Sarwate, 'Differentially private empirical risk minimization', JMLR 2011, "
+          "Algorithm 1 (sensitivity 2L/(n mu), Corollary 8); Kumar & Deisenroth, 'Differentially private empirical "
+          "risk minimization with sparsity-inducing norms', 2019, sec. 4.1, Eq. 17; inexact solve: + 2 sqrt(2 tol/mu) "
+          "by strong convexity, public iteration count by Beck, 'First-Order Methods in Optimization', 2017, "
+          "Thm 10.42; noise: analytic Gaussian (Balle & Wang, ICML 2018, Thm 8, by the PLD accountant) or classic "
+          "Gaussian (Dwork & Roth 2014, Thm A.1)")
 
 
 def sensitivity(lipschitz, n, mu, tol):
@@ -114,55 +128,109 @@ def _tight_multiplier(epsilon, delta):
                      math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon)
 
 
-def _solver_loss(loss):
-    """The datafit the minimizer is computed for, and ``sup|f'|``; refuses losses without a bound or smoothness.
+def zero_loss_bound(loss):
+    """``max_{y in {-1, 1}} f(0, y)``: a public bound on ``F(0) - F*`` for labels in [-1, 1]
+    (``f(0, y)`` grows with ``|y|`` for the squared and Huber losses; ``F* >= 0``)."""
+    return float(np.max(loss.value(np.zeros(2), np.array([-1.0, 1.0]))))
 
-    ``Squared(clip=C)``: the per-sample gradient is the clipped residual, i.e. the
-    objective minimized is the Huber loss with threshold C (docs/privacy.md, squared loss).
+
+def default_mu(lipschitz, n, multiplier):
+    """Public default ridge ``mu = 2 L sqrt(m / n)`` (``m`` the noise multiplier).
+
+    It minimizes ``L E|<b, x>| + mu B^2 / 2`` over ``mu`` for a model of norm ``B = 1``
+    in the bounded coordinates: the loss term of Kumar & Deisenroth's Lemma 1 with
+    ``sigma ~ m 2 L / (n mu)`` in one direction, against the bias of the ridge.
     """
-    if not np.isfinite(loss.smoothness):
-        raise ValueError(f"output perturbation needs a smooth loss for its certified solver; the {loss.name} "
-                         "loss is not smooth")
-    try:
-        c = float(loss.lipschitz)
-    except ValueError:
-        raise ValueError("output perturbation: the squared loss has no bound on its derivative, so the minimizer "
-                         "has unbounded sensitivity; set Squared(clip=C) (the fit then minimizes the Huber "
-                         "loss with threshold C) or use Huber") from None
-    if isinstance(loss, _losses.Squared):
-        return _losses.Huber(loss.clip), c
-    return loss, c
+    return 2.0 * lipschitz * math.sqrt(multiplier / n)
 
 
-def output_perturbation(X, y, loss, penalty, feature_bounds, *, epsilon, delta, n_iter=None, calibration="tight",
-                        noise, callback=None, mu, tol=None, row_norm=None):
+def _plan(info):
+    o, n = info.options, info.n
+    if info.calibration == "paper" and info.epsilon >= 1:
+        raise ValueError(f"mechanism output: calibration='paper' uses the classic Gaussian mechanism, proved for "
+                         f"epsilon < 1 only (Dwork & Roth 2014, Thm A.1); got epsilon={info.epsilon:g}: use "
+                         "calibration='tight'")
+    solver_loss = info.loss.bounded_datafit()
+    L = float(info.loss.lipschitz) * info.row_norm
+    m_paper = classic_sigma(1.0, info.epsilon, info.delta)
+    m = m_paper if info.calibration == "paper" else _tight_multiplier(info.epsilon, info.delta)
+    mu = default_mu(L, n, m) if o["mu"] is None else o["mu"]
+    tol = default_tol(L, n, mu) if o["tol"] is None else o["tol"]
+    sens = sensitivity(L, n, mu, tol)
+    smooth = float(solver_loss.smoothness) * info.row_norm**2 + mu
+    max_iter = solvers.linear_rate_iterations(smooth, mu, 2.0 * zero_loss_bound(solver_loss), tol)
+    sigma = m * sens
+    ledger = Ledger().gaussian(sigma, sens)
+    details = {
+        "release": "minimizer + gaussian noise",
+        "noise std": float(sigma),
+        "noise multiplier": float(m),
+        "classic gaussian std": float(m_paper * sens),
+        "sensitivity (L2)": float(sens),
+        "exact-minimizer sensitivity": float(2.0 * L / (n * mu)),
+        "solver tolerance": float(tol),
+        "solver iterations (at most)": int(max_iter),
+        "mu": float(mu),
+        "per-sample lipschitz": float(L),
+    }
+    params = {"solver_loss": solver_loss, "mu": mu, "tol": tol, "sigma": sigma, "sens": sens,
+              "max_iter": max_iter, "smoothness": smooth}
+    return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
+                iterations=1, details=details, params=params)
+
+
+def _run(design, plan, noise, callback):
+    q, info = plan.params, plan.info
+    res = solvers.solve_prox(design.X, design.y, q["solver_loss"], info.penalty, mu=q["mu"], tol=q["tol"],
+                             max_iter=q["max_iter"], smoothness=q["smoothness"])
+    if callback is not None:
+        callback(0, res.coef.copy())
+    return noise.release(res.coef, "gaussian", q["sigma"], sensitivity=q["sens"], name="minimizer")
+
+
+MECHANISM = Mechanism(
+    name="output",
+    title="output perturbation of the ridge-regularized minimizer (Chaudhuri et al. 2011, Algorithm 1)",
+    citation=SOURCE,
+    summary="solve a ridge-regularized problem, add Gaussian noise to the solution (smooth losses)",
+    options=(
+        Option("mu", "float", None, "ridge strength (mu/2)||w||^2 that bounds the sensitivity", low=0.0,
+               low_open=True, default_help="2 L sqrt(m / n) (default_mu)"),
+        Option("tol", "float", None, "suboptimality target of the solver", low=0.0, low_open=True,
+               default_help="1% of the exact-minimizer sensitivity (default_tol)"),
+    ),
+    calibrations=CALIBRATIONS,
+    loss_needs=("smooth", "Lipschitz"),
+    penalty_needs=("value", "prox", "conjugate", "dual_scaling"),
+    plan=_plan, run=_run,
+)
+
+
+def output_perturbation(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="tight", noise,
+                        callback=None, row_norm=None, **options):
     """Output perturbation of the ``mu``-strongly convex regularized minimizer (module docstring).
+
+    ``fit_mechanism`` on ``BoundedDesign.from_arrays(X, y, feature_bounds, row_norm)``.
 
     Parameters
     ----------
     X : ndarray or sparse matrix of shape (n, p)
-        Records within the public bounds (``||x_i||_2 <= R``).
     y : ndarray of shape (n,)
     loss : Datafit
-        Smooth with a bound on ``|f'|`` (logistic, Huber, squared with ``clip``).
+        Smooth with a bound on ``|f'|`` (logistic, Huber, squared with ``clip``: the
+        minimized loss is then the Huber loss with threshold ``clip``).
     penalty : Penalty with ``value``, ``prox``, ``conjugate``, ``dual_scaling``
-        ``psi`` (any strength; L1, elastic net, group Lasso, submodular norms).
     feature_bounds : ndarray of shape (p,)
-        Public bounds ``b_j`` on ``|x_j|``.
     epsilon : float > 0
     delta : float in (0, 1)
-    n_iter : int or None
-        Maximum iterations of the solver (default 20000); not a privacy parameter.
     calibration : {"tight", "paper"}
     noise : NoiseSource
     callback : callable (t, w) -> None, optional
         Called once, with the non-private solution (t = 0) before the noise is added.
-    mu : float > 0
-        Ridge strength ``(mu/2)||w||^2``, which bounds the sensitivity.
-    tol : float > 0 or None
-        Data-independent target of the certified duality gap; None: ``default_tol``.
     row_norm : float or None
         Public bound on ``||x_i||_2``; ``R = min(row_norm, ||feature_bounds||_2)``.
+    **options
+        ``mu`` (> 0; default ``default_mu``), ``tol`` (> 0; default ``default_tol``).
 
     Returns
     -------
@@ -172,74 +240,12 @@ def output_perturbation(X, y, loss, penalty, feature_bounds, *, epsilon, delta, 
     Raises
     ------
     ValueError
-        Invalid budget or calibration; ``mu <= 0`` (unbounded sensitivity); a non-smooth
-        loss or one without a bound on its derivative; ``calibration="paper"`` with
-        ``epsilon >= 1``; a penalty the solver cannot handle.
-    SolverToleranceError
-        The solver did not certify a duality gap ``<= tol``.
+        Invalid budget, calibration or option; a non-smooth loss or one without a bound on
+        its derivative; ``calibration="paper"`` with ``epsilon >= 1``; a penalty the solver
+        cannot handle.
     """
-    check_privacy_params(epsilon, delta)
-    if calibration not in CALIBRATIONS:
-        raise ValueError(f"unknown calibration {calibration!r}; allowed: {list(CALIBRATIONS)}")
-    if isinstance(mu, bool) or not isinstance(mu, (int, float, np.number)) or not math.isfinite(mu) or mu <= 0:
-        raise ValueError(f"output perturbation needs mu > 0 (a strongly convex objective), got mu={mu!r}: without "
-                         "it the sensitivity of the minimizer is unbounded (e.g. the Lasso with duplicated "
-                         "features has a segment of minimizers)")
-    if calibration == "paper" and epsilon >= 1:
-        raise ValueError(f"calibration='paper' uses the classic Gaussian mechanism, proved for epsilon < 1 only "
-                         f"(Dwork & Roth 2014, Thm A.1); got epsilon={epsilon:g}: use calibration='tight'")
-    require(penalty, ("value", "prox", "conjugate", "dual_scaling"), "output perturbation")
-    solver_loss, c = _solver_loss(loss)
-    n, p = X.shape
-    R = row_norm_bound(feature_bounds, row_norm, p)
-    L = c * R
-    if tol is None:
-        tol = default_tol(L, n, mu)
-    if not (isinstance(tol, (int, float, np.number)) and math.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a finite number > 0, got {tol!r}")
-    sens = sensitivity(L, n, mu, tol)
-    max_iter = 20_000 if n_iter is None else int(n_iter)
-
-    res = solvers.solve_prox(X, np.asarray(y, dtype=float), solver_loss, penalty, mu=float(mu), tol=float(tol),
-                             max_iter=max_iter)
-    if not res.gap <= tol:
-        raise SolverToleranceError(
-            f"output perturbation: the solver reached a certified gap {res.gap:.3g} > tol={tol:.3g} in "
-            f"{max_iter} iterations; the declared sensitivity would not hold (raise n_iter or tol)")
-    if callback is not None:
-        callback(0, res.coef.copy())
-
-    m_paper = classic_sigma(1.0, epsilon, delta)
-    m = m_paper if calibration == "paper" else _tight_multiplier(float(epsilon), float(delta))
-    sigma = m * sens
-    ledger = Ledger().gaussian(sigma, sens)
-    accounted = ledger.epsilon(delta)
-    w = res.coef + noise.gaussian(sigma, p)
-
-    report = PrivacyReport(
-        mechanism="output-perturbation (Chaudhuri et al. JMLR 2011 Alg. 1; seed 001 sec. 4.1)",
-        calibration=calibration,
-        epsilon=float(epsilon),
-        delta=float(delta),
-        accountant_epsilon=accounted,
-        accountant=ledger.accountant,
-        iterations=1,
-        noise={
-            "release": "minimizer + gaussian noise",
-            "noise std": float(sigma),
-            "noise multiplier": float(m),
-            "classic gaussian std": float(m_paper * sens),
-            "sensitivity (L2)": float(sens),
-            "exact-minimizer sensitivity": float(2.0 * L / (n * mu)),
-            "solver tolerance": float(tol),
-            "certified gap": float(res.gap),
-            "mu": float(mu),
-            "per-sample lipschitz": float(L),
-            "source": SOURCE,
-        },
-        noise_source=noise.describe(),
-    )
-    return w, report
+    return call_direct(MECHANISM, X, y, loss, penalty, feature_bounds, epsilon=epsilon, delta=delta,
+                       calibration=calibration, noise=noise, callback=callback, row_norm=row_norm, options=options)
 
 
 def _penalty_width(penalty, p, n_samples, random_state):
@@ -258,21 +264,21 @@ def _penalty_width(penalty, p, n_samples, random_state):
 
 def theorem1_excess_risk_bound(loss, penalty, feature_bounds, *, sigma, mu, tol=0.0, row_norm=None,
                                n_samples=10_000, random_state=0):
-    """Bound on the expected excess empirical risk of output perturbation (seed 001 Lemma 1 / Theorem 1).
+    """Bound on the expected excess empirical risk of output perturbation (Kumar & Deisenroth 2019, Lemma 1 / Theorem 1).
 
     For ``w_priv = w_g + b``, ``b ~ N(0, sigma^2 I)``, ``F(w_g) - F* <= tol``:
 
         E[F(w_priv)] - F* <= tol + c R sigma + alpha G sigma + (mu/2) p sigma^2,
 
     with ``c = sup|f'|``, ``R`` the row-norm bound and ``G = E[Omega(g)]``, ``g ~ N(0, I)``,
-    the Gaussian width of the dual unit ball (``norms.gaussian_width``). Derivation (seed
-    001, proof of Lemma 1, made explicit): ``|f(<w+b, x>) - f(<w, x>)| <= c |<b, x>|`` and
+    the Gaussian width of the dual unit ball (``norms.gaussian_width``). Derivation (Kumar &
+    Deisenroth, proof of Lemma 1, made explicit): ``|f(<w+b, x>) - f(<w, x>)| <= c |<b, x>|`` and
     ``E|<b, x>| <= sigma ||x||``; ``Omega(w + b) - Omega(w) <= Omega(b)`` (triangle
-    inequality; the seed uses monotonicity and submodularity of ``f``) and
+    inequality; the paper uses monotonicity and submodularity of ``f``) and
     ``E Omega(b) = sigma G``; the ridge adds ``(mu/2) E[||w+b||^2 - ||w||^2] = (mu/2) p sigma^2``.
-    The seed's last equality drops the factor ``sigma`` in front of ``G``; it is restored
+    The paper's last equality drops the factor ``sigma`` in front of ``G``; it is restored
     here. For the elastic net the penalty term is in closed form
-    (``sqrt(2/pi) sigma sum a_j + sigma^2 sum c_j / 2``). The seed's Theorem 1 then sets
+    (``sqrt(2/pi) sigma sum a_j + sigma^2 sum c_j / 2``). Its Theorem 1 then sets
     ``lambda = L R2 sqrt(n) / G`` to balance terms and adds a generalization term; that
     O(.) statement has no constants and is not evaluated here.
 
@@ -293,7 +299,7 @@ def theorem1_excess_risk_bound(loss, penalty, feature_bounds, *, sigma, mu, tol=
     dict
         ``bound`` and its terms ``tol``, ``loss``, ``penalty``, ``ridge``, and ``width``.
     """
-    _, c = _solver_loss(loss)
+    c = float(loss.lipschitz)
     b = np.asarray(feature_bounds, dtype=float)
     p = b.shape[0]
     R = row_norm_bound(b, row_norm, p)

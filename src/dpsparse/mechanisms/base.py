@@ -1,0 +1,418 @@
+"""The mechanism contract: one declaration per private algorithm, one function that runs any of them.
+
+A mechanism is a ``Mechanism``: its name, its options (``Option``: typed, with a public
+default, an allowed range and help text), its calibrations, what it needs of the loss
+and the penalty (capabilities, ``loss_capabilities`` / ``penalty_capabilities``), and two
+functions:
+
+- ``plan(info)`` sees only ``PublicInfo`` (n, p, the public bounds, the loss and penalty
+  constants, epsilon, delta, the calibration and the options) and returns a ``Plan``:
+  the noise scales, the ledger of private events and the accountant's epsilon;
+- ``run(design, plan, noise, callback)`` trains on the bounded design with the noise
+  source and returns the released model.
+
+``fit_mechanism`` is the only place that validates, checks compatibility, plans, charges
+a budget, runs and builds the privacy report; the estimators, the CLI and the audit all
+go through it. Every noisy release of a run passes through the noise source
+(``NoiseSource.release``, ``select``, ``check``) together with its declared sensitivity,
+which is what ``dpsparse.audit`` replays on neighbouring datasets.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..accounting import Ledger, PrivacyBudget, PrivacyReport, check_privacy_params
+from ..exceptions import PrivacyCalibrationWarning
+
+__all__ = [
+    "MAX_ITERATIONS",
+    "Mechanism",
+    "Option",
+    "Plan",
+    "PublicInfo",
+    "fit_mechanism",
+    "loss_capabilities",
+    "make_plan",
+    "penalty_capabilities",
+    "public_info",
+]
+
+# Cap on iteration counts: keeps a typo (1e9) from hanging a fit; ample for every mechanism.
+MAX_ITERATIONS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of a mechanism.
+
+    Parameters
+    ----------
+    name : str
+        Keyword (``mechanism_options`` key; CLI flag ``--name-with-dashes``).
+    kind : {"int", "float", "floats", "choice", "bool"}
+        "floats": a number or a 1-d array of numbers, each in the range.
+    default : object
+        A public, data-independent default; ``None`` means "computed from public
+        quantities" and ``default_help`` says how.
+    help : str
+    choices : tuple
+        Allowed values of a "choice" option.
+    low, high : float or None
+        Allowed range of a number; ``low_open`` / ``high_open`` make the ends exclusive.
+    default_help : str
+        Shown for a ``None`` default.
+    """
+
+    name: str
+    kind: str
+    default: Any = None
+    help: str = ""
+    choices: tuple = ()
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    default_help: str = ""
+
+    def allowed(self):
+        """The allowed values, in words."""
+        if self.kind == "choice":
+            return f"one of {list(self.choices)}"
+        if self.kind == "bool":
+            return "true or false"
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        left = "(" if self.low is None or self.low_open else "["
+        right = ")" if self.high is None or self.high_open else "]"
+        what = {"int": "an integer", "float": "a finite number"}.get(self.kind, "a finite number or an array of them")
+        return f"{what} in {left}{lo}, {hi}{right}"
+
+    def check(self, value, owner):
+        """``value`` converted and checked; ValueError naming the option and its allowed values."""
+        if value is None:
+            return None
+        bad = ValueError(f"{owner}: option {self.name} must be {self.allowed()}, got {value!r}")
+        if self.kind == "choice" and value not in self.choices:
+            raise ValueError(f"unknown {self.name} {value!r} for {owner}; allowed: {list(self.choices)}")
+        if self.kind == "choice":
+            if value not in self.choices:
+                raise bad
+            return value
+        if self.kind == "bool":
+            if not isinstance(value, (bool, np.bool_)):
+                raise bad
+            return bool(value)
+        if self.kind == "floats" and np.ndim(value) == 1:
+            try:
+                arr = np.asarray(value, dtype=float)
+            except (TypeError, ValueError):
+                raise bad from None
+            for v in arr:
+                Option(self.name, "float", low=self.low, high=self.high, low_open=self.low_open,
+                       high_open=self.high_open).check(float(v), owner)
+            return arr
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            raise bad
+        if self.kind == "int":
+            if float(value) != int(value):
+                raise bad
+            value = int(value)
+        else:
+            value = float(value)
+        if not math.isfinite(value):
+            raise bad
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            raise bad
+        if self.high is not None and (value > self.high or (self.high_open and value == self.high)):
+            raise bad
+        return value
+
+
+def n_iter_option(default, help_text="number of iterations T (the budget is split over them)"):
+    """The iteration-count option shared by the iterative mechanisms (capped by ``MAX_ITERATIONS``)."""
+    return Option("n_iter", "int", default, help_text, low=1, high=MAX_ITERATIONS)
+
+
+@dataclass(frozen=True)
+class PublicInfo:
+    """What a plan may see: public quantities only.
+
+    Attributes
+    ----------
+    n, p : int
+        Number of records and of columns of the bounded design (intercept included).
+    feature_bounds : ndarray of shape (p,)
+        Public bounds ``b_j`` on ``|x_ij|``.
+    row_norm : float
+        Public bound on ``||x_i||_2`` over all ``p`` columns (intercept included).
+    loss : Datafit
+    penalty : Penalty
+    epsilon, delta : float
+    calibration : str
+    options : dict
+        Every declared option, defaults filled in.
+    """
+
+    n: int
+    p: int
+    feature_bounds: np.ndarray
+    row_norm: float
+    loss: Any
+    penalty: Any
+    epsilon: float
+    delta: float
+    calibration: str
+    options: dict
+
+
+@dataclass
+class Plan:
+    """The public plan of a fit: noise scales, ledger, and what the report says of them.
+
+    Attributes
+    ----------
+    ledger : Ledger
+        The private events, composed by dp-accounting.
+    accountant_epsilon : float
+        Epsilon of the ledger at ``delta`` (or of the mechanism's own proof).
+    accountant : str
+    iterations : int or None
+        Planned iterations (None: random, e.g. the one-pass SGD).
+    details : dict
+        Noise scales and per-step quantities, in words, for the report.
+    params : dict
+        What ``run`` needs (scales, step sizes, ...): public numbers only.
+    warnings : list of str
+    miss_reason : str
+        Why a source's calibration may miss its target (for the warning).
+    """
+
+    ledger: Ledger | None
+    accountant_epsilon: float
+    accountant: str
+    iterations: int | None
+    details: dict
+    params: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+    info: PublicInfo | None = None
+    miss_reason: str = ""
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """A private algorithm declared once (see the module docstring).
+
+    Attributes
+    ----------
+    name : str
+        Registry key (``mechanism=`` of the estimators, ``--mechanism`` of the CLI).
+    title : str
+        What the report calls it, with its source.
+    citation : str
+        Full citation of the privacy analysis.
+    options : tuple of Option
+    calibrations : tuple of str
+        The first is the default.
+    loss_needs, penalty_needs : tuple of str
+        Capabilities (``loss_capabilities``, ``penalty_capabilities``) it needs.
+    plan : callable PublicInfo -> Plan
+    run : callable (design, plan, noise, callback) -> ndarray
+    summary : str
+        One line for help texts.
+    """
+
+    name: str
+    title: str
+    citation: str
+    options: tuple
+    calibrations: tuple
+    loss_needs: tuple
+    penalty_needs: tuple
+    plan: Callable
+    run: Callable
+    summary: str = ""
+    check: Callable | None = None
+
+    @property
+    def option_names(self):
+        return [o.name for o in self.options]
+
+    def option(self, name):
+        return next(o for o in self.options if o.name == name)
+
+    def resolve_options(self, options):
+        """Declared options with defaults filled in; ValueError for an unknown key or a bad value."""
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(self.option_names))
+        if unknown:
+            raise ValueError(f"unknown mechanism_options {unknown} for {self.name}; allowed: {self.option_names}")
+        return {o.name: o.check(options.get(o.name, o.default), f"mechanism {self.name}") for o in self.options}
+
+    def resolve_calibration(self, calibration):
+        if calibration is None:
+            return self.calibrations[0]
+        if calibration not in self.calibrations:
+            raise ValueError(f"unknown calibration {calibration!r} for mechanism {self.name}; allowed: "
+                             f"{list(self.calibrations)}")
+        return calibration
+
+    def check_compatible(self, loss, penalty):
+        """ValueError naming what the loss or the penalty lacks."""
+        missing = [c for c in self.loss_needs if c not in loss_capabilities(loss)]
+        if missing:
+            name = getattr(loss, "name", type(loss).__name__)
+            raise ValueError(f"mechanism {self.name} needs a {' and '.join(missing)} loss: the {name} loss is not "
+                             f"{missing[0]} ({_LOSS_CAPABILITIES[missing[0]]})")
+        missing = [c for c in self.penalty_needs if c not in penalty_capabilities(penalty)]
+        if missing and penalty is not None:
+            raise ValueError(f"mechanism {self.name} needs a penalty with {', '.join(missing)}; "
+                             f"{type(penalty).__name__} lacks it (see docs/norms.md)")
+
+
+_LOSS_CAPABILITIES = {
+    "smooth": "no finite bound on f''; use dp-sgd, one-pass-sgd or fw",
+    "Lipschitz": "no public bound on |f'|, a bounded gradient: the squared loss needs clip=C",
+    "twice differentiable": "the hinge loss is not differentiable; the Huber loss and the clipped squared loss "
+                            "have a second derivative that jumps at the threshold: use logistic",
+}
+
+
+def loss_capabilities(loss):
+    """What a datafit offers, asked of its public attributes.
+
+    - ``smooth``: finite ``smoothness`` (a bound on ``f''``);
+    - ``Lipschitz``: a finite ``lipschitz`` (a bound on ``|f'|``);
+    - ``twice differentiable``: a ``second_derivative`` method (objective perturbation).
+    """
+    caps = set()
+    if np.isfinite(getattr(loss, "smoothness", np.inf)):
+        caps.add("smooth")
+    try:
+        if np.isfinite(float(loss.lipschitz)):
+            caps.add("Lipschitz")
+    except ValueError:
+        pass
+    if callable(getattr(loss, "second_derivative", None)):
+        caps.add("twice differentiable")
+    return caps
+
+
+_PENALTY_METHODS = ("prox", "value", "conjugate", "dual_scaling", "lmo_ball", "lmo_dual_ball", "dual_norm",
+                    "coordinate_values", "subdiff_distance")
+
+
+def penalty_capabilities(penalty):
+    """What a penalty offers: its public methods, ``separable``, and ``l1 ball`` (a weighted L1 norm)."""
+    if penalty is None:
+        return set()
+    caps = {m for m in _PENALTY_METHODS if callable(getattr(penalty, m, None))}
+    if getattr(penalty, "is_separable", False):
+        caps.add("separable")
+        if getattr(penalty, "l1_ratio", None) == 1.0:
+            caps.add("l1 ball")
+    if getattr(penalty, "alpha", 0) > 0:
+        caps.add("positive strength")
+    return caps
+
+
+def _report(mechanism, plan, info, design, noise):
+    clipped = {"feature values": design.clipped_values, "labels": design.clipped_labels,
+               "row norms": design.clipped_rows}
+    report = PrivacyReport(
+        mechanism=mechanism.name, method=mechanism.title, calibration=info.calibration, epsilon=info.epsilon, delta=info.delta,
+        accountant_epsilon=float(plan.accountant_epsilon), accountant=plan.accountant,
+        iterations=plan.iterations, noise={**plan.details, "source": mechanism.citation},
+        bounds_source=design.bounds_source, bounds_public=design.bounds_public, clipped=clipped,
+        noise_source=noise.describe(), warnings=list(plan.warnings),
+    )
+    if not design.bounds_public:
+        report.warnings.append("bounds were computed from the private data: no privacy guarantee")
+    return report
+
+
+def public_info(mechanism, design, loss, penalty, epsilon, delta, calibration=None, options=None):
+    """Validate everything public and return the ``PublicInfo`` of a fit (no data is read)."""
+    check_privacy_params(epsilon, delta)
+    calibration = mechanism.resolve_calibration(calibration)
+    options = mechanism.resolve_options(options)
+    mechanism.check_compatible(loss, penalty)
+    info = PublicInfo(n=int(design.n), p=int(design.p), feature_bounds=np.asarray(design.feature_bounds, dtype=float),
+                      row_norm=float(design.row_norm), loss=loss, penalty=penalty, epsilon=float(epsilon),
+                      delta=float(delta), calibration=calibration, options=options)
+    if mechanism.check is not None:
+        mechanism.check(info)
+    return info
+
+
+def make_plan(mechanism, design, loss, penalty, epsilon, delta, calibration=None, options=None):
+    """``mechanism.plan`` on the public information of a fit (``public_info``), with ``plan.info`` set."""
+    info = public_info(mechanism, design, loss, penalty, epsilon, delta, calibration, options)
+    plan = mechanism.plan(info)
+    plan.info = info
+    return plan
+
+
+def fit_mechanism(mechanism, design, loss, penalty, *, epsilon, delta, calibration=None, options=None, noise,
+                  callback=None, budget=None, label=None):
+    """Run a registered mechanism on a bounded design: the one place that validates, plans,
+    charges, runs and reports.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+    design : data.BoundedDesign
+        The records mapped onto public bounds, with the bounds' provenance.
+    loss : Datafit
+    penalty : Penalty
+    epsilon : float > 0
+    delta : float in (0, 1)
+    calibration : str or None
+        None: the mechanism's default (its first calibration).
+    options : dict or None
+        Declared options; missing ones take their public defaults.
+    noise : NoiseSource
+    callback : callable (t, w) -> None, optional
+        Receives the iterate after each iteration.
+    budget : PrivacyBudget or None
+        Charged with the accountant's epsilon (and ``delta``) after every check on the
+        inputs has passed and before the data is used; refused if it would overdraw.
+    label : str or None
+        Label of the budget entry.
+
+    Returns
+    -------
+    w : ndarray of shape (p,)
+    report : PrivacyReport
+
+    Raises
+    ------
+    ValueError
+        Invalid budget, calibration, options, or a loss / penalty the mechanism cannot use.
+    BudgetExceededError
+        The fit would overdraw ``budget`` (nothing is charged).
+
+    Warns
+    -----
+    PrivacyCalibrationWarning
+        A source paper's calibration gives an accountant epsilon above the target.
+    """
+    plan = make_plan(mechanism, design, loss, penalty, epsilon, delta, calibration, options)
+    info = plan.info
+    if plan.accountant_epsilon > info.epsilon * (1 + 1e-9):
+        msg = (f"the {info.calibration} calibration of {mechanism.name} gives epsilon={plan.accountant_epsilon:.4g} "
+               f"> target {info.epsilon:g} by the accountant{plan.miss_reason}; use calibration='tight'")
+        plan.warnings.append(msg)
+        warnings.warn(msg, PrivacyCalibrationWarning, stacklevel=3)
+    if budget is not None:
+        if not isinstance(budget, PrivacyBudget):
+            raise ValueError(f"budget must be a PrivacyBudget or None, got {type(budget).__name__}")
+        # the target, or the accountant's epsilon when a paper calibration overshoots it
+        budget.spend(max(info.epsilon, plan.accountant_epsilon), info.delta, label=label or mechanism.name)
+    w = mechanism.run(design, plan, noise, callback)
+    return np.asarray(w, dtype=float), _report(mechanism, plan, info, design, noise)
