@@ -111,13 +111,15 @@ def test_a_refused_fit_charges_nothing():
 
 
 def test_a_paper_calibration_that_overshoots_is_charged_its_true_epsilon():
-    design, loss, pen, _ = _setup("fw")
-    budget = PrivacyBudget(5.0, 1e-3)
+    design, loss, pen, _ = _setup("dual-fw")
+    kw = dict(epsilon=1.0, delta=DELTA, calibration="paper", options={"n_iter": 3, "mu": 1e-3}, noise=make_noise(None))
+    with pytest.warns(Warning), pytest.raises(ValueError, match="asks for"):  # overdraw: refused, nothing charged
+        fit_mechanism(REGISTRY["dual-fw"], design, loss, pen, budget=PrivacyBudget(2.0, 1e-3), **kw)
+    budget = PrivacyBudget(1e4, 1e-3)
     with pytest.warns(Warning):
-        _, rep = fit_mechanism(REGISTRY["fw"], design, loss, pen, epsilon=1.0, delta=DELTA, calibration="paper",
-                               options={"n_iter": 3}, noise=make_noise(None), budget=budget)
-    assert rep.accountant_epsilon > 1.0
-    assert budget.remaining[0] == pytest.approx(5.0 - rep.accountant_epsilon)
+        _, rep = fit_mechanism(REGISTRY["dual-fw"], design, loss, pen, budget=budget, **kw)
+    assert rep.accountant_epsilon > 2.0
+    assert budget.remaining[0] == pytest.approx(1e4 - rep.accountant_epsilon)
 
 
 def test_classes_can_be_declared_publicly():
