@@ -6,7 +6,7 @@ synthetic logistic 1000x100 with lognormal true weights (L2), synthetic sparse L
 budget T (one pass over the data per iteration) the mean and spread of the relative error
 (F(w)-F*)/(F(0)-F*) over the runs, with the tight and the paper's noise calibration; the
 time of one iteration beside that of one X^T v. The experiment code is in
-``dpsparse.bench``.
+``benchmarks/bench.py``.
 
 Usage::
 
@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from dpsparse import bench
+import bench
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

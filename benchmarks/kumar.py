@@ -57,7 +57,8 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from dpsparse import bench, data, losses, norms, solvers
+import bench
+from dpsparse import data, losses, norms, solvers
 from dpsparse.exceptions import FixedSeedWarning, PrivacyCalibrationWarning, PrivacyLeakWarning
 from dpsparse.mechanisms import MECHANISMS
 from dpsparse.mechanisms import dual_fw as dfw

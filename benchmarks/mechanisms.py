@@ -11,7 +11,7 @@ the one-pass SGD have none: "n/a"). All mechanisms fit the problem's private dat
 projects on the L2 ball of public radius ``bench.ONE_PASS_RADIUS``; the relative error
 (F(w)-F*)/(F(0)-F*) is measured on the same objective for all of them. The noise scales
 of the two calibrations are set side by side. The experiment code is in
-``dpsparse.bench``.
+``benchmarks/bench.py``.
 
 Usage::
 
@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from dpsparse import bench
+import bench
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

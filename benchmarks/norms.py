@@ -59,7 +59,8 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from dpsparse import bench, data, losses, norms, solvers
+import bench
+from dpsparse import data, losses, norms, solvers
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

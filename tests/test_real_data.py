@@ -1,9 +1,9 @@
 """Private fits on the real datasets of ../shared/data (slow)."""
 import numpy as np
 import pytest
+from conftest import a_priori_bounds
 
 from dpsparse import DPLasso, DPLogisticRegression, data, losses, norms, solvers
-from dpsparse.bench import a_priori_bounds
 from dpsparse.mechanisms.dp_gcd import gcd
 from dpsparse.noise import make_noise
 

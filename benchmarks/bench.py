@@ -37,13 +37,13 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from . import data, losses, norms, solvers
-from .exceptions import FixedSeedWarning, PrivacyCalibrationWarning
-from .mechanisms.dp_cd import dp_cd
-from .mechanisms.dp_gcd import dp_gcd, gcd
-from .mechanisms.dp_sgd import dp_sgd
-from .mechanisms.one_pass_sgd import one_pass_sgd
-from .noise import make_noise
+from dpsparse import data, losses, norms, solvers
+from dpsparse.exceptions import FixedSeedWarning, PrivacyCalibrationWarning
+from dpsparse.mechanisms.dp_cd import dp_cd
+from dpsparse.mechanisms.dp_gcd import dp_gcd, gcd
+from dpsparse.mechanisms.dp_sgd import dp_sgd
+from dpsparse.mechanisms.one_pass_sgd import one_pass_sgd
+from dpsparse.noise import make_noise
 
 __all__ = [
     "EPSILON", "CALIBRATIONS", "A_PRIORI_RANGES", "a_priori_bounds", "Problem", "make_problems",
