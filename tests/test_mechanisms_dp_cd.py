@@ -7,39 +7,14 @@ import scipy.sparse as sp
 from scipy import stats
 
 from conftest import bounded_problem, intercept_weights
+from doubles import RecordingNoise
 from dpsparse import losses, norms, solvers
 from dpsparse.accounting import Ledger
 from dpsparse.exceptions import PrivacyCalibrationWarning
 from dpsparse.mechanisms import dp_cd as mod
-from dpsparse.noise import NoiseSource, make_noise
+from dpsparse.noise import make_noise
 
 T, DELTA = 20, 1e-5  # shared by the tests that calibrate, so the cached tight noise is reused
-
-
-class RecordingNoise(NoiseSource):
-    """Records every Gaussian draw (scales and values) and every coordinate drawn."""
-
-    class _Rng:
-        def __init__(self, gen, coords):
-            self._gen, self._coords = gen, coords
-
-        def integers(self, *a, **kw):
-            out = self._gen.integers(*a, **kw)
-            self._coords.append(np.atleast_1d(out).copy())
-            return out
-
-        def __getattr__(self, name):
-            return getattr(self._gen, name)
-
-    def __init__(self, seed):
-        self.draws, self.coords = [], []
-        super().__init__(self._Rng(np.random.default_rng(seed), self.coords), seeded=True)
-
-    def gaussian(self, sigma, size=None):
-        x = super().gaussian(sigma, size)
-        x1 = np.atleast_1d(x)
-        self.draws.append((np.broadcast_to(sigma, x1.shape).copy(), x1.copy()))
-        return x
 
 
 def _setup(classification=True, n=300, p=6, seed=0, alpha=0.01):
@@ -72,7 +47,7 @@ def test_paper_calibration_uses_the_formula():
         assert rep.noise["noise multiplier"] == pytest.approx(sigma[0] / (2 * C[0] / n), rel=1e-12)
         assert rep.noise["coordinate updates"] == T * K and rep.iterations == T
         coords = np.concatenate(noise.coords)
-        scales = np.concatenate([s for s, _ in noise.draws])
+        scales = np.concatenate([d.scale for d in noise.of("gaussian")])
         np.testing.assert_allclose(scales, sigma[coords], rtol=1e-12)  # sigma_j of the drawn coordinate
         assert rep.accountant_epsilon <= eps and rep.guarantee_holds and not rep.warnings
 
@@ -117,8 +92,8 @@ def test_noise_drawn_matches_the_declared_scale(calibration, eps):
     noise = RecordingNoise(1)
     _, rep = mod.dp_cd(X, y, loss, pen, np.ones(p), epsilon=eps, delta=DELTA, n_iter=T, calibration=calibration,
                        noise=noise)
-    scales = np.concatenate([s for s, _ in noise.draws])
-    values = np.concatenate([v for _, v in noise.draws])
+    scales = np.concatenate([d.scale for d in noise.of("gaussian")])
+    values = np.concatenate([d.values for d in noise.of("gaussian")])
     assert scales.size == T * p == rep.noise["coordinate updates"]  # one draw per update
     np.testing.assert_allclose(scales, rep.noise["noise std"], rtol=1e-12)
     np.testing.assert_allclose(scales, rep.noise["noise multiplier"] * 2 / n, rtol=1e-12)
@@ -128,7 +103,7 @@ def test_noise_drawn_matches_the_declared_scale(calibration, eps):
     _, rep2 = mod.dp_cd(X, y, loss, pen, b, epsilon=eps, delta=DELTA, n_iter=T, calibration=calibration,
                         noise=noise)
     coords = np.concatenate(noise.coords)
-    scales = np.concatenate([s for s, _ in noise.draws])
+    scales = np.concatenate([d.scale for d in noise.of("gaussian")])
     np.testing.assert_allclose(scales, rep2.noise["noise multiplier"] * 2 * b[coords] / n, rtol=1e-12)
     assert rep2.noise["noise multiplier"] == pytest.approx(rep.noise["noise multiplier"], rel=1e-12)
 

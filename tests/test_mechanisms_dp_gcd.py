@@ -6,34 +6,13 @@ import pytest
 from scipy import integrate, stats
 
 from conftest import bounded_problem, intercept_weights
+from doubles import RecordingNoise
 from dpsparse import losses, norms, solvers
 from dpsparse.exceptions import PrivacyCalibrationWarning
 from dpsparse.mechanisms import dp_gcd as mod
-from dpsparse.noise import NoiseSource, make_noise
+from dpsparse.noise import make_noise
 
 RULES = mod.RULES
-
-
-class RecordingNoise(NoiseSource):
-    """Records the family, scale and value of every draw."""
-
-    def __init__(self, seed):
-        super().__init__(np.random.default_rng(seed), seeded=True)
-        self.draws = []
-
-    def _record(self, family, scale, x):
-        x1 = np.atleast_1d(x)
-        self.draws.append((family, np.broadcast_to(scale, x1.shape).copy(), x1.copy()))
-        return x
-
-    def laplace(self, scale, size=None):
-        return self._record("laplace", scale, super().laplace(scale, size))
-
-    def gumbel(self, scale, size=None):
-        return self._record("gumbel", scale, super().gumbel(scale, size))
-
-    def gaussian(self, sigma, size=None):
-        return self._record("gaussian", sigma, super().gaussian(sigma, size))
 
 
 def _setup(classification=True, n=300, p=6, seed=0, alpha=0.01):

@@ -7,43 +7,11 @@ import pytest
 from scipy import stats
 
 from conftest import bounded_problem
+from doubles import RecordingNoise, ZeroNoise
 from dpsparse import losses, norms, solvers
 from dpsparse.exceptions import PrivacyCalibrationWarning
 from dpsparse.mechanisms import dual_fw as mod
-from dpsparse.noise import NoiseSource, make_noise
-
-
-class RecordingNoise(NoiseSource):
-    """Records the family, scale and values of every draw."""
-
-    def __init__(self, seed):
-        super().__init__(np.random.default_rng(seed), seeded=True)
-        self.draws = []
-
-    def _record(self, family, scale, x):
-        self.draws.append((family, float(scale), np.atleast_1d(x).copy()))
-        return x
-
-    def laplace(self, scale, size=None):
-        return self._record("laplace", scale, super().laplace(scale, size))
-
-    def gumbel(self, scale, size=None):
-        return self._record("gumbel", scale, super().gumbel(scale, size))
-
-    def gaussian(self, sigma, size=None):
-        return self._record("gaussian", sigma, super().gaussian(sigma, size))
-
-
-class ZeroNoise(NoiseSource):
-    """Every draw is 0: the private algorithm with its noise switched off."""
-
-    def __init__(self):
-        super().__init__(np.random.default_rng(0), seeded=True)
-
-    def laplace(self, scale, size=None):
-        return np.zeros(size) if size is not None else 0.0
-
-    gumbel = gaussian = laplace
+from dpsparse.noise import make_noise
 
 
 def _penalties(p, alpha=0.05):

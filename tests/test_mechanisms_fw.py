@@ -9,35 +9,13 @@ import scipy.sparse as sp
 from scipy import integrate, stats
 
 from conftest import bounded_problem, intercept_weights
+from doubles import RecordingNoise
 from dpsparse import losses, norms
 from dpsparse.exceptions import PrivacyCalibrationWarning
 from dpsparse.mechanisms import fw as mod
-from dpsparse.noise import NoiseSource, make_noise
+from dpsparse.noise import make_noise
 
 pytestmark = pytest.mark.filterwarnings("ignore::dpsparse.exceptions.FixedSeedWarning")
-
-
-class RecordingNoise(NoiseSource):
-    """Records the family, scale and value of every draw; ``zero=True`` draws zeros (exact FW)."""
-
-    def __init__(self, seed=0, zero=False):
-        super().__init__(np.random.default_rng(seed), seeded=True)
-        self.draws, self.zero = [], zero
-
-    def _record(self, family, scale, x):
-        x = np.zeros_like(np.asarray(x, dtype=float)) if self.zero else x
-        x1 = np.atleast_1d(x)
-        self.draws.append((family, np.broadcast_to(scale, x1.shape).copy(), x1.copy()))
-        return x
-
-    def laplace(self, scale, size=None):
-        return self._record("laplace", scale, super().laplace(scale, size))
-
-    def gumbel(self, scale, size=None):
-        return self._record("gumbel", scale, super().gumbel(scale, size))
-
-    def gaussian(self, sigma, size=None):
-        return self._record("gaussian", sigma, super().gaussian(sigma, size))
 
 
 def _setup(classification=True, n=200, p=6, seed=0):

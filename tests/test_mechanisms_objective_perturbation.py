@@ -6,22 +6,11 @@ import pytest
 from scipy import stats
 
 from conftest import bounded_problem, intercept_weights
+from doubles import RecordingNoise
 from dpsparse import losses, norms
 from dpsparse.mechanisms import objective_perturbation as mod
-from dpsparse.noise import NoiseSource
 
 EPS, DELTA = 1.0, 1e-5
-
-
-class RecordingNoise(NoiseSource):
-    def __init__(self, seed=0, zero=False):
-        super().__init__(np.random.default_rng(seed), seeded=True)
-        self.draws, self.zero = [], zero
-
-    def gaussian(self, sigma, size=None):
-        x = np.zeros(size) if self.zero else super().gaussian(sigma, size)
-        self.draws.append((sigma, np.atleast_1d(x).copy()))
-        return x
 
 
 def _setup(n=200, p=6, seed=0):
@@ -63,7 +52,7 @@ def test_report_budget_split_and_declared_delta():
     assert delta_1 * math.exp(eps_g) + delta_g * (1 + math.exp(eps_1 + eps_g)) == pytest.approx(DELTA)
     k = mod.kst_constants(loss, math.sqrt(X.shape[1]), eps_1, delta_1)
     assert rep.noise["Delta"] == pytest.approx(k["Delta_min"])
-    assert rec.draws[0][0] == pytest.approx(k["beta"])
+    assert rec.draws[0].scale == pytest.approx(k["beta"])
     assert rep.guarantee_holds and rep.accountant_epsilon <= EPS * (1 + 1e-9)
     assert "certified gap" not in rep.noise  # a data-dependent number: never in the report
     assert np.abs(w[:-1]).sum() <= 2.0 + 6 * rep.noise["output noise std"] * math.sqrt(X.shape[1])
@@ -77,7 +66,7 @@ def test_noise_drawn_is_the_declared_gaussian():
     for s in range(4):
         rec = RecordingNoise(seed=s)
         _, rep = _fit(X, y, loss, pen, b, rec)
-        (beta, bdraw), (sig2, odraw) = rec.draws
+        (_, beta, bdraw), (_, sig2, odraw) = rec.draws
         assert sig2 == pytest.approx(rep.noise["output noise std"])
         zb.append(bdraw / beta)
         zo.append(odraw / sig2)

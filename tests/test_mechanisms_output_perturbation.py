@@ -6,22 +6,12 @@ import pytest
 from scipy import stats
 
 from conftest import bounded_problem, intercept_weights
+from doubles import RecordingNoise
 from dpsparse import losses, norms, solvers
 from dpsparse.mechanisms import output_perturbation as mod
 from dpsparse.noise import NoiseSource
 
 EPS, DELTA = 1.0, 1e-5
-
-
-class RecordingNoise(NoiseSource):
-    def __init__(self, seed=0, zero=False):
-        super().__init__(np.random.default_rng(seed), seeded=True)
-        self.draws, self.zero = [], zero
-
-    def gaussian(self, sigma, size=None):
-        x = np.zeros(size) if self.zero else super().gaussian(sigma, size)
-        self.draws.append((sigma, np.atleast_1d(x).copy()))
-        return x
 
 
 def _setup(n=200, p=6, seed=0, alpha=0.02):
@@ -49,7 +39,7 @@ def test_paper_calibration_is_the_classic_gaussian_and_refuses_large_epsilon():
     rec = RecordingNoise()
     _, rep = _fit(X, y, loss, pen, b, rec, calibration="paper", epsilon=0.5)
     sens = rep.noise["sensitivity (L2)"]
-    assert rec.draws[0][0] == pytest.approx(sens * math.sqrt(2 * math.log(1.25 / DELTA)) / 0.5)
+    assert rec.draws[0].scale == pytest.approx(sens * math.sqrt(2 * math.log(1.25 / DELTA)) / 0.5)
     assert rep.accountant_epsilon <= 0.5 and rep.guarantee_holds
     with pytest.raises(ValueError, match="epsilon < 1"):
         _fit(X, y, loss, pen, b, rec, calibration="paper", epsilon=1.0)
@@ -63,7 +53,7 @@ def test_declared_sensitivity_formula_and_report():
     assert rep.noise["sensitivity (L2)"] == pytest.approx(2 * R / (n * 0.2) + 2 * math.sqrt(2e-9 / 0.2))
     assert "certified gap" not in rep.noise  # a data-dependent number: never in the report
     assert rep.accountant_epsilon <= EPS * (1 + 1e-9) and rep.guarantee_holds
-    assert rec.draws[0][0] == pytest.approx(rep.noise["noise std"])
+    assert rec.draws[0].scale == pytest.approx(rep.noise["noise std"])
 
 
 # --- sensitivity ---------------------------------------------------------------------------
@@ -97,8 +87,8 @@ def test_noise_drawn_is_the_declared_gaussian():
     for s in range(4):
         rec = RecordingNoise(seed=s)
         w, rep = _fit(X, y, loss, pen, b, rec)
-        sigma, draw = rec.draws[0]
-        assert sigma == rep.noise["noise std"] and draw.shape == (X.shape[1],)
+        _, sigma, draw = rec.draws[0]
+        assert np.all(sigma == rep.noise["noise std"]) and draw.shape == (X.shape[1],)
         z.append(draw / sigma)
     assert stats.kstest(np.concatenate(z), "norm").pvalue > 1e-3
 

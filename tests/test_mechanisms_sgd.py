@@ -6,21 +6,11 @@ import pytest
 from scipy import stats
 
 from conftest import bounded_problem, intercept_weights
+from doubles import RecordingNoise
 from dpsparse import losses, norms, solvers
 from dpsparse.accounting import Ledger
 from dpsparse.mechanisms import dp_gcd, dp_sgd, one_pass_sgd
-from dpsparse.noise import NoiseSource, make_noise
-
-
-class GaussianRecorder(NoiseSource):
-    def __init__(self, seed):
-        super().__init__(np.random.default_rng(seed), seeded=True)
-        self.draws = []
-
-    def gaussian(self, sigma, size=None):
-        x = super().gaussian(sigma, size)
-        self.draws.append((sigma, np.atleast_1d(x)))
-        return x
+from dpsparse.noise import make_noise
 
 
 def _problem(n=2000, seed=0):
@@ -48,7 +38,7 @@ def test_clipped_gradient_sum_of_neighbouring_batches_differs_by_at_most_twice_t
 
 def test_dp_sgd_noise_and_calibration():
     X, y, loss, pen = _problem()
-    noise = GaussianRecorder(1)
+    noise = RecordingNoise(1)
     T = 50
     _, rep = dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-6, n_iter=T,
                            batch_size=100, clipping_norm=0.5, noise=noise)
@@ -56,9 +46,9 @@ def test_dp_sgd_noise_and_calibration():
     m = rep.noise["noise multiplier"]
     assert rep.noise["gaussian std (sum)"] == pytest.approx(m * 0.5)
     assert rep.noise["sampling rate"] == pytest.approx(100 / X.shape[0])
-    assert len(noise.draws) == T
-    z = np.concatenate([x / s for s, x in noise.draws])
-    assert all(s == pytest.approx(m * 0.5) for s, _ in noise.draws)
+    assert len(noise.of("gaussian")) == T
+    z = np.concatenate([d.values / d.scale for d in noise.of("gaussian")])
+    assert all(d.scale == pytest.approx(m * 0.5) for d in noise.of("gaussian"))
     assert stats.kstest(z, stats.norm.cdf).pvalue > 1e-3
     # the calibrated multiplier is the smallest: 0.1% less noise misses the target
     assert Ledger().poisson_gaussian(100 / X.shape[0], m / 1.001, 1.0, T).epsilon(1e-6) > 1.0
@@ -102,7 +92,7 @@ def test_one_pass_usage_probability_by_simulation():
 
 def test_one_pass_noise_sensitivity_and_calibration():
     X, y, loss, pen = _problem(n=500)
-    noise = GaussianRecorder(2)
+    noise = RecordingNoise(2)
     _, rep = one_pass_sgd.one_pass_sgd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-6, noise=noise)
     L = math.sqrt(X.shape[1])  # logistic: |f'| <= 1, rows bounded by ||b||_2 = sqrt(p)
     assert rep.noise["sensitivity (L2)"] == pytest.approx(2 * L)
@@ -111,8 +101,8 @@ def test_one_pass_noise_sensitivity_and_calibration():
     # delta_G(epsilon) of one Gaussian mechanism (sigma, sensitivity 2L) times q meets delta
     eps_at = Ledger().gaussian(sigma, 2 * L).epsilon(1e-6 / q)
     assert 1.0 - 1e-3 <= eps_at <= 1.0
-    assert len(noise.draws) == rep.iterations and rep.iterations >= 250
-    z = np.concatenate([x / s for s, x in noise.draws])
+    assert len(noise.of("gaussian")) == rep.iterations and rep.iterations >= 250
+    z = np.concatenate([d.values / d.scale for d in noise.of("gaussian")])
     assert stats.kstest(z, stats.norm.cdf).pvalue > 1e-3
 
 
@@ -151,7 +141,7 @@ def test_mirror_maps_are_inverse_and_the_l1_variant_runs():
         w = rng.normal(size=100)
         np.testing.assert_allclose(_mirror(_mirror(w, m.q), m.q_dual), w, rtol=1e-9)
     X, y, _, _ = _problem(n=3000)
-    noise = GaussianRecorder(0)
+    noise = RecordingNoise(0)
     w, rep = one_pass_sgd.one_pass_sgd(X, y, losses.Hinge(), None, np.ones(X.shape[1]), epsilon=20.0, delta=1e-6,
                                        noise=noise, radius=5.0, geometry="l1")
     _, euclid = one_pass_sgd.one_pass_sgd(X, y, losses.Hinge(), None, np.ones(X.shape[1]), epsilon=20.0,
@@ -165,13 +155,13 @@ def test_mirror_maps_are_inverse_and_the_l1_variant_runs():
 
 def test_dp_sgd_with_replacement_sampling():
     X, y, loss, pen = _problem(n=1000)
-    noise = GaussianRecorder(5)
+    noise = RecordingNoise(5)
     _, rep = dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-6, n_iter=30,
                            batch_size=20, sampling="replacement", noise=noise)
     m = rep.noise["noise multiplier"]
     assert rep.accountant == "rdp" and 1.0 - 1e-3 <= rep.accountant_epsilon <= 1.0
     assert Ledger().replacement_gaussian(1000, 20, m / 1.001, 1.0, 30).epsilon(1e-6) > 1.0
-    assert all(s == pytest.approx(m * rep.noise["clipping norm"]) for s, _ in noise.draws)
+    assert all(d.scale == pytest.approx(m * rep.noise["clipping norm"]) for d in noise.of("gaussian"))
     with pytest.raises(ValueError, match="unknown sampling"):
         dp_sgd.dp_sgd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-6, sampling="bernoulli",
                       noise=make_noise(0))
