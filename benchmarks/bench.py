@@ -1003,7 +1003,8 @@ def parse_benchmark_args(description, repo_root, outputs, quick_help, argv=None,
 
     parser = argparse.ArgumentParser(description=description)
     if runs:
-        parser.add_argument("--runs", type=int, default=10, help="private runs per setting, seeds 0..runs-1 (default 10)")
+        parser.add_argument("--runs", type=int, default=10,
+                            help="private runs per setting, seeds 0..runs-1 (default 10)")
     parser.add_argument("--quick", action="store_true", help=quick_help)
     parser.add_argument("--data-dir", type=Path, default=Path(repo_root).parent / "shared" / "data",
                         help="folder of the real datasets (default: ../shared/data beside the repository)")

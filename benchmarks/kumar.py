@@ -313,7 +313,7 @@ def mechanism_runs(problem, ref, own_ref, mechanism, epsilons, runs):
         excess, own, t0 = [], [], time.perf_counter()
         for seed in range(runs):
             duals = []
-            cb = (lambda t, s: duals.append(s)) if mechanism == "dual-fw" else None
+            cb = (lambda t, s, duals=duals: duals.append(s)) if mechanism == "dual-fw" else None
             try:
                 w, report = fit(problem, mechanism, float(epsilon), seed, options, cb)
             except (ValueError, NotImplementedError) as exc:

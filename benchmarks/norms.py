@@ -14,7 +14,8 @@ prox is 0; ``0.5 * max|x_j|`` for the separable L1). Each time is the median of
 table). The concave and range norms have no closed-form prox: their prox is
 the min-norm-point (Wolfe) projection, run in a forked child process killed after 10 s,
 over p = 10^2, 10^2.5, ..., until a call takes longer (also at t = 0.1 Omega*(x)); a
-first call slower than 0.5 s is reported alone; its certified accuracy is reported beside the target ``prox_tol * max(1, ||x||)``.
+first call slower than 0.5 s is reported alone; its certified accuracy is reported beside the
+target ``prox_tol * max(1, ||x||)``.
 ``Range.dual_argmax`` enumerates all p(p+1)/2 intervals, so its dual norm, ``lmo_ball``
 and prox are skipped above p = 10^4 (memory).
 
@@ -152,7 +153,7 @@ def _prox_child(conn, family, p, fraction, repeats):
         t = fraction * norm.dual_norm(x)
         conn.send(("ready", float(norm.prox_tol * max(1.0, np.linalg.norm(x)))))
         total = 0.0
-        for k in range(repeats + 1):  # the first call is the warm-up
+        for _ in range(repeats + 1):  # the first call is the warm-up
             t0 = time.perf_counter()
             norm.prox(x, t)
             dt = time.perf_counter() - t0
@@ -215,7 +216,7 @@ def general_prox_series(family, fraction, repeats, limit, max_p, log):
             break
         row = time_general_prox(family, p, fraction, repeats, limit)
         rows.append(row)
-        sec = "> %g s" % limit if row["seconds"] is None else f"{row['seconds']:.3g} s"
+        sec = f"> {limit:g} s" if row["seconds"] is None else f"{row['seconds']:.3g} s"
         log(f"  general prox {family} p={p} t={fraction:g} Omega*: {sec}")
         if row["seconds"] is None or row["seconds"] > limit:
             break

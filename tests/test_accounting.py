@@ -16,8 +16,8 @@ def test_single_laplace_mechanism_is_sensitivity_over_scale_dp():
 
 def _optimal_composition_delta(eps0, k, eps):
     """Exact delta of k-fold composition of eps0-DP mechanisms (Kairouz, Oh & Viswanath 2015, Thm 3.3)."""
-    return sum(comb(k, l) * max(0.0, math.exp((k - l) * eps0) - math.exp(eps + l * eps0))
-               for l in range(k + 1)) / (1 + math.exp(eps0)) ** k
+    return sum(comb(k, i) * max(0.0, math.exp((k - i) * eps0) - math.exp(eps + i * eps0))
+               for i in range(k + 1)) / (1 + math.exp(eps0)) ** k
 
 
 @pytest.mark.parametrize("eps0,k,eps", [(0.1, 50, 1.0), (0.5, 10, 2.0), (0.05, 200, 1.2)])

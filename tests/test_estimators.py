@@ -6,9 +6,17 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
-from dpsparse import (BudgetExceededError, DPElasticNet, DPLasso, DPLinearRegression, DPLinearSVC, DPLogisticRegression,
-                      PrivacyBudget, PrivacyLeakWarning)
-from dpsparse import data
+from dpsparse import (
+    BudgetExceededError,
+    DPElasticNet,
+    DPLasso,
+    DPLinearRegression,
+    DPLinearSVC,
+    DPLogisticRegression,
+    PrivacyBudget,
+    PrivacyLeakWarning,
+    data,
+)
 
 # A private model at epsilon = 1 on scikit-learn's 30-150-sample check datasets does not
 # reach the accuracy thresholds of these two checks: that is the cost of privacy, not a bug.

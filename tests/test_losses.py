@@ -10,7 +10,7 @@ def _labels(loss, rng, n):
     return rng.choice([-1.0, 1.0], n) if loss.name == "logistic" else rng.uniform(-1, 1, n)
 
 
-@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: l.name)
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda loss: loss.name)
 def test_derivative_matches_finite_differences(loss):
     rng = np.random.default_rng(0)
     z, y = rng.uniform(-3, 3, 50), _labels(loss, rng, 50)
@@ -19,7 +19,7 @@ def test_derivative_matches_finite_differences(loss):
     np.testing.assert_allclose(loss.derivative(z, y), fd, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: l.name)
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda loss: loss.name)
 def test_public_constants_bound_the_derivatives(loss):
     rng = np.random.default_rng(1)
     z, y = rng.uniform(-20, 20, 10_000), _labels(loss, rng, 10_000)
@@ -32,7 +32,7 @@ def test_public_constants_bound_the_derivatives(loss):
     assert np.max(second) > 0.99 * loss.smoothness
 
 
-@pytest.mark.parametrize("loss", LOSSES, ids=lambda l: l.name)
+@pytest.mark.parametrize("loss", LOSSES, ids=lambda loss: loss.name)
 def test_conjugate_fenchel_young_equality(loss):
     """f(z) + f*(f'(z)) = z f'(z), and f(z') + f*(u) >= z' u elsewhere."""
     rng = np.random.default_rng(2)
@@ -52,7 +52,7 @@ def test_coordinate_constants_from_feature_bounds():
 
 def test_squared_loss_without_clipping_has_no_lipschitz_constant():
     with pytest.raises(ValueError, match="clip"):
-        losses.Squared().lipschitz
+        _ = losses.Squared().lipschitz
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, np.inf, np.nan])

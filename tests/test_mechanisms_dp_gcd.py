@@ -171,7 +171,7 @@ def _rnm_law(scores, scale):
     probs = []
     for j, sj in enumerate(scores):
         others = np.delete(scores, j)
-        f = lambda x: pdf(x, sj) * np.prod([cdf(x, sk) for sk in others])  # noqa: E731
+        f = lambda x, sj=sj, others=others: pdf(x, sj) * np.prod([cdf(x, sk) for sk in others])  # noqa: E731
         pts = sorted(set(scores))
         probs.append(sum(integrate.quad(f, a, b, limit=200)[0] for a, b in zip([-np.inf] + pts, pts + [np.inf])))
     return np.array(probs)

@@ -64,7 +64,7 @@ def test_released_minimizers_of_neighbours_move_at_most_the_sensitivity():
     mu, tol = 0.05, 1e-12
     ratios = []
     rng = np.random.default_rng(1)
-    for k in range(6):
+    for _ in range(6):
         X2, y2 = X.copy(), y.copy()
         i = int(rng.integers(len(y)))
         X2[i, :-1] = rng.choice([-1.0, 1.0], X.shape[1] - 1)

@@ -22,7 +22,7 @@ def test_clipped_gradient_sum_of_neighbouring_batches_differs_by_at_most_twice_t
     rng = np.random.default_rng(0)
     X, y, loss, _ = _problem(n=100)
     worst = 0.0
-    for trial in range(200):
+    for _ in range(200):
         C = rng.uniform(0.05, 3.0)
         w = rng.normal(0, 2, X.shape[1])
         X2, y2 = X.copy(), y.copy()

@@ -31,7 +31,7 @@ def test_prox_minimizes_its_objective(pen):
         x, step = rng.normal(0, 1, 4), rng.uniform(0.1, 3, 4)
         out = pen.prox(x, step)
         for j in range(4):
-            obj = lambda v: _coord(pen, j, v) + (v - x[j]) ** 2 / (2 * step[j])  # noqa: E731
+            obj = lambda v, j=j, xj=x[j], sj=step[j]: _coord(pen, j, v) + (v - xj) ** 2 / (2 * sj)  # noqa: E731
             best = minimize_scalar(obj, bounds=(-5, 5), method="bounded", options={"xatol": 1e-10})
             assert obj(out[j]) <= best.fun + 1e-9
 

@@ -1,8 +1,8 @@
 """Private fits on the real datasets of ../shared/data (slow)."""
 import numpy as np
 import pytest
-from conftest import a_priori_bounds
 
+from conftest import a_priori_bounds
 from dpsparse import DPLasso, DPLogisticRegression, data, losses, norms, solvers
 from dpsparse.mechanisms.dp_gcd import gcd
 from dpsparse.noise import make_noise

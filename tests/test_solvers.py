@@ -40,7 +40,7 @@ def test_l1_logistic_matches_scikit_learn():
     assert 0 <= res.gap < 1e-8
 
 
-@pytest.mark.parametrize("loss", [losses.Logistic(), losses.Huber(0.3), losses.Squared()], ids=lambda l: l.name)
+@pytest.mark.parametrize("loss", [losses.Logistic(), losses.Huber(0.3), losses.Squared()], ids=lambda loss: loss.name)
 @pytest.mark.parametrize("pen_cls", [norms.L1, norms.L2])
 def test_gap_bounds_the_suboptimality(loss, pen_cls):
     X, y = bounded_problem(seed=2, classification=loss.name == "logistic")

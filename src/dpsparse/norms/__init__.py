@@ -24,8 +24,16 @@ from .factory import PENALTY_NAMES, STRUCTURED, build_penalty, parse_groups
 from .group import GroupLasso
 from .separable import L1, L2, PENALTIES, ElasticNet, Penalty, make_penalty, require
 from .submodular import (
-    Cardinality, ConcaveCardinality, CustomSetFunction, GroupCount, Nonempty, Range, SetFunction,
-    SubmodularNorm, min_norm_point, tree_groups,
+    Cardinality,
+    ConcaveCardinality,
+    CustomSetFunction,
+    GroupCount,
+    Nonempty,
+    Range,
+    SetFunction,
+    SubmodularNorm,
+    min_norm_point,
+    tree_groups,
 )
 from .width import gaussian_width
 
