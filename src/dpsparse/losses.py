@@ -10,7 +10,10 @@ solvers can certify a duality gap.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import expit, xlogy
 
 __all__ = ["Datafit", "Logistic", "Squared", "Huber", "Hinge", "make_loss", "LOSSES"]
@@ -24,11 +27,11 @@ class Datafit:
     the second derivative).
     """
 
-    name = "datafit"
+    name: str = "datafit"
     lipschitz: float
     smoothness: float
 
-    def coordinate_lipschitz(self, feature_bounds):
+    def coordinate_lipschitz(self, feature_bounds: ArrayLike) -> np.ndarray:
         """``L_j = sup|f'| * b_j``: bound on ``|d/dw_j f(<w, x>, y)|`` for ``|x_j| <= b_j``.
 
         Parameters
@@ -42,26 +45,26 @@ class Datafit:
         """
         return self.lipschitz * np.asarray(feature_bounds, dtype=float)
 
-    def coordinate_smoothness(self, feature_bounds):
+    def coordinate_smoothness(self, feature_bounds: ArrayLike) -> np.ndarray:
         """``M_j = sup f'' * b_j**2``: coordinate smoothness of the average loss."""
         return self.smoothness * np.asarray(feature_bounds, dtype=float) ** 2
 
-    def bounded_derivative(self, z, y):
+    def bounded_derivative(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Per-sample derivative used by private mechanisms: ``|.| <= lipschitz`` always."""
         return self.derivative(z, y)
 
     #: True for a quadratic loss, whose minimizers solve linear equations.
-    quadratic = False
+    quadratic: bool = False
 
-    def bounded_datafit(self):
+    def bounded_datafit(self) -> Datafit:
         """The datafit whose derivative is ``bounded_derivative``: what a private solve minimizes."""
         return self
 
-    def objective(self, z, y):
+    def objective(self, z: np.ndarray, y: np.ndarray) -> float:
         """Average loss ``(1/n) sum_i f(z_i, y_i)``."""
         return float(np.mean(self.value(z, y)))
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         """Parameters that define the datafit, for reports."""
         return {"name": self.name}
 
@@ -76,22 +79,22 @@ class Logistic(Datafit):
     lipschitz = 1.0
     smoothness = 0.25
 
-    def value(self, z, y):
+    def value(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.logaddexp(0.0, -y * z)
 
-    def derivative(self, z, y):
+    def derivative(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return -y * expit(-y * z)
 
-    def second_derivative(self, z, y):
+    def second_derivative(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``f''(z, y) = sigma(y z) sigma(-y z) <= 1/4``."""
         return expit(y * z) * expit(-y * z)
 
-    def conjugate(self, u, y):
+    def conjugate(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``f*(u) = a log a + (1-a) log(1-a)`` with ``a = -y u`` in [0, 1]."""
         a = np.clip(-y * u, 0.0, 1.0)
         return xlogy(a, a) + xlogy(1.0 - a, 1.0 - a)
 
-    def dual_box(self, y):
+    def dual_box(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Domain of the conjugate: ``u_i`` in ``[lo_i, hi_i]`` (contains 0)."""
         return np.minimum(-y, 0.0), np.maximum(-y, 0.0)
 
@@ -110,26 +113,26 @@ class Huber(Datafit):
     name = "huber"
     smoothness = 1.0
 
-    def __init__(self, tau=1.0):
+    def __init__(self, tau: float = 1.0):
         if not np.isfinite(tau) or tau <= 0:
             raise ValueError(f"Huber threshold tau must be a finite number > 0, got {tau!r}")
         self.tau = float(tau)
         self.lipschitz = self.tau
 
-    def value(self, z, y):
+    def value(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         r = np.abs(z - y)
         return np.where(r <= self.tau, 0.5 * r**2, self.tau * r - 0.5 * self.tau**2)
 
-    def derivative(self, z, y):
+    def derivative(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.clip(z - y, -self.tau, self.tau)
 
-    def conjugate(self, u, y):
+    def conjugate(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:
         return 0.5 * u**2 + u * y
 
-    def dual_box(self, y):
+    def dual_box(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.full_like(y, -self.tau, dtype=float), np.full_like(y, self.tau, dtype=float)
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         return {"name": self.name, "tau": self.tau}
 
 
@@ -153,13 +156,13 @@ class Squared(Datafit):
     smoothness = 1.0
     quadratic = True
 
-    def __init__(self, clip=None):
+    def __init__(self, clip: float | None = None):
         if clip is not None and (not np.isfinite(clip) or clip <= 0):
             raise ValueError(f"clipping threshold clip must be a finite number > 0 or None, got {clip!r}")
         self.clip = None if clip is None else float(clip)
 
     @property
-    def lipschitz(self):
+    def lipschitz(self) -> float:
         if self.clip is None:
             raise ValueError(
                 "the squared loss has no Lipschitz constant without clipping: "
@@ -167,27 +170,27 @@ class Squared(Datafit):
             )
         return self.clip
 
-    def value(self, z, y):
+    def value(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return 0.5 * (z - y) ** 2
 
-    def derivative(self, z, y):
+    def derivative(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return z - y
 
-    def bounded_derivative(self, z, y):
+    def bounded_derivative(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Clipped residual ``clip(z - y, -clip, clip)`` (per-sample gradient clipping)."""
         return np.clip(z - y, -self.lipschitz, self.lipschitz)
 
-    def bounded_datafit(self):
+    def bounded_datafit(self) -> Datafit:
         """The Huber loss with threshold ``clip``, whose derivative is the clipped residual."""
         return Huber(self.lipschitz)
 
-    def conjugate(self, u, y):
+    def conjugate(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:
         return 0.5 * u**2 + u * y
 
-    def dual_box(self, y):
+    def dual_box(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.full_like(y, -np.inf, dtype=float), np.full_like(y, np.inf, dtype=float)
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         return {"name": self.name, "clip": self.clip}
 
 
@@ -202,25 +205,25 @@ class Hinge(Datafit):
     lipschitz = 1.0
     smoothness = np.inf
 
-    def value(self, z, y):
+    def value(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.maximum(0.0, 1.0 - y * z)
 
-    def derivative(self, z, y):
+    def derivative(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         """A subgradient: ``-y`` where ``y z < 1``, else 0."""
         return np.where(y * z < 1.0, -y, 0.0)
 
-    def conjugate(self, u, y):
+    def conjugate(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``f*(u) = -a`` with ``a = -y u`` in [0, 1]."""
         return -np.clip(-y * u, 0.0, 1.0)
 
-    def dual_box(self, y):
+    def dual_box(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.minimum(-y, 0.0), np.maximum(-y, 0.0)
 
 
 LOSSES = {"logistic": Logistic, "squared": Squared, "huber": Huber, "hinge": Hinge}
 
 
-def make_loss(name, **params):
+def make_loss(name: str, **params: Any) -> Datafit:
     """Datafit by name: one of ``logistic``, ``squared``, ``huber``, ``hinge``.
 
     Raises

@@ -2,20 +2,25 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .group import GroupLasso
-from .separable import PENALTIES, make_penalty
+from .separable import PENALTIES, Penalty, make_penalty
 from .submodular import GroupCount, Nonempty, SubmodularNorm
 
 __all__ = ["PENALTY_NAMES", "STRUCTURED", "parse_groups", "build_penalty"]
+
+GroupSpec = str | dict[str, Any] | Sequence[ArrayLike]  # a JSON file, a mapping or index lists
 
 STRUCTURED = ("linf", "group-l2", "group-linf")
 PENALTY_NAMES = tuple(sorted(PENALTIES)) + STRUCTURED
 
 
-def parse_groups(spec, n_features):
+def parse_groups(spec: GroupSpec, n_features: int) -> tuple[list[np.ndarray], np.ndarray | None]:
     """Groups from a list of index lists, a dict ``{"groups": ..., "weights": ...}`` or a JSON file.
 
     Indices are 0-based columns of the data (the intercept is never in a group); the
@@ -58,7 +63,8 @@ def parse_groups(spec, n_features):
     return groups, weights
 
 
-def build_penalty(name, alpha, n_features, fit_intercept=True, groups=None, l1_ratio=0.5):
+def build_penalty(name: str, alpha: float, n_features: int, fit_intercept: bool = True, groups: GroupSpec | None = None,
+                  l1_ratio: float = 0.5) -> Penalty:
     """The penalty ``name`` on ``n_features`` features, intercept (last) unpenalized.
 
     Parameters

@@ -8,7 +8,11 @@ unpenalized: the intercept column is left out of every group.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .separable import NormPenalty
 
@@ -32,7 +36,8 @@ class GroupLasso(NormPenalty):
     name = "grouplasso"
     is_separable = False
 
-    def __init__(self, groups, n_features, alpha=1.0, weights=None):
+    def __init__(self, groups: Iterable[ArrayLike], n_features: int, alpha: float = 1.0,
+                 weights: ArrayLike | None = None):
         if not np.isfinite(alpha) or alpha < 0:
             raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
         self.groups = [np.asarray(g, dtype=int) for g in groups]
@@ -49,7 +54,7 @@ class GroupLasso(NormPenalty):
         self._free = np.setdiff1d(np.arange(n_features), flat)
 
     @property
-    def unpenalized(self):
+    def unpenalized(self) -> np.ndarray:
         """Indices in no group."""
         return self._free
 
@@ -63,18 +68,18 @@ class GroupLasso(NormPenalty):
         out[self._flat] = np.repeat(per_group, [g.size for g in self.groups])
         return out
 
-    def omega(self, w):
+    def omega(self, w: ArrayLike) -> float | np.ndarray:
         """``Omega(w)`` without alpha; w of shape (n,) or (m, n)."""
         return self._group_norms(w) @ self.weights
 
-    def value(self, w):
+    def value(self, w: np.ndarray) -> float:
         return self.alpha * float(self.omega(w))
 
-    def dual_norm(self, s):
+    def dual_norm(self, s: ArrayLike) -> float:
         """``Omega*(s) = max_g ||s_g||_2 / d_g``."""
         return float(np.max(self._group_norms(s) / self.weights))
 
-    def prox(self, x, step):
+    def prox(self, x: ArrayLike, step: float) -> np.ndarray:
         """Block soft-thresholding ``x_g (1 - step alpha d_g / ||x_g||)_+``; scalar step."""
         if np.ndim(step) != 0:
             raise ValueError("a non-separable norm takes a scalar step")
@@ -85,16 +90,16 @@ class GroupLasso(NormPenalty):
         factor[self._free] = 1.0
         return x * factor
 
-    def subgradient(self, w):
+    def subgradient(self, w: ArrayLike) -> np.ndarray:
         """An element of ``d(alpha Omega)(w)``: ``alpha d_g w_g / ||w_g||`` (0 on zero groups)."""
         return self.alpha * self.lmo_dual_ball(w)
 
-    def lmo_dual_ball(self, s):
+    def lmo_dual_ball(self, s: ArrayLike) -> np.ndarray:
         """``argmax <s, t>`` over ``{Omega*(t) <= 1}``: ``d_g s_g / ||s_g||``; value ``Omega(s)``."""
         nrm = self._group_norms(s)
         return np.asarray(s, dtype=float) * self._per_coord(self.weights / np.where(nrm > 0, nrm, np.inf))
 
-    def lmo_ball(self, g):
+    def lmo_ball(self, g: ArrayLike) -> np.ndarray:
         """``argmax <g, u>`` over ``{Omega(u) <= 1}``: ``g_G / (d_G ||g_G||)``, G maximizing the ratio."""
         ratios = self._group_norms(g) / self.weights
         k = int(np.argmax(ratios))
@@ -105,6 +110,6 @@ class GroupLasso(NormPenalty):
         return out
 
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         return {"name": self.name, "alpha": self.alpha, "groups": [g.tolist() for g in self.groups],
                 "weights": self.weights.tolist()}

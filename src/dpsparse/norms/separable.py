@@ -20,7 +20,11 @@ Coordinates with weight 0 are unpenalized (the intercept).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["Penalty", "ElasticNet", "L1", "L2", "make_penalty", "PENALTIES", "require"]
 
@@ -29,7 +33,7 @@ __all__ = ["Penalty", "ElasticNet", "L1", "L2", "make_penalty", "PENALTIES", "re
 _FEASIBILITY_RTOL = 1e-9
 
 
-def require(penalty, methods, who):
+def require(penalty: Penalty, methods: Sequence[str], who: str) -> None:
     """Check that ``penalty`` has every method in ``methods``; name what is missing.
 
     Raises
@@ -48,10 +52,10 @@ def require(penalty, methods, who):
 class Penalty:
     """Base class of penalties (see the module docstring for the interface)."""
 
-    name = "penalty"
-    is_separable = False
+    name: str = "penalty"
+    is_separable: bool = False
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         """Parameters that define the penalty, for reports."""
         return {"name": self.name}
 
@@ -63,14 +67,14 @@ class NormPenalty(Penalty):
     (the unpenalized indices).
     """
 
-    def conjugate(self, v):
+    def conjugate(self, v: ArrayLike) -> float:
         """Indicator of ``{Omega* <= alpha}`` (and of 0 on unpenalized coordinates), with a relative slack."""
         v = np.asarray(v, dtype=float)
         if np.any(np.abs(v[self._free]) > _FEASIBILITY_RTOL):
             return np.inf
         return 0.0 if self.dual_norm(v) <= self.alpha * (1.0 + _FEASIBILITY_RTOL) else np.inf
 
-    def dual_scaling(self, v):
+    def dual_scaling(self, v: np.ndarray) -> float:
         """Largest ``s`` in (0, 1] with ``Omega*(s v) <= alpha`` (unpenalized coordinates: the caller's)."""
         d = self.dual_norm(v)
         return 1.0 if d <= self.alpha else self.alpha / d
@@ -99,7 +103,7 @@ class ElasticNet(Penalty):
     name = "elasticnet"
     is_separable = True
 
-    def __init__(self, alpha=1.0, l1_ratio=0.5, weights=None):
+    def __init__(self, alpha: float = 1.0, l1_ratio: float = 0.5, weights: ArrayLike | None = None):
         if not np.isfinite(alpha) or alpha < 0:
             raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
         if not 0.0 <= l1_ratio <= 1.0:
@@ -121,27 +125,27 @@ class ElasticNet(Penalty):
         return aw * self.l1_ratio, aw * (1.0 - self.l1_ratio)
 
     @property
-    def unpenalized(self):
+    def unpenalized(self) -> np.ndarray:
         """Indices of coordinates with weight 0."""
         return np.array([], dtype=int) if self.weights is None else np.flatnonzero(self.weights == 0)
 
-    def coordinate_values(self, w):
+    def coordinate_values(self, w: np.ndarray) -> np.ndarray:
         a, c = self._strengths(w.shape[0])
         return a * np.abs(w) + 0.5 * c * w**2
 
-    def value(self, w):
+    def value(self, w: np.ndarray) -> float:
         return float(np.sum(self.coordinate_values(w)))
 
-    def prox(self, x, step):
+    def prox(self, x: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         a, c = self._strengths(x.shape[0])
         return np.sign(x) * np.maximum(np.abs(x) - step * a, 0.0) / (1.0 + step * c)
 
-    def subdiff_distance(self, g, w):
+    def subdiff_distance(self, g: np.ndarray, w: np.ndarray) -> np.ndarray:
         a, c = self._strengths(w.shape[0])
         h = g + c * w
         return np.where(w != 0, np.abs(h + a * np.sign(w)), np.maximum(np.abs(h) - a, 0.0))
 
-    def conjugate(self, v):
+    def conjugate(self, v: np.ndarray) -> float:
         a, c = self._strengths(v.shape[0])
         excess = np.maximum(np.abs(v) - a, 0.0)
         quad = c > 0
@@ -149,7 +153,7 @@ class ElasticNet(Penalty):
             return np.inf
         return float(np.sum(excess[quad] ** 2 / (2.0 * c[quad])))
 
-    def dual_scaling(self, v):
+    def dual_scaling(self, v: np.ndarray) -> float:
         """Largest ``s`` in (0, 1] with ``|s v_j| <= a_j`` where ``psi_j`` is a pure L1 term.
 
         Unpenalized coordinates are left to the caller (a solver balances the intercept).
@@ -160,7 +164,7 @@ class ElasticNet(Penalty):
             return 1.0
         return float(np.min(a[box] / np.abs(v[box])))
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         return {"name": self.name, "alpha": self.alpha, "l1_ratio": self.l1_ratio}
 
 
@@ -169,10 +173,10 @@ class L1(ElasticNet):
 
     name = "l1"
 
-    def __init__(self, alpha=1.0, weights=None):
+    def __init__(self, alpha: float = 1.0, weights: ArrayLike | None = None):
         super().__init__(alpha, 1.0, weights)
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         return {"name": self.name, "alpha": self.alpha}
 
 
@@ -181,17 +185,17 @@ class L2(ElasticNet):
 
     name = "l2"
 
-    def __init__(self, alpha=1.0, weights=None):
+    def __init__(self, alpha: float = 1.0, weights: ArrayLike | None = None):
         super().__init__(alpha, 0.0, weights)
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         return {"name": self.name, "alpha": self.alpha}
 
 
 PENALTIES = {"l1": L1, "l2": L2, "elasticnet": ElasticNet}
 
 
-def make_penalty(name, alpha, weights=None, **params):
+def make_penalty(name: str, alpha: float, weights: ArrayLike | None = None, **params: Any) -> ElasticNet:
     """Penalty by name: one of ``l1``, ``l2``, ``elasticnet``.
 
     Raises

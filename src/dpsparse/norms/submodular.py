@@ -24,8 +24,11 @@ the exact method named in ``dual_method``) and optionally a closed-form ``prox``
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import linprog
 
 from .separable import NormPenalty
@@ -68,7 +71,7 @@ class SetFunction:
 
     p: int
 
-    def mask(self, A):
+    def mask(self, A: ArrayLike) -> np.ndarray:
         """Boolean mask of shape (p,) from a mask or an index array."""
         A = np.asarray(A)
         if A.dtype == bool:
@@ -79,15 +82,15 @@ class SetFunction:
         out[A.astype(int)] = True
         return out
 
-    def __call__(self, A):
+    def __call__(self, A: ArrayLike) -> float:
         """``F(A)`` for a boolean mask of shape (p,) or an array of indices."""
         return float(self._values(self.mask(A)[None, :])[0])
 
-    def prox(self, x, t):
+    def prox(self, x: np.ndarray, t: float) -> np.ndarray | None:
         """Closed-form ``prox_{t Omega}(x)``, or None when there is none."""
         return None
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         return {"name": type(self).__name__, "p": self.p}
 
 
@@ -116,20 +119,20 @@ class Cardinality(SetFunction):
 
     dual_method = "closed form max_j |s_j|"
 
-    def __init__(self, p):
+    def __init__(self, p: int):
         self.p = _check_p(p)
 
-    def _values(self, masks):
+    def _values(self, masks: np.ndarray) -> np.ndarray:
         return masks.sum(axis=-1).astype(float)
 
-    def gains(self, order):
+    def gains(self, order: ArrayLike) -> np.ndarray:
         return np.ones(np.shape(order))
 
-    def dual_argmax(self, a):
+    def dual_argmax(self, a: np.ndarray) -> tuple[float, np.ndarray]:
         j = int(np.argmax(a))
         return float(a[j]), self.mask([j])
 
-    def prox(self, x, t):
+    def prox(self, x: np.ndarray, t: float) -> np.ndarray | None:
         return _soft_threshold(x, t)
 
 
@@ -138,25 +141,25 @@ class Nonempty(SetFunction):
 
     dual_method = "closed form ||s||_1"
 
-    def __init__(self, p):
+    def __init__(self, p: int):
         self.p = _check_p(p)
 
-    def _values(self, masks):
+    def _values(self, masks: np.ndarray) -> np.ndarray:
         return masks.any(axis=-1).astype(float)
 
-    def gains(self, order):
+    def gains(self, order: ArrayLike) -> np.ndarray:
         out = np.zeros(np.shape(order))
         out[..., 0] = 1.0
         return out
 
-    def dual_argmax(self, a):
+    def dual_argmax(self, a: np.ndarray) -> tuple[float, np.ndarray]:
         return float(a.sum()), np.ones(self.p, dtype=bool)
 
-    def prox(self, x, t):
+    def prox(self, x: np.ndarray, t: float) -> np.ndarray | None:
         return x - _project_l1_ball(x, t)
 
 
-def tree_groups(parent):
+def tree_groups(parent: ArrayLike) -> list[np.ndarray]:
     """Groups of a hierarchy: for each node, the node and all its descendants.
 
     With these groups, ``GroupCount`` penalizes a variable only after its ancestors: the
@@ -198,7 +201,7 @@ class GroupCount(SetFunction):
     weights : ndarray of shape (n_groups,) of floats > 0, or None (all ones)
     """
 
-    def __init__(self, p, groups, weights=None):
+    def __init__(self, p: int, groups: Iterable[ArrayLike], weights: ArrayLike | None = None):
         self.p = _check_p(p)
         self.groups = [np.unique(np.asarray(g, dtype=int)) for g in groups]
         if not self.groups or any(g.size == 0 or g.min() < 0 or g.max() >= p for g in self.groups):
@@ -217,11 +220,11 @@ class GroupCount(SetFunction):
         self.dual_method = ("closed form max_g ||s_g||_1 / d_g" if self.disjoint
                             else "linear program over group decompositions (HiGHS), repaired to an exact upper bound")
 
-    def _values(self, masks):
+    def _values(self, masks: np.ndarray) -> np.ndarray:
         met = np.maximum.reduceat(masks[..., self._flat], self._starts, axis=-1)
         return met.astype(float) @ self.weights
 
-    def gains(self, order):
+    def gains(self, order: ArrayLike) -> np.ndarray:
         order = np.asarray(order)
         pos = np.argsort(order, axis=-1)  # position of each variable in its order
         first = np.minimum.reduceat(pos[..., self._flat], self._starts, axis=-1)
@@ -231,7 +234,7 @@ class GroupCount(SetFunction):
         np.add.at(rows, (np.arange(rows.shape[0])[:, None], firsts), self.weights)
         return out
 
-    def dual_argmax(self, a):
+    def dual_argmax(self, a: np.ndarray) -> tuple[float, np.ndarray]:
         if self.disjoint:
             ratios = np.add.reduceat(a[self._flat], self._starts) / self.weights
             g = int(np.argmax(ratios))
@@ -268,7 +271,7 @@ class GroupCount(SetFunction):
         lower, A = _best_level_set(self, a, np.maximum(res.eqlin.marginals, 0.0))
         return max(upper, lower), A
 
-    def prox(self, x, t):
+    def prox(self, x: np.ndarray, t: float) -> np.ndarray | None:
         if not self.disjoint:
             return None
         out = np.empty_like(x)
@@ -276,7 +279,7 @@ class GroupCount(SetFunction):
             out[g] = x[g] - _project_l1_ball(x[g], t * d)
         return out
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         return {"name": "GroupCount", "p": self.p, "groups": [g.tolist() for g in self.groups],
                 "weights": self.weights.tolist()}
 
@@ -311,7 +314,7 @@ class ConcaveCardinality(SetFunction):
 
     dual_method = "closed form max_k (sum of the k largest |s_j|) / h(k)"
 
-    def __init__(self, p, h):
+    def __init__(self, p: int, h: Callable[[np.ndarray], ArrayLike] | ArrayLike):
         self.p = _check_p(p)
         hv = np.asarray(h(np.arange(p + 1)) if callable(h) else h, dtype=float)
         if hv.shape != (p + 1,) or not np.all(np.isfinite(hv)):
@@ -329,19 +332,19 @@ class ConcaveCardinality(SetFunction):
         self.h = hv
         self._inc = inc
 
-    def _values(self, masks):
+    def _values(self, masks: np.ndarray) -> np.ndarray:
         return self.h[masks.sum(axis=-1)]
 
-    def gains(self, order):
+    def gains(self, order: ArrayLike) -> np.ndarray:
         return np.broadcast_to(self._inc, np.shape(order)).copy()
 
-    def dual_argmax(self, a):
+    def dual_argmax(self, a: np.ndarray) -> tuple[float, np.ndarray]:
         order = np.argsort(-a, kind="stable")
         ratios = np.cumsum(a[order]) / self.h[1:]
         k = int(np.argmax(ratios))
         return float(ratios[k]), self.mask(order[: k + 1])
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         return {"name": "ConcaveCardinality", "p": self.p, "h": self.h.tolist()}
 
 
@@ -362,27 +365,27 @@ class Range(SetFunction):
 
     dual_method = "closed form max over intervals [a, b] of |s|([a, b]) / F([a, b])"
 
-    def __init__(self, p, offset=None):
+    def __init__(self, p: int, offset: float | None = None):
         self.p = _check_p(p)
         self.offset = float(p - 1 if offset is None else offset)
         if self.offset < p - 2:
             raise ValueError(f"Range with offset {self.offset} < p - 2 = {p - 2} is not submodular: "
                              f"F({{0}}) + F({{{p - 1}}}) < F({{0, {p - 1}}}) + F({{}})")
 
-    def _values(self, masks):
+    def _values(self, masks: np.ndarray) -> np.ndarray:
         nonempty = masks.any(axis=-1)
         idx = np.arange(self.p)
         hi = np.max(np.where(masks, idx, -1), axis=-1)
         lo = np.min(np.where(masks, idx, self.p), axis=-1)
         return np.where(nonempty, self.offset + hi - lo + 1.0, 0.0)
 
-    def gains(self, order):
+    def gains(self, order: ArrayLike) -> np.ndarray:
         order = np.asarray(order)
         hi = np.maximum.accumulate(order, axis=-1)
         lo = np.minimum.accumulate(order, axis=-1)
         return np.diff(self.offset + hi - lo + 1.0, axis=-1, prepend=0.0)
 
-    def dual_argmax(self, a):
+    def dual_argmax(self, a: np.ndarray) -> tuple[float, np.ndarray]:
         # Any A with ends lo <= hi costs F([lo, hi]); filling the interval only adds mass.
         c = np.r_[0.0, np.cumsum(a)]
         lo, hi = np.triu_indices(self.p)
@@ -392,7 +395,7 @@ class Range(SetFunction):
         m[lo[k]: hi[k] + 1] = True
         return float(ratios[k]), m
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         return {"name": "Range", "p": self.p, "offset": self.offset}
 
 
@@ -414,7 +417,7 @@ class CustomSetFunction(SetFunction):
         Naming the sets that violate a property.
     """
 
-    def __init__(self, func, p, check=True):
+    def __init__(self, func: Callable[[np.ndarray], float], p: int, check: bool = True):
         self.p = _check_p(p)
         if p > _MAX_TABLE_P or (check and p > _MAX_CHECK_P):
             raise ValueError(f"a custom set function is tabulated for p <= {_MAX_TABLE_P} and checked "
@@ -425,17 +428,17 @@ class CustomSetFunction(SetFunction):
             _validate(self.table, p)
         self.func = func
 
-    def _values(self, masks):
+    def _values(self, masks: np.ndarray) -> np.ndarray:
         codes = masks.astype(np.int64) @ (1 << np.arange(self.p, dtype=np.int64))
         return self.table[codes]
 
     dual_method = "brute force over all nonempty sets (tabulated F)"
 
-    def gains(self, order):
+    def gains(self, order: ArrayLike) -> np.ndarray:
         codes = np.cumsum(np.int64(1) << np.asarray(order, dtype=np.int64), axis=-1)
         return np.diff(self.table[codes], axis=-1, prepend=0.0)
 
-    def dual_argmax(self, a):
+    def dual_argmax(self, a: np.ndarray) -> tuple[float, np.ndarray]:
         sums = np.zeros(1)
         for aj in a:  # a(A) for every code A, bit j = element j
             sums = np.concatenate([sums, sums + aj])
@@ -477,7 +480,8 @@ def _validate(T, p):
                              f"< F({mask_of(a | b)}) + F({mask_of(c)}) = {T[a | b] + T[c]}")
 
 
-def min_norm_point(y, lmo, tol, max_iter=1000):
+def min_norm_point(y: np.ndarray, lmo: Callable[[np.ndarray], np.ndarray], tol: float,
+                   max_iter: int = 1000) -> tuple[np.ndarray, float]:
     """Projection of ``y`` onto a polytope given by its linear maximization oracle (Wolfe 1976).
 
     Wolfe's min-norm-point algorithm on ``Q - y``: corrals of affinely independent
@@ -558,7 +562,8 @@ class SubmodularNorm(NormPenalty):
     name = "submodular"
     is_separable = False
 
-    def __init__(self, F, alpha=1.0, unpenalized=None, prox_tol=1e-7):
+    def __init__(self, F: SetFunction, alpha: float = 1.0, unpenalized: ArrayLike | None = None,
+                 prox_tol: float = 1e-7):
         if not np.isfinite(alpha) or alpha < 0:
             raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
         self.F, self.alpha, self.prox_tol = F, float(alpha), float(prox_tol)
@@ -571,12 +576,12 @@ class SubmodularNorm(NormPenalty):
         self.prox_accuracy = 0.0
 
     @property
-    def unpenalized(self):
+    def unpenalized(self) -> np.ndarray:
         """Indices of coordinates outside the norm."""
         return self._free
 
     @property
-    def dual_method(self):
+    def dual_method(self) -> str:
         """How the dual norm is computed."""
         return self.F.dual_method
 
@@ -586,13 +591,13 @@ class SubmodularNorm(NormPenalty):
             raise ValueError(f"vectors must have {self.n_features} coordinates, got {w.shape[-1]}")
         return w[..., self._pen]
 
-    def omega(self, w):
+    def omega(self, w: ArrayLike) -> float | np.ndarray:
         """``Omega(w)`` (without alpha) by the greedy algorithm; w of shape (n,) or (m, n)."""
         a = np.abs(self._part(w))
         order = np.argsort(-a, axis=-1, kind="stable")
         return np.sum(np.take_along_axis(a, order, axis=-1) * self.F.gains(order), axis=-1)
 
-    def value(self, w):
+    def value(self, w: ArrayLike) -> float:
         return self.alpha * float(self.omega(w))
 
     def _greedy_vertex(self, s):
@@ -607,25 +612,25 @@ class SubmodularNorm(NormPenalty):
         out[self._pen] = part
         return out
 
-    def lmo_dual_ball(self, s):
+    def lmo_dual_ball(self, s: ArrayLike) -> np.ndarray:
         """``argmax <s, t>`` over ``|P|(F)`` (0 on unpenalized coordinates); value ``Omega(s)``."""
         return self._full(self._greedy_vertex(self._part(s)))
 
-    def subgradient(self, w):
+    def subgradient(self, w: ArrayLike) -> np.ndarray:
         """An element of ``d(alpha Omega)(w)`` (0 on unpenalized coordinates)."""
         return self.alpha * self.lmo_dual_ball(w)
 
-    def dual_norm(self, s):
+    def dual_norm(self, s: ArrayLike) -> float:
         """``Omega*(s) = max_{A nonempty} |s|(A) / F(A)`` (method: ``dual_method``)."""
         return self.F.dual_argmax(np.abs(self._part(s)))[0]
 
-    def lmo_ball(self, g):
+    def lmo_ball(self, g: ArrayLike) -> np.ndarray:
         """``argmax <g, u>`` over ``{Omega(u) <= 1}``: ``1_A sign(g) / F(A)``, A attaining ``Omega*(g)``."""
         gp = self._part(g)
         _, A = self.F.dual_argmax(np.abs(gp))
         return self._full(np.where(A, np.sign(gp), 0.0) / self.F(A))
 
-    def project_dual_ball(self, x, radius=1.0):
+    def project_dual_ball(self, x: ArrayLike, radius: float = 1.0) -> tuple[np.ndarray, float]:
         """Projection of the penalized part of ``x`` onto ``radius |P|(F)`` (min-norm point).
 
         Returns
@@ -643,7 +648,7 @@ class SubmodularNorm(NormPenalty):
         t, gap = min_norm_point(xp, lambda d: radius * self._greedy_vertex(d), tol)
         return t, float(np.sqrt(2.0 * gap))
 
-    def prox(self, x, step):
+    def prox(self, x: ArrayLike, step: float) -> np.ndarray:
         """``argmin_w alpha Omega(w) + ||w - x||^2 / (2 step)`` (scalar step).
 
         Closed forms for L1, L_inf and disjoint L1/L_inf groups; otherwise
@@ -664,6 +669,6 @@ class SubmodularNorm(NormPenalty):
         return out
 
 
-    def get_params(self):
+    def get_params(self) -> dict[str, Any]:
         return {"name": self.name, "alpha": self.alpha, "F": self.F.get_params(),
                 "unpenalized": self._free.tolist()}

@@ -8,14 +8,22 @@ excess-risk bounds of private Frank-Wolfe and objective perturbation. Closed for
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from .group import GroupLasso
+    from .submodular import SubmodularNorm
 
 __all__ = ["gaussian_width"]
 
 _Z95 = 1.959963984540054
 
 
-def gaussian_width(norm, n_samples=10_000, random_state=None, batch=4096):
+def gaussian_width(norm: SubmodularNorm | GroupLasso, n_samples: int = 10_000,
+                   random_state: int | np.random.Generator | None = None,
+                   batch: int = 4096) -> tuple[float, tuple[float, float]]:
     """Monte Carlo estimate of ``E[Omega(b)]``, ``b ~ N(0, I)``, with a 95% confidence interval.
 
     Parameters
