@@ -1,4 +1,5 @@
-"""Benchmark of DP-GCD on the seed-003 setups (Mangold et al., AISTATS 2023).
+"""Benchmark of DP-GCD on the setups of Mangold, Bellet, Salmon & Tommasi, "High-Dimensional
+Private Empirical Risk Minimization by Greedy Coordinate Descent", AISTATS 2023.
 
 Four problems at ``epsilon = 1``, ``delta = 1/n**2``, all with an unpenalized intercept
 (``data.prepare`` appends the column of ones; the penalty weight of that column is 0):
@@ -7,7 +8,7 @@ Four problems at ``epsilon = 1``, ``delta = 1/n**2``, all with an unpenalized in
   bounds from the a-priori feature range of the UCI description;
 - ``logistic-lognormal``: synthetic 1000 x 100 logistic regression whose true weights are
   lognormal with random signs, L2-regularized (heavy-tailed, i.e. quasi-sparse, weights
-  without an L1 term: the setting of seed 003's quasi-sparse utility result);
+  without an L1 term: the setting of the quasi-sparse utility result of Mangold et al. 2023);
 - ``lasso-sparse``: synthetic 1000 x 1000 Lasso with 10 nonzero true weights;
 - ``cadata``: California housing (20640 x 8), Lasso, public bounds from a-priori ranges.
 

@@ -1,4 +1,4 @@
-"""DP-GCD on the seed-003 setups: relative error against passes over the data, and timing.
+"""DP-GCD on the setups of Mangold et al. 2023: relative error against passes over the data, and timing.
 
 Problems (epsilon=1, delta=1/n^2): madelon (L2-logistic, a-priori public bounds),
 synthetic logistic 1000x100 with lognormal true weights (L2), synthetic sparse Lasso
@@ -7,6 +7,9 @@ budget T (one pass over the data per iteration) the mean and spread of the relat
 (F(w)-F*)/(F(0)-F*) over the runs, with the tight and the paper's noise calibration; the
 time of one iteration beside that of one X^T v. The experiment code is in
 ``benchmarks/bench.py``.
+
+Source: Mangold, Bellet, Salmon & Tommasi, "High-Dimensional Private Empirical Risk
+Minimization by Greedy Coordinate Descent", AISTATS 2023.
 
 Usage::
 

@@ -1,4 +1,7 @@
-"""Seed 001 (Kumar & Deisenroth 2019) setups: excess empirical risk against epsilon, every mechanism.
+"""Setups of Kumar & Deisenroth 2019: excess empirical risk against epsilon, every mechanism.
+
+Kumar & Deisenroth, "Differentially Private Empirical Risk Minimization with Sparsity-Inducing
+Norms", arXiv 2019.
 
 Problems (delta = 1/n^2, intercept unpenalized, features mapped onto [-1, 1] by
 ``data.prepare`` from the public bounds declared below):
@@ -28,7 +31,7 @@ perturbation and fw solve a constrained problem over ``{Omega(w) <= radius}``; t
 private datafit of the squared-loss problems clips residuals): their released models are
 nevertheless measured on ``F``.
 
-Bounds. Theorem 1 (output perturbation, ``theorem1_excess_risk_bound``: seed 001 Lemma 1
+Bounds. Theorem 1 (output perturbation, ``theorem1_excess_risk_bound``: Kumar & Deisenroth 2019, Lemma 1
 with the factor sigma restored) bounds ``E F_mu(w_priv) - F_mu*`` for the mechanism's own
 objective ``F_mu`` (private datafit + penalty + ridge); Theorem 4 (dual-fw,
 ``theorem4_bound``, constant 1 in its O(.)) bounds the dual excess risk ``D* - D(s_T)``
@@ -240,7 +243,10 @@ def own_objective(problem, w):
 
 
 def theorem4_constants(problem, epsilon):
-    """(T, bound, constants) of seed 001 Theorem 4 for dual-fw, or (T, None, reason) where it has none."""
+    """(T, bound, constants) of Kumar & Deisenroth 2019, Theorem 4, for dual-fw.
+
+    (T, None, reason) where the theorem gives no bound.
+    """
     d = problem.design
     n, p = d.X.shape
     c = float(problem.loss.lipschitz)

@@ -1,4 +1,8 @@
-"""DP-GCD (seed 003): noise scales, sensitivities, the law of the selection, convergence."""
+"""DP-GCD: noise scales, sensitivities, the law of the selection, convergence.
+
+Source: Mangold, Bellet, Salmon & Tommasi, "High-Dimensional Private Empirical Risk Minimization
+by Greedy Coordinate Descent", AISTATS 2023.
+"""
 import math
 
 import numpy as np
@@ -32,7 +36,7 @@ def test_paper_calibration_uses_the_seed_formula():
     # per-step privacy: update Delta/b = (2L/n)/lam; selection (2 Delta_score)/b_score = 2 (2L/n)/lam
     assert rep.noise["update noise/sensitivity"] == pytest.approx(lam / (2 / n))
     assert rep.noise["step epsilon (select)"] == pytest.approx(2 * (2 / n) / lam)
-    assert rep.accountant_epsilon <= eps  # the seed's constant is conservative at this budget
+    assert rep.accountant_epsilon <= eps  # the paper's constant is conservative at this budget
 
 
 def test_tight_calibration_meets_the_target_with_less_noise():

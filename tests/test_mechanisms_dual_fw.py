@@ -1,5 +1,9 @@
-"""Frank-Wolfe on the dual (seed 001 Algorithms 1-2): convergence, sensitivities, the law of the
-exact exponential sampling, noise drawn, calibrations, refusals."""
+"""Frank-Wolfe on the dual: convergence, sensitivities, the law of the exact exponential sampling,
+noise drawn, calibrations, refusals.
+
+Source: Kumar & Deisenroth, "Differentially Private Empirical Risk
+Minimization with Sparsity-Inducing Norms", arXiv 2019, Algorithms 1-2.
+"""
 import math
 
 import numpy as np
@@ -205,7 +209,7 @@ def test_noise_drawn_is_declared():
     assert all(sc == pytest.approx(m * delta_w) for _, sc, _ in rec.draws)
     values = np.concatenate([v for _, _, v in rec.draws]) / (m * delta_w)
     assert stats.kstest(values, "norm").pvalue > 1e-3
-    # paper: the seed's Laplace scale L Gamma_K sqrt(8 T log(1/delta)) / (n eps), Gamma_K = 2 r_K
+    # paper: Kumar & Deisenroth's Laplace scale L Gamma_K sqrt(8 T log(1/delta)) / (n eps), Gamma_K = 2 r_K
     rec = RecordingNoise(2)
     with pytest.warns(PrivacyCalibrationWarning):
         _, rep = mod.dual_fw(X, y, loss, pens["linf"], bounds, epsilon=eps, delta=delta, n_iter=T, mu=mu,

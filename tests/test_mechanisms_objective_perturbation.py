@@ -1,4 +1,9 @@
-"""Objective perturbation (KST 2012 Alg. 1 / Thm 2; seed 001 sec. 4.3, Prop. 2): constants, noise, routes, refusals."""
+"""Objective perturbation: constants, noise, routes, refusals.
+
+Sources: Kifer, Smith & Thakurta 2012 (KST), Algorithm 1 / Theorem 2;
+Kumar & Deisenroth, "Differentially Private Empirical Risk Minimization with Sparsity-Inducing
+Norms", arXiv 2019, section 4.3, Proposition 2.
+"""
 import math
 
 import numpy as np

@@ -1,4 +1,9 @@
-"""Output perturbation (Chaudhuri et al. 2011 Alg. 1; seed 001 sec. 4.1): sensitivity, noise, calibration, refusals."""
+"""Output perturbation: sensitivity, noise, calibration, refusals.
+
+Sources: Chaudhuri, Monteleoni & Sarwate 2011, Algorithm 1;
+Kumar & Deisenroth, "Differentially Private Empirical Risk Minimization with Sparsity-Inducing
+Norms", arXiv 2019, section 4.1.
+"""
 import math
 
 import numpy as np

@@ -1,4 +1,8 @@
-"""DP-SGD and seed 002's one-pass noisy SGD: sensitivities, noise drawn, calibration, utility."""
+"""DP-SGD and one-pass noisy SGD: sensitivities, noise drawn, calibration, utility.
+
+One-pass noisy SGD: Arora, Marinov & Ullah, "Private Stochastic Convex Optimization: Efficient
+Algorithms for Non-smooth Objectives", arXiv 2020, Algorithm 1.
+"""
 import math
 
 import numpy as np

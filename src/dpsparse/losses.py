@@ -1,6 +1,6 @@
 """Datafits of generalized linear models with the public constants privacy rests on.
 
-A datafit is a per-sample loss ``f(z, y)`` of the margin ``z = <w, x>`` (SPEC section 2).
+A datafit is a per-sample loss ``f(z, y)`` of the margin ``z = <w, x>``.
 For features bounded by ``|x_j| <= b_j`` the per-sample gradient ``f'(z, y) x`` has
 coordinate-wise Lipschitz constants ``L_j = lipschitz * b_j`` and the objective has
 coordinate smoothness ``M_j = smoothness * b_j**2``. Both come from public bounds only.
@@ -72,7 +72,7 @@ class Datafit:
 class Logistic(Datafit):
     """Logistic loss ``f(z, y) = log(1 + exp(-y z))`` for labels ``y`` in {-1, +1}.
 
-    ``|f'| <= 1`` and ``f'' <= 1/4`` (SPEC section 2).
+    ``|f'| <= 1`` and ``f'' <= 1/4``.
     """
 
     name = "logistic"
@@ -141,7 +141,7 @@ class Squared(Datafit):
 
     Its derivative ``z - y`` is unbounded, so private mechanisms need per-sample gradient
     clipping: with ``clip=C`` the derivative used by mechanisms is ``clip(z - y, -C, C)``,
-    which bounds ``|f'| <= C`` for every record (SPEC section 2). The clipped derivative is
+    which bounds ``|f'| <= C`` for every record. The clipped derivative is
     the derivative of the Huber loss with threshold ``C``: a private fit with clipping
     minimizes that objective, while ``value`` stays the squared loss.
 
@@ -198,7 +198,9 @@ class Hinge(Datafit):
     """Hinge loss ``f(z, y) = max(0, 1 - y z)`` for labels in {-1, +1} (linear SVM).
 
     ``|f'| <= 1``; not smooth (``smoothness = inf``): only mechanisms for non-smooth
-    losses accept it (seed 002's one-pass SGD).
+    losses accept it: the one-pass noisy SGD of Arora, Marinov & Ullah, "Private Stochastic
+    Convex Optimization: Efficient Algorithms for Non-smooth Objectives", arXiv 2020,
+    Algorithm 1.
     """
 
     name = "hinge"

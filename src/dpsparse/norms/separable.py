@@ -89,7 +89,8 @@ class ElasticNet(Penalty):
     Parameters
     ----------
     alpha : float >= 0
-        Penalty strength (``lambda / n`` in seed 001's notation).
+        Penalty strength (``lambda / n`` in the notation of Kumar & Deisenroth, "Differentially
+        Private Empirical Risk Minimization with Sparsity-Inducing Norms", arXiv 2019, Eq. 1).
     l1_ratio : float in [0, 1]
     weights : ndarray of shape (p,) of floats >= 0, or None
         Per-coordinate weights; 0 leaves a coordinate unpenalized. None: all ones.

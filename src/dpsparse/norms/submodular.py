@@ -3,7 +3,8 @@
 A set function ``F: 2^V -> R`` on ``V = {0, ..., p-1}`` that is submodular,
 non-decreasing, with ``F(empty) = 0`` and ``F({j}) > 0``, defines the norm
 ``Omega(w) = f(|w|)``, ``f`` the Lovasz extension of ``F``: the tight convex relaxation
-of ``F(supp(w))`` on the L_inf ball (seed 001 section 2; SPEC section 3; Bach, NIPS 2010,
+of ``F(supp(w))`` on the L_inf ball (Kumar & Deisenroth, "Differentially Private Empirical
+Risk Minimization with Sparsity-Inducing Norms", arXiv 2019, section 2; Bach, NIPS 2010,
 "Structured sparsity-inducing norms through submodular functions"; Bach, FnT ML 2013,
 "Learning with submodular functions: a convex optimization perspective").
 

@@ -1,4 +1,5 @@
-"""Gaussian width of the dual unit ball of a norm (seed 001 section 2).
+"""Gaussian width of the dual unit ball of a norm (Kumar & Deisenroth, "Differentially Private
+Empirical Risk Minimization with Sparsity-Inducing Norms", arXiv 2019, section 2).
 
 ``G = E_b[sup_{s : Omega*(s) <= 1} <b, s>] = E_b[Omega(b)]``, ``b ~ N(0, I_p)`` on the
 penalized coordinates; for a submodular norm the dual ball is ``|P|(F)`` and G enters the
