@@ -15,7 +15,7 @@ Problems (delta = 1/n^2, intercept unpenalized, features mapped onto [-1, 1] by
   column ``low`` dropped: it is ``bwt < 2.5``, a leak of the target), the 8 groups of
   ``birthwt.groups.csv``.
 
-For each problem, each mechanism of ``dpsparse.mechanisms.MECHANISMS`` and each epsilon in
+For each problem, each mechanism of ``dpsparse.mechanisms.REGISTRY`` and each epsilon in
 {0.1, 0.5, 1, 2, 5} the mechanism runs ``--runs`` times (seeds 0..runs-1) with its default
 calibration and the fixed public hyperparameters of ``HYPER`` (printed in the header). A
 mechanism that refuses a problem is shown as "n/a" with the first sentence of its own
@@ -63,7 +63,7 @@ from threadpoolctl import threadpool_limits
 import bench
 from dpsparse import data, losses, norms, solvers
 from dpsparse.exceptions import FixedSeedWarning, PrivacyCalibrationWarning, PrivacyLeakWarning
-from dpsparse.mechanisms import MECHANISMS
+from dpsparse.mechanisms import REGISTRY, fit_mechanism
 from dpsparse.mechanisms import dual_fw as dfw
 from dpsparse.mechanisms import output_perturbation as op
 from dpsparse.mechanisms._common import row_norm_bound
@@ -291,12 +291,11 @@ def _options(problem, mechanism, epsilon):
 
 
 def fit(problem, mechanism, epsilon, seed, options, callback=None):
-    d = problem.design
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FixedSeedWarning)
         warnings.simplefilter("ignore", PrivacyCalibrationWarning)
-        return MECHANISMS[mechanism](d.X, d.y, problem.loss, problem.penalty, d.feature_bounds, epsilon=epsilon,
-                                     delta=problem.delta, noise=make_noise(seed), callback=callback, **options)
+        return fit_mechanism(REGISTRY[mechanism], problem.design, problem.loss, problem.penalty, epsilon=epsilon,
+                             delta=problem.delta, options=options, noise=make_noise(seed), callback=callback)
 
 
 def _reason(exc):
@@ -330,7 +329,7 @@ def mechanism_runs(problem, ref, own_ref, mechanism, epsilons, runs):
                 if seed == 0:
                     sigma = report.noise["noise std"]
                     b = op.theorem1_excess_risk_bound(problem.loss, problem.penalty, problem.design.feature_bounds,
-                                                      sigma=sigma, mu=MU, tol=report.noise["certified gap"])
+                                                      sigma=sigma, mu=MU, tol=report.noise["solver tolerance"])
             elif mechanism == "dual-fw":
                 # D* - D(s_T) >= (F_mu(w_ref) - gap) - D(s_T): the lower end, conservative for the check.
                 own.append(float(own_ref["value"] - own_ref["gap"] - _dual_value(problem, duals[-1])))

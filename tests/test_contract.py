@@ -3,8 +3,8 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import bounded_problem
 
+from conftest import bounded_problem
 from dpsparse import DPLasso, PrivacyBudget, audit, losses, norms
 from dpsparse.data import BoundedDesign, Bounds, prepare
 from dpsparse.mechanisms import REGISTRY, fit_mechanism, make_plan
@@ -104,7 +104,8 @@ def test_a_refused_fit_charges_nothing():
     bounds = Bounds(-np.ones(3), np.ones(3), -1.0, 1.0)
     budget = PrivacyBudget(1.0, 1e-3)
     with pytest.raises(ValueError):
-        DPLasso(epsilon=0.6, delta=1e-4, bounds=bounds, budget=budget, mechanism_options={"rule": "x"}).fit(X[:, :-1], y)
+        DPLasso(epsilon=0.6, delta=1e-4, bounds=bounds, budget=budget,
+                mechanism_options={"rule": "x"}).fit(X[:, :-1], y)
     with pytest.raises(ValueError):  # no label range: refused before the budget is charged
         DPLasso(epsilon=0.6, delta=1e-4, bounds=Bounds(-np.ones(3), np.ones(3)), budget=budget).fit(X[:, :-1], y)
     assert budget.remaining == (1.0, 1e-3)

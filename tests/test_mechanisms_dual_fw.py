@@ -276,7 +276,7 @@ def test_refusals():
         mod.dual_fw(X, y, loss, pens["l1"], bounds, mu=0.0, **kw)
     with pytest.raises(ValueError, match="option mu must be"):
         mod.dual_frank_wolfe(X, y, loss, pens["l1"], mu=-1.0)
-    with pytest.raises(ValueError, match="Cardinality"):
+    with pytest.raises(ValueError, match="cardinality function"):
         mod.dual_fw(X, y, loss, norms.L1(0.1), bounds, **kw)
     with pytest.raises(ValueError, match="lmo_dual_ball"):
         mod.dual_frank_wolfe(X, y, loss, norms.L1(0.1), mu=1.0)
@@ -291,7 +291,7 @@ def test_refusals():
         mod.dual_fw(X, y, loss, glasso, bounds, selection="exponential", **kw)
     big = norms.SubmodularNorm(norms.Cardinality(20), 0.1)
     Xb = np.clip(np.random.default_rng(0).normal(0, 0.5, (50, 20)), -1, 1)
-    with pytest.raises(ValueError, match="enumerated"):
+    with pytest.raises(ValueError, match="enumerates the vertices"):
         mod.dual_fw(Xb, y, loss, big, np.ones(20), calibration="paper", **kw)
     for bad in [dict(calibration="exact"), dict(selection="laplace"), dict(step="2/t"), dict(release="both"),
                 dict(n_iter=0), dict(alpha_bad=None)]:

@@ -179,7 +179,9 @@ def _reference(est, Xtr, ytr):
     loss = est.reference_loss()
     solve = solvers.solve if isinstance(penalty, norms.ElasticNet) else solvers.solve_prox
     ref = solve(design.X, design.y, loss, penalty)
-    F = lambda w: solvers.objective(design.X, design.y, w, loss, penalty)
+    def F(w):
+        return solvers.objective(design.X, design.y, w, loss, penalty)
+
     rel = (F(est.coef_bounded_) - ref.objective) / (F(np.zeros_like(ref.coef)) - ref.objective)
     return ref, design, float(rel)
 

@@ -439,7 +439,8 @@ class DPLinearRegression(DPElasticNet):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
                  loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=50, rule="gs-r", calibration="tight",
-                 bounds=None, fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
+                 bounds=None, fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None,
+                 noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha

@@ -44,7 +44,10 @@ class NoiseSource:
         return self.rng.laplace(0.0, scale, size)
 
     def gumbel(self, scale, size=None):
-        """Draws of Gumbel(0, scale): ``argmax_j s_j + Gumbel(scale)`` samples ``j`` with probability ``~ exp(s_j / scale)``."""
+        """Draws of Gumbel(0, scale).
+
+        ``argmax_j s_j + Gumbel(scale)`` samples ``j`` with probability proportional to ``exp(s_j / scale)``.
+        """
         return self.rng.gumbel(0.0, scale, size)
 
     def gaussian(self, sigma, size=None):

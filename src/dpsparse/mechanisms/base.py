@@ -101,8 +101,6 @@ class Option:
         if self.kind == "choice" and value not in self.choices:
             raise ValueError(f"unknown {self.name} {value!r} for {owner}; allowed: {list(self.choices)}")
         if self.kind == "choice":
-            if value not in self.choices:
-                raise bad
             return value
         if self.kind == "bool":
             if not isinstance(value, (bool, np.bool_)):
@@ -325,7 +323,8 @@ def _report(mechanism, plan, info, design, noise):
     clipped = {"feature values": design.clipped_values, "labels": design.clipped_labels,
                "row norms": design.clipped_rows}
     report = PrivacyReport(
-        mechanism=mechanism.name, method=mechanism.title, calibration=info.calibration, epsilon=info.epsilon, delta=info.delta,
+        mechanism=mechanism.name, method=mechanism.title, calibration=info.calibration, epsilon=info.epsilon,
+        delta=info.delta,
         accountant_epsilon=float(plan.accountant_epsilon), accountant=plan.accountant,
         iterations=plan.iterations, noise={**plan.details, "source": mechanism.citation},
         bounds_source=design.bounds_source, bounds_public=design.bounds_public, clipped=clipped,

@@ -266,7 +266,8 @@ MECHANISM = Mechanism(
     summary="randomized proximal coordinate descent with per-coordinate clipping (separable penalties)",
     options=(
         n_iter_option(20, "number of epochs T (each makes updates_per_epoch coordinate updates)"),
-        Option("clipping_norm", "floats", None, "per-sample coordinate-wise clipping threshold C_j (one, or one per column)",
+        Option("clipping_norm", "floats", None,
+               "per-sample coordinate-wise clipping threshold C_j (one, or one per column)",
                low=0.0, low_open=True, default_help="sup|f'| b_j: clips no record within the bounds"),
         Option("updates_per_epoch", "int", None, "coordinate updates per epoch K", low=1, high=10**7,
                default_help="p"),

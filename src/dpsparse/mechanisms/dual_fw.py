@@ -102,11 +102,8 @@ SOURCE = ("Kumar & Deisenroth, 'Differentially private empirical risk minimizati
           "composed by PLD/RDP (dp-accounting)")
 
 
-def _check_mu(mu):
-    if isinstance(mu, bool) or not isinstance(mu, (int, float, np.number)) or not (np.isfinite(mu) and mu > 0):
-        raise ValueError(f"Frank-Wolfe on the dual needs mu > 0 (a unique primal response w(s) and a "
-                         f"smooth dual); got mu={mu!r}")
-    return float(mu)
+MU_OPTION = Option("mu", "float", 1e-2, "ridge strength (mu/2)||w||^2 that bounds the sensitivity of w(s)",
+                   low=0.0, low_open=True)
 
 
 def _check_penalty(penalty):
@@ -274,7 +271,7 @@ def dual_frank_wolfe(X, y, loss, penalty, *, mu, n_iter=200, step="paper", tol=0
     -------
     DualFWResult
     """
-    mu = _check_mu(mu)
+    mu = MU_OPTION.check(mu, "dual-fw")
     alpha = _check_penalty(penalty)
     _check_smooth(loss)
     check_n_iter(n_iter)
@@ -458,7 +455,7 @@ def paper_laplace_scale(lipschitz_L, diameter, n, epsilon, delta, n_iter):
 
 
 def theorem4_iterations(n, epsilon, diameter, lipschitz_L, gaussian_width):
-    """Kumar & Deisenroth (2019) Theorem 4: ``T = Gamma_K^{4/3} (n epsilon)^{2/3} / (L G_K)^{2/3}`` (rounded up, >= 1)."""
+    """Kumar & Deisenroth (2019) Theorem 4: ``T = Gamma_K^{4/3} (n epsilon)^{2/3} / (L G_K)^{2/3}``, at least 1."""
     T = diameter ** (4.0 / 3.0) * (n * epsilon) ** (2.0 / 3.0) / (lipschitz_L * gaussian_width) ** (2.0 / 3.0)
     return max(1, int(math.ceil(T)))
 
@@ -623,8 +620,7 @@ MECHANISM = Mechanism(
     summary="Frank-Wolfe on the dual of a norm-regularized ridge problem (L1, L_inf, group and submodular norms)",
     options=(
         n_iter_option(20, "number of Frank-Wolfe steps T"),
-        Option("mu", "float", 1e-2, "ridge strength (mu/2)||w||^2 that bounds the sensitivity of w(s)", low=0.0,
-               low_open=True),
+        MU_OPTION,
         Option("selection", "choice", "auto", "private vertex selection", choices=SELECTIONS),
         Option("step", "choice", "paper", "step rho_t: the paper's 1/(t+2) or the standard 2/(t+2)",
                choices=STEPS),

@@ -91,7 +91,8 @@ __all__ = [
 
 CALIBRATIONS = ("paper",)
 SOURCE = ("Kifer, Smith & Thakurta, 'Private convex empirical risk minimization and high-dimensional regression', "
-          "COLT 2012, Algorithm 1 / Theorem 2 (Delta >= 2 lambda/eps, b ~ N(0, zeta^2 (8 log(2/delta) + 4 eps)/eps^2 I), "
+          "COLT 2012, Algorithm 1 / Theorem 2 (Delta >= 2 lambda/eps, "
+          "b ~ N(0, zeta^2 (8 log(2/delta) + 4 eps)/eps^2 I), "
           "zeta -> 2 zeta for replace-one); Kumar & Deisenroth, 'Differentially private empirical risk minimization "
           "with sparsity-inducing norms', 2019, sec. 4.3, Eq. 23; inexact solve: Gaussian on the approximate "
           "minimizer (derived in docs/mechanisms/perturbation.md)")
@@ -178,7 +179,7 @@ class _Problem:
         return float(np.max(np.abs(g[mask]) / wts[mask])) if mask.any() else 0.0
 
     def project(self, x, c):
-        """Point of ``{Omega <= c}`` near the projection of ``x``: ``prox_{t psi}(x)`` with ``Omega = c`` (bisection)."""
+        """Point of ``{Omega <= c}`` near ``x``: ``prox_{t psi}(x)`` with ``Omega = c``, by bisection."""
         if self.omega(x) <= c:
             return x
         prox = self.penalty.prox
@@ -405,7 +406,9 @@ def perturbed_penalized_primal(X, y, loss, penalty, Delta, b, tol=1e-12, max_ite
 
 
 def perturbed_penalized_dual(X, y, loss, penalty, Delta, b, tol=1e-12, max_iter=100_000):
-    """Kumar & Deisenroth (2019) Proposition 2: ``max_{s in K} D(s)``, ``D(s) = min_w J_b(w) + <s, w>``; primal by Eq. 13.
+    """Kumar & Deisenroth (2019) Proposition 2: ``max_{s in K} D(s)``, ``D(s) = min_w J_b(w) + <s, w>``.
+
+    The primal comes from Eq. 13.
 
     ``K = d psi(0)`` (``alpha |P|(F)`` for a submodular norm; the box ``|s_j| <= alpha
     w_j`` for a weighted L1); projection by Moreau, ``proj_K(v) = v - prox_psi(v, 1)``.

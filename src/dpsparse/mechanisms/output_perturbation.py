@@ -108,12 +108,17 @@ def default_tol(lipschitz, n, mu):
 
 
 def classic_sigma(sens, epsilon, delta):
-    """Classic Gaussian mechanism ``sigma = Delta sqrt(2 log(1.25/delta)) / epsilon`` (Dwork & Roth, Thm A.1; epsilon < 1)."""
+    """Classic Gaussian mechanism ``sigma = Delta sqrt(2 log(1.25/delta)) / epsilon``.
+
+    Dwork & Roth (2014), Theorem A.1; valid for epsilon < 1.
+    """
     return sens * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
 
 
 def analytic_gaussian_delta(sigma, sens, epsilon):
-    """Balle & Wang (2018, Theorem 8): the smallest delta for which ``N(0, sigma^2)`` on sensitivity ``sens`` is (epsilon, delta)-DP.
+    """Smallest delta for which ``N(0, sigma^2)`` on sensitivity ``sens`` is (epsilon, delta)-DP.
+
+    Balle & Wang (2018), Theorem 8.
 
     ``delta(eps) = Phi(Delta/(2 sigma) - eps sigma/Delta) - e^eps Phi(-Delta/(2 sigma) - eps sigma/Delta)``.
     """
@@ -264,7 +269,9 @@ def _penalty_width(penalty, p, n_samples, random_state):
 
 def theorem1_excess_risk_bound(loss, penalty, feature_bounds, *, sigma, mu, tol=0.0, row_norm=None,
                                n_samples=10_000, random_state=0):
-    """Bound on the expected excess empirical risk of output perturbation (Kumar & Deisenroth 2019, Lemma 1 / Theorem 1).
+    """Bound on the expected excess empirical risk of output perturbation.
+
+    Kumar & Deisenroth (2019), Lemma 1 / Theorem 1.
 
     For ``w_priv = w_g + b``, ``b ~ N(0, sigma^2 I)``, ``F(w_g) - F* <= tol``:
 
