@@ -251,13 +251,14 @@ def theorem4_constants(problem, epsilon):
     n, p = d.X.shape
     c = float(problem.loss.lipschitz)
     L = c * row_norm_bound(d.feature_bounds, None, p)
-    structure = dfw.selection_structure(problem.penalty)
-    width, _ = norms.gaussian_width(problem.penalty, n_samples=10_000, random_state=0)
+    penalty = dfw.l1_as_cardinality(problem.penalty)  # L1 as the norm of the cardinality function
+    structure = dfw.selection_structure(penalty)
+    width, _ = norms.gaussian_width(penalty, n_samples=10_000, random_state=0)
     G = problem.alpha * width
     if structure is None:
         # K's extreme points are a continuum (group Lasso): log|S| is infinite. T from the
         # Euclidean diameter of K = alpha * (dual ball): 2 alpha max_g d_g.
-        diameter = 2.0 * problem.alpha * float(np.max(problem.penalty.weights))
+        diameter = 2.0 * problem.alpha * float(np.max(penalty.weights))
         T = min(dfw.theorem4_iterations(n, epsilon, diameter, L, G), DUAL_FW_MAX_T)
         return T, None, {"diameter": diameter, "L": L, "G_K": G, "log|S|": math.inf,
                          "note": "K has infinitely many extreme points (log|S| infinite): no bound"}
@@ -284,8 +285,6 @@ def _options(problem, mechanism, epsilon):
     if mechanism == "objective":
         return {"radius": h["radius"]}
     if mechanism == "dual-fw":
-        if getattr(problem.penalty, "is_separable", False):
-            return {"mu": MU, "n_iter": 20}  # refused by dual_fw (no lmo_dual_ball): shown as n/a
         return {"mu": MU, "n_iter": theorem4_constants(problem, epsilon)[0]}
     raise KeyError(mechanism)
 

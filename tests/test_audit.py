@@ -40,9 +40,27 @@ def test_replay_of_every_mechanism_stays_within_its_declared_sensitivities(name,
 @pytest.mark.slow
 @pytest.mark.parametrize("name,classification", list(_cases(sorted(REGISTRY))))
 @pytest.mark.parametrize("row_norm", [None, 1.0])
-@pytest.mark.parametrize("pair_name", ["label flip", "feature extremes", "row norm with intercept"])
+@pytest.mark.parametrize("pair_name", list(audit.neighbouring_pairs()[1]))
 def test_replay_on_every_neighbouring_pair(name, classification, row_norm, pair_name):
     assert max(_replay(name, classification, row_norm, pair_name).values()) <= 1.0 + 1e-9
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_replay_reaches_the_declared_sensitivity_under_the_audit_options(name):
+    """The replay is not vacuous: some pair moves a release by most of its declared sensitivity.
+
+    Objective perturbation stays near 0.3: the logistic gradient reaches its bound only at an
+    infinite margin (docs/audit.md)."""
+    classification = name == "objective"
+    bounds, pairs = audit.neighbouring_pairs(n=10, p=2, classification=classification)
+    loss = losses.Logistic() if classification else losses.Huber(1.0)
+    pen = norms.build_penalty("l1", 1e-6, 2, True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ratios = audit.sensitivity_replay(name, pairs["isolated label flip"], bounds, loss, pen, delta=1e-3,
+                                          options=audit.audit_options(name), classification=classification,
+                                          repeats=5)
+    assert (0.25 if classification else 0.95) <= max(ratios.values()) <= 1.0 + 1e-9
 
 
 def test_replay_catches_an_understated_sensitivity():
@@ -67,33 +85,43 @@ def test_clopper_pearson_matches_its_definition():
     assert binom.cdf(7, 50, hi) == pytest.approx(0.025, rel=1e-6)
 
 
-def _black_box(name, factor, runs, options):
+# The black-box audit where it has its power (audit.audit_options), sized for CI: Huber
+# regression, the isolated label flip (the only record that moves a feature gradient, so the
+# released quantity moves by its full sensitivity), a negligible L1 strength.
+AUDITED = ["dp-gcd", "dp-sgd", "fw", "output"]
+
+
+def _black_box(name, factor, runs):
     bounds, pairs = audit.neighbouring_pairs(n=10, p=2, classification=False)
-    pen = norms.build_penalty("l1", 0.05, 2, True)
+    pen = norms.build_penalty("l1", 1e-6, 2, True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return audit.black_box_audit(name, pairs["label flip"], bounds, losses.Huber(1.0), pen, epsilon=1.0,
-                                     delta=1e-3, options=options, classification=False, runs=runs, seed=1,
-                                     noise_factor=factor)
+        return audit.black_box_audit(name, pairs["isolated label flip"], bounds, losses.Huber(1.0), pen,
+                                     epsilon=1.0, delta=1e-3, options=audit.audit_options(name), classification=False,
+                                     runs=runs, seed=1, noise_factor=factor)
 
 
 @pytest.mark.slow
-def test_black_box_audit_of_dp_gcd_respects_the_claim_and_catches_the_quarter_noise_mutant():
-    assert _black_box("dp-gcd", 1.0, 20000, {"n_iter": 1}).epsilon_lower_bound <= 1.0
-    assert _black_box("dp-gcd", 0.25, 20000, {"n_iter": 1}).epsilon_lower_bound > 1.0
+@pytest.mark.parametrize("name", AUDITED)
+def test_black_box_audit_respects_the_claim_and_catches_the_quarter_noise_mutant(name):
+    runs = 10000 if name == "output" else 20000  # output: one solve per run
+    assert _black_box(name, 1.0, runs).epsilon_lower_bound <= 1.0
+    assert _black_box(name, 0.25, runs).epsilon_lower_bound > 1.0
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,options", [("output", {"mu": 20.0}), ("dp-sgd", {"n_iter": 1, "batch_size": 10}),
-                                          ("fw", {"n_iter": 1}), ("objective", {})])
-def test_black_box_audit_respects_the_claim(name, options):
-    if name == "objective":
-        bounds, pairs = audit.neighbouring_pairs(n=10, p=2, classification=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            res = audit.black_box_audit(name, pairs["label flip"], bounds, losses.Logistic(),
-                                        norms.build_penalty("l1", 0.05, 2, True), epsilon=1.0, delta=1e-3,
-                                        runs=1000, seed=1)
-    else:
-        res = _black_box(name, 1.0, 2000, options)
+@pytest.mark.parametrize("name,runs", [("output", 20000), ("dp-gcd", 200000)])
+def test_black_box_audit_catches_the_half_noise_mutant(name, runs):
+    assert _black_box(name, 0.5, runs).epsilon_lower_bound > 1.0
+
+
+@pytest.mark.slow
+def test_black_box_audit_of_objective_perturbation_respects_the_claim():
+    """No power against the x0.25 mutant at this size (docs/audit.md says why); the claim holds."""
+    bounds, pairs = audit.neighbouring_pairs(n=10, p=2, classification=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = audit.black_box_audit("objective", pairs["label flip"], bounds, losses.Logistic(),
+                                    norms.build_penalty("l1", 0.05, 2, True), epsilon=1.0, delta=1e-3,
+                                    runs=500, seed=1)
     assert res.epsilon_lower_bound <= 1.0

@@ -1,4 +1,5 @@
 import json
+import re
 
 import numpy as np
 import pytest
@@ -119,3 +120,21 @@ def test_secure_noise_from_the_command_line(tmp_path, capsys):
     pytest.importorskip("opendp")
     assert main(["fit", "--noise", "secure", "--seed", "0", "--out", str(tmp_path / "m.json")]) == 0
     assert "OpenDP" in capsys.readouterr().out
+
+
+def test_audit_prints_the_replay_of_every_pair_and_catches_the_mutant(capsys):
+    assert main(["audit", "--mechanism", "output", "--runs", "2000"]) == 0
+    out = capsys.readouterr().out
+    replay = re.findall(r"^  (.+?) +minimizer ([0-9.]+)$", out, flags=re.M)
+    assert [name for name, _ in replay] == ["label flip", "feature extremes", "row norm with intercept",
+                                            "isolated label flip"]
+    assert all(0.0 < float(r) <= 1.0 for _, r in replay)
+    declared, mutant = re.findall(r"epsilon >= ([0-9.]+) .*: (within|above) the claim", out)
+    assert float(declared[0]) <= 1.0 and declared[1] == "within"
+    assert float(mutant[0]) > 1.0 and mutant[1] == "above"
+
+
+@pytest.mark.parametrize("args,match", [(["--runs", "-1"], "--runs must be"), (["--mutation", "0"], "--mutation")])
+def test_audit_refuses_bad_settings(capsys, args, match):
+    assert main(["audit", "--mechanism", "dp-gcd", *args]) == 2
+    assert match in capsys.readouterr().err

@@ -43,7 +43,7 @@ def test_subdiff_distance_by_brute_force(pen):
         g = rng.normal(0, 1, 4)
         w = rng.normal(0, 1, 4) * (rng.random(4) < 0.5)
         d = pen.subdiff_distance(g, w)
-        a, c = pen._strengths(4)
+        a, c = pen.strengths(4)
         for j in range(4):
             # subdifferential of a|x| + c x^2/2 at w_j: c w_j + a * (sign(w_j) or [-1, 1])
             lo, hi = (c[j] * w[j] + a[j] * np.sign(w[j]),) * 2 if w[j] != 0 else (-a[j], a[j])
@@ -56,7 +56,7 @@ def test_conjugate_is_the_supremum(pen):
     """psi*(v) = sup_w <v, w> - psi(w), by brute force on a grid, coordinate by coordinate."""
     rng = np.random.default_rng(2)
     grid = np.linspace(-60, 60, 240001)
-    a, c = pen._strengths(4)
+    a, c = pen.strengths(4)
     for _ in range(5):
         v = rng.normal(0, 0.3, 4)
         v[2] = 0.0  # unpenalized coordinate: the conjugate is finite only at 0

@@ -4,6 +4,8 @@ import pytest
 
 from conftest import a_priori_bounds
 from dpsparse import DPLasso, DPLogisticRegression, data, losses, norms, solvers
+from dpsparse.cli import main
+from dpsparse.mechanisms import REGISTRY
 from dpsparse.mechanisms.dp_gcd import gcd
 from dpsparse.noise import make_noise
 
@@ -47,3 +49,32 @@ def test_cadata_lasso_relative_error(shared_data):
     # benchmarks/dp_gcd.py measures 0.05 +- 0.01 at T = 100 over 10 runs (alpha = 0.1 alpha_max)
     assert _rel(design, est.coef_bounded_, losses.Squared(), pen, ref.objective) < 0.25
     assert est.score(X, y) > 0.4
+
+
+_CADATA_PENALTIES = ["l1", "elasticnet", "l2", "linf", "group-l2", "group-linf"]
+# What each mechanism cannot do, by its declared capabilities: coordinate methods need a separable
+# penalty; Frank-Wolfe methods need a norm ball with a linear oracle; objective perturbation needs a
+# twice-differentiable loss, and cadata (regression) has neither the logistic loss nor binary labels.
+_REFUSED = {"dp-cd": {"linf"}, "dp-gcd": {"linf"}, "dual-fw": {"elasticnet", "l2"}, "fw": {"elasticnet", "l2"},
+            "objective": {"l1", "elasticnet", "l2", "linf"}}
+
+
+@pytest.mark.parametrize("mechanism", sorted(REGISTRY))
+def test_cli_runs_every_mechanism_with_every_penalty_and_loss_it_supports_on_cadata(shared_data, tmp_path, capsys,
+                                                                                  mechanism):
+    """`dpsparse fit` with nothing but --mechanism, --loss and --penalty writes a model, or refuses before any
+    work with a message naming what is missing (a capability, or the groups of a group norm)."""
+    path = str(shared_data / "libsvm" / "cadata.svm.gz")
+    for penalty in _CADATA_PENALTIES:
+        for loss in ("squared", "huber"):
+            out = tmp_path / f"{penalty}-{loss}.json"
+            rc = main(["fit", "--data", path, "--mechanism", mechanism, "--loss", loss, "--penalty", penalty,
+                       "--out", str(out)])
+            err = capsys.readouterr().err
+            if penalty.startswith("group"):
+                assert rc == 2 and "--groups" in err, err
+            elif penalty in _REFUSED.get(mechanism, ()):
+                assert rc == 2 and "needs" in err and "Traceback" not in err, err
+            else:
+                assert rc == 0, (penalty, loss, err)
+            assert out.exists() == (rc == 0)

@@ -501,7 +501,7 @@ def _tight_multiplier(kind, n_iter, release, epsilon, delta):
 # --------------------------------------------------------------------------- private Algorithm 2
 
 
-def _l1_as_cardinality(penalty):
+def l1_as_cardinality(penalty):
     """A weighted L1 penalty with unit weights as ``SubmodularNorm(Cardinality)``: the L1 norm
     is the norm of the cardinality function (Bach 2013), whose dual ball has an LMO."""
     caps = penalty_capabilities(penalty)
@@ -520,7 +520,7 @@ def _l1_as_cardinality(penalty):
 
 def _plan(info):
     o, n = info.options, info.n
-    penalty = _l1_as_cardinality(info.penalty)
+    penalty = l1_as_cardinality(info.penalty)
     caps = penalty_capabilities(penalty)
     if "lmo_dual_ball" not in caps:
         raise ValueError(f"mechanism dual-fw needs a norm with a linear maximization oracle on its dual ball "

@@ -173,7 +173,7 @@ class _Problem:
         pen = self.penalty
         if callable(getattr(pen, "dual_norm", None)):
             return float(pen.dual_norm(np.where(self.free, 0.0, g)))
-        a, _ = pen._strengths(self.p)  # weighted L1: max_j |g_j| / w_j over penalized j
+        a, _ = pen.strengths(self.p)  # weighted L1: max_j |g_j| / w_j over penalized j
         wts = a / pen.alpha
         mask = ~self.free
         return float(np.max(np.abs(g[mask]) / wts[mask])) if mask.any() else 0.0

@@ -258,8 +258,8 @@ def _penalty_width(penalty, p, n_samples, random_state):
 
     ``E psi(w + b) - psi(w) <= A sigma + B sigma^2`` for ``b ~ N(0, sigma^2 I)``.
     """
-    if isinstance(penalty, _norms.ElasticNet):
-        a, cq = penalty._strengths(p)
+    if callable(getattr(penalty, "strengths", None)):  # separable: elastic net, (weighted) L1
+        a, cq = penalty.strengths(p)
         return math.sqrt(2.0 / math.pi) * float(a.sum()), 0.5 * float(cq.sum()), "closed form (elastic net)"
     if hasattr(penalty, "omega") and hasattr(penalty, "n_features"):
         est, (_, hi) = _norms.gaussian_width(penalty, n_samples=n_samples, random_state=random_state)

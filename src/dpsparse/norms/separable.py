@@ -120,8 +120,14 @@ class ElasticNet(Penalty):
     def _w(self, p):
         return np.ones(p) if self.weights is None else self.weights
 
-    def _strengths(self, p):
-        """Per-coordinate L1 strength ``a_j`` and L2 strength ``c_j``."""
+    def strengths(self, p: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per-coordinate strengths of ``psi(w) = sum_j a_j |w_j| + (c_j / 2) w_j^2``.
+
+        Returns
+        -------
+        a, c : ndarray of shape (p,)
+            ``a = alpha * l1_ratio * weights`` and ``c = alpha * (1 - l1_ratio) * weights``.
+        """
         aw = self.alpha * self._w(p)
         return aw * self.l1_ratio, aw * (1.0 - self.l1_ratio)
 
@@ -131,23 +137,23 @@ class ElasticNet(Penalty):
         return np.array([], dtype=int) if self.weights is None else np.flatnonzero(self.weights == 0)
 
     def coordinate_values(self, w: np.ndarray) -> np.ndarray:
-        a, c = self._strengths(w.shape[0])
+        a, c = self.strengths(w.shape[0])
         return a * np.abs(w) + 0.5 * c * w**2
 
     def value(self, w: np.ndarray) -> float:
         return float(np.sum(self.coordinate_values(w)))
 
     def prox(self, x: np.ndarray, step: float | np.ndarray) -> np.ndarray:
-        a, c = self._strengths(x.shape[0])
+        a, c = self.strengths(x.shape[0])
         return np.sign(x) * np.maximum(np.abs(x) - step * a, 0.0) / (1.0 + step * c)
 
     def subdiff_distance(self, g: np.ndarray, w: np.ndarray) -> np.ndarray:
-        a, c = self._strengths(w.shape[0])
+        a, c = self.strengths(w.shape[0])
         h = g + c * w
         return np.where(w != 0, np.abs(h + a * np.sign(w)), np.maximum(np.abs(h) - a, 0.0))
 
     def conjugate(self, v: np.ndarray) -> float:
-        a, c = self._strengths(v.shape[0])
+        a, c = self.strengths(v.shape[0])
         excess = np.maximum(np.abs(v) - a, 0.0)
         quad = c > 0
         if np.any(excess[~quad] > _FEASIBILITY_RTOL * (a[~quad] + 1.0)):
@@ -159,7 +165,7 @@ class ElasticNet(Penalty):
 
         Unpenalized coordinates are left to the caller (a solver balances the intercept).
         """
-        a, c = self._strengths(v.shape[0])
+        a, c = self.strengths(v.shape[0])
         box = (c == 0) & (a > 0) & (np.abs(v) > a)
         if not np.any(box):
             return 1.0
