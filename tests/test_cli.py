@@ -33,7 +33,9 @@ def test_predict_reproduces_the_estimator(tmp_path, capsys):
                  "--out", str(pred_file)]) == 0
     pred = np.loadtxt(pred_file)
     model = json.loads(out.read_text())
-    np.testing.assert_allclose(pred, X @ np.array(model["coef"]) + model["intercept"])
+    np.testing.assert_allclose(pred, np.clip(X @ np.array(model["coef"]) + model["intercept"], *model["label_range"]))
+    bounds = data.load_bundled("diabetes")[2]
+    assert model["label_range"] == pytest.approx([bounds.label_low, bounds.label_high])
 
 
 def test_json_output_and_csv_training(tmp_path, capsys):
@@ -90,15 +92,16 @@ def test_group_penalty_with_dp_sgd_on_real_data(tmp_path, capsys, shared_data):
                                   "label_low": -2.0, "label_high": 2.0, "source": "a-priori (test)"}))
     out = tmp_path / "m.json"
     assert main(["fit", "--data", str(shared_data / "regression" / "bardet.svm.gz"), "--penalty", "group-l2",
-                 "--groups", str(groups), "--bounds", str(bounds), "--epsilon", "5", "--seed", "0",
-                 "--out", str(out), "--json"]) == 0
+                 "--mechanism", "dp-sgd", "--groups", str(groups), "--bounds", str(bounds), "--epsilon", "5",
+                 "--seed", "0", "--out", str(out), "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["privacy_report"]["guarantee_holds"] and res["privacy_report"]["mechanism"].startswith("dp-sgd")
     assert res["reference_gap"] < 1e-6 and res["relative_error"] < 1.0
 
 
 def test_hinge_loss_uses_the_one_pass_mechanism(tmp_path, capsys):
-    assert main(["fit", "--loss", "hinge", "--seed", "0", "--epsilon", "5", "--out", str(tmp_path / "m.json")]) == 0
+    assert main(["fit", "--loss", "hinge", "--no-tune", "--seed", "0", "--epsilon", "5",
+                 "--out", str(tmp_path / "m.json")]) == 0
     text = capsys.readouterr().out
     assert "one-pass-sgd" in text and "no exact solver for a non-smooth loss" in text
 
@@ -137,4 +140,19 @@ def test_audit_prints_the_replay_of_every_pair_and_catches_the_mutant(capsys):
 @pytest.mark.parametrize("args,match", [(["--runs", "-1"], "--runs must be"), (["--mutation", "0"], "--mutation")])
 def test_audit_refuses_bad_settings(capsys, args, match):
     assert main(["audit", "--mechanism", "dp-gcd", *args]) == 2
+    assert match in capsys.readouterr().err
+
+
+def test_the_default_fit_is_a_private_search_within_the_one_epsilon(tmp_path, capsys):
+    assert main(["fit", "--seed", "0", "--json", "--out", str(tmp_path / "m.json")]) == 0
+    rep = json.loads(capsys.readouterr().out)["privacy_report"]
+    assert rep["mechanism"] == "dp-search" and rep["guarantee_holds"]
+    assert rep["epsilon"] == 1.0 and rep["accountant_epsilon"] <= 1.0
+    assert "constant predictor" in rep["noise"]["candidates"]
+
+
+@pytest.mark.parametrize("args,match", [(["--tune", "--iterations", "5"], "drop --iterations"),
+                                        (["--tune", "--rule", "gs-s"], "drop --rule")])
+def test_tune_with_fixed_hyperparameters_is_refused(tmp_path, capsys, args, match):
+    assert main(["fit", "--out", str(tmp_path / "m.json"), *args]) == 2
     assert match in capsys.readouterr().err

@@ -215,3 +215,16 @@ def test_perturbation_mechanisms_through_the_estimator(mechanism, options, calib
     rep = est.privacy_report_
     assert rep.guarantee_holds and rep.calibration == calibration and rep.mechanism.startswith(mechanism)
     assert est.score(X, y) > 0.85
+
+
+def test_regression_predictions_stay_in_the_public_label_range():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (300, 4))
+    y = X @ np.array([3.0, -3.0, 0.0, 1.0])
+    bounds = data.Bounds(-np.ones(4), np.ones(4), -2.0, 2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DPLasso(epsilon=0.5, bounds=bounds, random_state=0).fit(X, y)
+    assert est.label_range_ == pytest.approx((-2.0, 2.0))
+    raw = X @ est.coef_ + est.intercept_
+    assert np.all(est.predict(X) == np.clip(raw, -2.0, 2.0))

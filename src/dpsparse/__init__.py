@@ -6,11 +6,13 @@ from .accounting import BudgetExceededError, PrivacyBudget, PrivacyReport
 from .data import Bounds
 from .estimators import DPElasticNet, DPLasso, DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from .exceptions import FixedSeedWarning, PrivacyCalibrationWarning, PrivacyLeakWarning
+from .tuning import DPSearchCV
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "DPLogisticRegression", "DPLinearSVC", "DPLinearRegression", "DPLasso", "DPElasticNet", "Bounds", "PrivacyReport",
+    "DPLogisticRegression", "DPLinearSVC", "DPLinearRegression", "DPLasso", "DPElasticNet", "DPSearchCV", "Bounds",
+    "PrivacyReport",
     "PrivacyBudget", "BudgetExceededError",
     "PrivacyLeakWarning", "PrivacyCalibrationWarning", "FixedSeedWarning",
 ]

@@ -155,21 +155,66 @@ class Ledger:
             total += count * logsumexp(exponent + log_pk[None, :], axis=1) / (orders - 1.0)
         return float(rdp_privacy_accountant.compute_epsilon(orders, total, delta)[0])
 
-    def _rdp_epsilon(self, delta):
-        from dp_accounting import dp_event
-        from dp_accounting.rdp import rdp_privacy_accountant
+    def dp_event(self):
+        """The ledger as one dp-accounting ``DpEvent`` (for the RDP accountant).
 
-        acc = rdp_privacy_accountant.RdpAccountant()
+        Laplace and Gaussian steps as themselves; a pure epsilon-DP step as
+        ``epsilon^2/2``-zCDP (Bun & Steinke, TCC 2016, Prop. 1.4); an exponential
+        mechanism as ``epsilon^2/8``-zCDP (Cesar & Rogers 2021, Lemma 3.2).
+
+        Raises
+        ------
+        ValueError
+            A subsampled step (``poisson_gaussian``, ``replacement_gaussian``): the RDP
+            accountant has no replace-one bound for it here.
+        """
+        from dp_accounting import dp_event
+
+        events = []
         for kind, count, params in self.events:
             if kind == "laplace":
                 event = dp_event.LaplaceDpEvent(params["multiplier"])
             elif kind == "gaussian":
                 event = dp_event.GaussianDpEvent(params["multiplier"])
-            elif kind == "pure":  # eps-DP implies eps^2/2-zCDP (Bun & Steinke 2016, Prop. 1.4)
+            elif kind == "pure":
                 event = dp_event.ZCDpEvent(params["epsilon"] ** 2 / 2)
-            else:
+            elif kind == "exponential":
                 event = dp_event.ZCDpEvent(params["epsilon"] ** 2 / 8)
-            acc.compose(event, count)
+            else:
+                raise ValueError(f"a {kind} step has no replace-one RDP bound in dp-accounting")
+            events.append(dp_event.SelfComposedDpEvent(event, count))
+        return dp_event.ComposedDpEvent(events)
+
+    def zcdp(self):
+        """``rho`` such that the composed events are ``rho``-zCDP (Bun & Steinke, TCC 2016).
+
+        Gaussian steps with noise multiplier ``m`` are ``1/(2 m^2)``-zCDP (Prop. 1.6);
+        Laplace steps, as ``1/m``-DP, and pure epsilon-DP steps are ``epsilon^2/2``-zCDP
+        (Prop. 1.4); exponential mechanisms ``epsilon^2/8`` (Cesar & Rogers 2021); zCDP
+        adds up under composition (Lemma 1.7).
+
+        Raises
+        ------
+        ValueError
+            A subsampled step, which has no zCDP bound here.
+        """
+        rho = 0.0
+        for kind, count, params in self.events:
+            if kind in ("laplace", "gaussian"):
+                rho += count / (2.0 * params["multiplier"] ** 2)
+            elif kind == "pure":
+                rho += count * params["epsilon"] ** 2 / 2.0
+            elif kind == "exponential":
+                rho += count * params["epsilon"] ** 2 / 8.0
+            else:
+                raise ValueError(f"a {kind} step has no zCDP bound here")
+        return rho
+
+    def _rdp_epsilon(self, delta):
+        from dp_accounting.rdp import rdp_privacy_accountant
+
+        acc = rdp_privacy_accountant.RdpAccountant()
+        acc.compose(self.dp_event())
         return float(acc.get_epsilon(delta))
 
     def epsilons(self, delta, coarse=False):
@@ -226,8 +271,9 @@ def _bracket(epsilon_of_scale, target, scale, factor):
     return lo, hi
 
 
-def calibrate(make_ledger, epsilon, delta, scale0, rtol=1e-4):
-    """Smallest noise scale ``s`` whose ledger ``make_ledger(s)`` is (epsilon, delta)-DP.
+def calibrate(make_ledger, epsilon, delta, scale0, rtol=1e-4, rho=None):
+    """Smallest noise scale ``s`` whose ledger ``make_ledger(s)`` is (epsilon, delta)-DP,
+    or ``rho``-zCDP when ``rho`` is given.
 
     The accounted epsilon must decrease in ``s``. Bisection first on the coarse PLD grid
     (to 1%), then on the fine one in a narrow bracket. The returned scale always meets
@@ -242,7 +288,16 @@ def calibrate(make_ledger, epsilon, delta, scale0, rtol=1e-4):
     delta : float
     scale0 : float > 0
         A starting guess (e.g. the source paper's scale).
+    rho : float > 0 or None
+        A zCDP target instead of (epsilon, delta) (``Ledger.zcdp``): how the private
+        hyperparameter search (``dpsparse.tuning``) gives every candidate the same cost.
     """
+    if rho is not None:
+        def zcdp(s):
+            return make_ledger(s).zcdp()
+
+        return _bisect(zcdp, rho, *_bracket(zcdp, rho, scale0, 2.0), rtol)[1]
+
     def coarse(s):
         return make_ledger(s).epsilon(delta, coarse=True)
 

@@ -18,7 +18,7 @@ import numpy as np
 from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
 from sklearn.model_selection import train_test_split
 
-from . import data, norms, solvers
+from . import data, norms, solvers, tuning
 from .estimators import DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from .exceptions import PrivacyLeakWarning
 from .mechanisms import REGISTRY
@@ -52,7 +52,7 @@ def _parser():
     f.add_argument("--penalty", choices=norms.PENALTY_NAMES, default="l1")
     f.add_argument("--groups", help="JSON file of the groups of group-l2 / group-linf (docs/norms.md)")
     f.add_argument("--l1-ratio", type=float, default=0.5, help="elastic-net mixing, in [0, 1]")
-    f.add_argument("--alpha", type=float, default=1e-3, help="penalty strength (bounded coordinates)")
+    f.add_argument("--alpha", type=float, help="penalty strength (bounded coordinates) (default: 0.001, or searched)")
     f.add_argument("--epsilon", type=float, default=1.0, help="privacy budget epsilon > 0")
     f.add_argument("--delta", type=float, help="default: 1/n^2")
     f.add_argument("--mechanism", choices=sorted(REGISTRY),
@@ -62,8 +62,13 @@ def _parser():
     _add_mechanism_options(f)
     calibrations = sorted({c for m in REGISTRY.values() for c in m.calibrations})
     f.add_argument("--calibration", choices=calibrations, help="default: the mechanism's own (tight where it exists)")
-    f.add_argument("--iterations", type=int, default=50,
-                   help="iterations T of the mechanism (its n_iter; the budget is split over them)")
+    f.add_argument("--iterations", type=int,
+                   help="iterations T of the mechanism (its n_iter; the budget is split over them) "
+                        "(default: 50, or searched)")
+    f.add_argument("--tune", action=argparse.BooleanOptionalAction,
+                   help="search mechanism, iterations and alpha privately within --epsilon (DPSearchCV, "
+                        "docs/privacy.md); default: on unless --mechanism, --iterations, --alpha, --calibration or a "
+                        "mechanism option is given")
     f.add_argument("--clip", type=float, default=1.0, help="residual clipping / Huber threshold (regression)")
     f.add_argument("--bounds", help="public bounds JSON (docs/bounds.md); without it bounds leak from the data")
     f.add_argument("--test-size", type=float, default=0.25, help="held-out fraction, in (0, 1)")
@@ -154,15 +159,36 @@ def _mechanism_options(args, mechanism):
 def _estimator(args, binary):
     loss = args.loss or ("logistic" if binary else "squared")
     mechanism = _mechanism(args, loss)
-    common = dict(epsilon=args.epsilon, delta=args.delta, alpha=args.alpha, penalty=args.penalty,
-                  l1_ratio=args.l1_ratio, groups=args.groups, mechanism=mechanism,
-                  mechanism_options=_mechanism_options(args, mechanism), max_iter=args.iterations,
+    common = dict(epsilon=args.epsilon, delta=args.delta, alpha=1e-3 if args.alpha is None else args.alpha,
+                  penalty=args.penalty, l1_ratio=args.l1_ratio, groups=args.groups, mechanism=mechanism,
+                  mechanism_options=_mechanism_options(args, mechanism),
+                  max_iter=50 if args.iterations is None else args.iterations,
                   calibration=args.calibration, random_state=args.seed, verbose=1, noise=args.noise)
     if loss in ("logistic", "hinge"):
         if not binary:
             raise ValueError(f"the {loss} loss needs binary labels (exactly 2 distinct values)")
         return (DPLogisticRegression if loss == "logistic" else DPLinearSVC)(**common)
     return DPLinearRegression(loss=loss, clip=args.clip, **common)
+
+
+def _search(args, est, n_features):
+    """A ``DPSearchCV`` over ``tuning.default_grid`` when tuning is on, else None."""
+    names = ["mechanism", "iterations", "alpha", "calibration"] + sorted(
+        {o.name for m in REGISTRY.values() for o in m.options} - _OWN_FLAGS)
+    fixed = [_flag(name) for name in names if getattr(args, name, None) is not None]
+    if args.tune is False or (args.tune is None and fixed):
+        return None
+    if args.tune and fixed:
+        raise ValueError(f"--tune searches mechanism, iterations and alpha with default options; drop "
+                         f"{', '.join(fixed)} or --tune")
+    grid = tuning.default_grid(est, n_features)
+    if grid is None:
+        if args.tune:
+            raise ValueError(f"--tune: no searchable mechanism ({', '.join(tuning.DEFAULT_MECHANISMS)}) accepts "
+                             f"this loss and penalty; pass --no-tune")
+        return None
+    seed = None if args.noise == "secure" else args.seed  # OpenDP draws from OS entropy
+    return tuning.DPSearchCV(est, grid, epsilon=args.epsilon, delta=args.delta, random_state=seed, noise=args.noise)
 
 
 def _metrics(est, X, y):
@@ -208,9 +234,13 @@ def fit(args):
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=args.test_size, random_state=args.seed, stratify=strat)
     if args.noise == "secure":
         est.set_params(random_state=None)  # the seed still fixes the split; OpenDP draws from OS entropy
+    search = _search(args, est, X.shape[1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report below says it
-        est.fit(Xtr, ytr)
+        if search is None:
+            est.fit(Xtr, ytr)
+        else:
+            est = search.fit(Xtr, ytr).best_estimator_
         smooth = np.isfinite(est.reference_loss().smoothness)
         reference = _reference(est, Xtr, ytr) if smooth else None
     result = {
@@ -221,8 +251,8 @@ def fit(args):
     if reference is not None:
         ref, design, rel = reference
         nonprivate = est.__class__(**est.get_params())
-        nonprivate.coef_, nonprivate.intercept_ = design.to_original(ref.coef)
-        nonprivate.classes_ = getattr(est, "classes_", None)
+        nonprivate._fit_classes = getattr(est, "classes_", None)
+        nonprivate._set_fitted(design, ref.coef)
         nonprivate.n_features_in_ = est.n_features_in_
         result.update(non_private=_metrics(nonprivate, Xte, yte), relative_error=rel, reference_gap=ref.gap,
                       non_private_support_size=int(np.count_nonzero(nonprivate.coef_)))
@@ -231,6 +261,7 @@ def fit(args):
         "task": "classification" if isinstance(est, DPLogisticRegression) else "regression",
         "coef": est.coef_.tolist(), "intercept": est.intercept_,
         "classes": est.classes_.tolist() if hasattr(est, "classes_") else None,
+        "label_range": list(est.label_range_) if hasattr(est, "label_range_") else None,
         "feature_names": list(names) if names is not None else None,
         "params": {k: v for k, v in est.get_params().items() if k != "bounds"},
         "privacy_report": est.privacy_report_.to_dict(),
@@ -280,6 +311,8 @@ def predict(args):
     scores = np.asarray(X @ coef).ravel() + model["intercept"]
     if model["task"] == "classification":
         pred = np.asarray(model["classes"])[(scores > 0).astype(int)]
+    elif model.get("label_range") is not None:
+        pred = np.clip(scores, *model["label_range"])  # as the estimator's predict: the public label range
     else:
         pred = scores
     text = "\n".join(str(v) for v in pred.tolist()) + "\n"

@@ -303,6 +303,10 @@ class BoundedDesign:
         return cls(X=Xb, y=np.asarray(y, dtype=float), feature_bounds=b, scale=np.ones(p), shift=np.zeros(p),
                    fit_intercept=False, clipped_values=clipped, clipped_rows=clipped_rows, row_norm=R, source=source)
 
+    def label_range(self):
+        """The public label range in the original units: the preimage of [-1, 1] under the label map."""
+        return (-1.0 - self.label_shift) / self.label_scale, (1.0 - self.label_shift) / self.label_scale
+
     def to_original(self, w):
         """Coefficients and intercept of ``w`` (fitted on this design) in the original units.
 

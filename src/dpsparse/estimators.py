@@ -97,10 +97,8 @@ class _DPLinearModel(BaseEstimator):
             When ``bounds`` is None: bounds come from the data and the fit is not private.
         """
         mechanism = get(self.mechanism)
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=not self._classification)
+        X, y = self._validate_xy(X, y)
         n = X.shape[0]
-        if n < 2:
-            raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {n}")
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
         options = self._mechanism_options(mechanism)
@@ -118,13 +116,26 @@ class _DPLinearModel(BaseEstimator):
         if self._classification and getattr(self, "classes", None) is None:
             report.warnings.append("the label set (classes_) was read from the private data; pass classes= to "
                                    "declare it publicly")
-        if self._classification:
-            self.classes_ = self._fit_classes
-        self.coef_, self.intercept_ = design.to_original(w)
-        self.coef_bounded_ = w
+        self._set_fitted(design, w)
         self.privacy_report_ = report
         self.n_iter_ = report.iterations
         return self
+
+    def _set_fitted(self, design, w):
+        """``coef_``, ``intercept_`` (original units), ``coef_bounded_``, and ``classes_`` or ``label_range_``."""
+        if self._classification:
+            self.classes_ = self._fit_classes
+        else:
+            self.label_range_ = design.label_range()
+        self.coef_, self.intercept_ = design.to_original(w)
+        self.coef_bounded_ = w
+
+    def _validate_xy(self, X, y):
+        """``X`` (dense or CSR) and ``y`` as float arrays; sets ``n_features_in_``; ValueError below 2 samples."""
+        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=not self._classification)
+        if X.shape[0] < 2:
+            raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {X.shape[0]}")
+        return X, y
 
     def _mechanism_options(self, mechanism):
         """``mechanism_options`` plus ``max_iter`` (as ``n_iter``) and ``rule`` where the mechanism has them."""
@@ -347,6 +358,8 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     intercept_ : float
     coef_bounded_ : ndarray of shape (n_features + fit_intercept,)
         Coefficients in the bounded coordinates (intercept last).
+    label_range_ : tuple of float
+        The public label range; ``predict`` clips to it.
     privacy_report_ : PrivacyReport
     n_iter_ : int
     """
@@ -392,8 +405,12 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     groups = None
 
     def predict(self, X):
-        """Predictions ``X @ coef_ + intercept_``, shape (n_samples,)."""
-        return self._decision(X)
+        """Predictions ``X @ coef_ + intercept_`` clipped to the public label range, shape (n_samples,).
+
+        The label range is part of the declared bounds (``label_range_``): a prediction outside
+        it is further from every possible label than the nearest end of the range.
+        """
+        return np.clip(self._decision(X), *self.label_range_)
 
 
 class DPLasso(DPElasticNet):

@@ -155,6 +155,10 @@ class PublicInfo:
     calibration : str
     options : dict
         Every declared option, defaults filled in.
+    zcdp : float or None
+        A zCDP target ``rho`` that replaces (epsilon, delta) in the calibration
+        (``accounting.calibrate``); set by the private hyperparameter search only, for
+        mechanisms with ``zcdp_calibration``. epsilon then describes ``rho`` at delta.
     """
 
     n: int
@@ -167,6 +171,7 @@ class PublicInfo:
     delta: float
     calibration: str
     options: dict
+    zcdp: float | None = None
 
 
 @dataclass
@@ -223,6 +228,10 @@ class Mechanism:
     run : callable (design, plan, noise, callback) -> ndarray
     summary : str
         One line for help texts.
+    zcdp_calibration : bool
+        Whether its tight calibration can meet a zCDP target (``PublicInfo.zcdp``): every
+        event of its ledger has a zCDP bound (no subsampling) and the ledger is its whole
+        privacy analysis.
     """
 
     name: str
@@ -236,6 +245,7 @@ class Mechanism:
     run: Callable
     summary: str = ""
     check: Callable | None = None
+    zcdp_calibration: bool = False
 
     @property
     def option_names(self):
@@ -335,25 +345,35 @@ def _report(mechanism, plan, info, design, noise):
     return report
 
 
-def public_info(mechanism, design, loss, penalty, epsilon, delta, calibration=None, options=None):
+def public_info(mechanism, design, loss, penalty, epsilon, delta, calibration=None, options=None, zcdp=None):
     """Validate everything public and return the ``PublicInfo`` of a fit (no data is read)."""
     check_privacy_params(epsilon, delta)
     calibration = mechanism.resolve_calibration(calibration)
+    if zcdp is not None and not (mechanism.zcdp_calibration and calibration == "tight"):
+        raise ValueError(f"mechanism {mechanism.name} cannot be calibrated to a zCDP target (needed by the private "
+                         f"hyperparameter search); use dp-gcd, dp-cd, fw, dual-fw or output")
     options = mechanism.resolve_options(options)
     mechanism.check_compatible(loss, penalty)
     info = PublicInfo(n=int(design.n), p=int(design.p), feature_bounds=np.asarray(design.feature_bounds, dtype=float),
                       row_norm=float(design.row_norm), loss=loss, penalty=penalty, epsilon=float(epsilon),
-                      delta=float(delta), calibration=calibration, options=options)
+                      delta=float(delta), calibration=calibration, options=options,
+                      zcdp=None if zcdp is None else float(zcdp))
     if mechanism.check is not None:
         mechanism.check(info)
     return info
 
 
-def make_plan(mechanism, design, loss, penalty, epsilon, delta, calibration=None, options=None):
-    """``mechanism.plan`` on the public information of a fit (``public_info``), with ``plan.info`` set."""
-    info = public_info(mechanism, design, loss, penalty, epsilon, delta, calibration, options)
+def make_plan(mechanism, design, loss, penalty, epsilon, delta, calibration=None, options=None, zcdp=None):
+    """``mechanism.plan`` on the public information of a fit (``public_info``), with ``plan.info`` set.
+
+    With ``zcdp``, the plan's ledger is checked to be ``zcdp``-zCDP (``Ledger.zcdp``).
+    """
+    info = public_info(mechanism, design, loss, penalty, epsilon, delta, calibration, options, zcdp)
     plan = mechanism.plan(info)
     plan.info = info
+    if zcdp is not None and not plan.ledger.zcdp() <= zcdp * (1 + 1e-9):
+        raise RuntimeError(f"mechanism {mechanism.name}: plan misses its zCDP target {zcdp:g} "
+                           f"({plan.ledger.zcdp():g})")
     return plan
 
 

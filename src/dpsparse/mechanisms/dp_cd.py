@@ -91,10 +91,10 @@ def noise_stds(multiplier, clip, n):
 
 
 @functools.lru_cache(maxsize=256)
-def _tight_multiplier(n_updates, epsilon, delta):
+def _tight_multiplier(n_updates, epsilon, delta, rho=None):
     """Smallest noise multiplier whose ``n_updates`` Gaussian mechanisms compose to (epsilon, delta)."""
     return calibrate(lambda m: Ledger().gaussian(m, 1.0, n_updates), epsilon, delta,
-                     paper_multiplier(n_updates, epsilon, delta))
+                     paper_multiplier(n_updates, epsilon, delta), rho=rho)
 
 
 def _column(X, j):
@@ -231,7 +231,7 @@ def _plan(info):
     K = p if o["updates_per_epoch"] is None else o["updates_per_epoch"]
     n_updates = o["n_iter"] * K
     m_paper = paper_multiplier(n_updates, info.epsilon, info.delta)
-    m = m_paper if info.calibration == "paper" else _tight_multiplier(n_updates, info.epsilon, info.delta)
+    m = m_paper if info.calibration == "paper" else _tight_multiplier(n_updates, info.epsilon, info.delta, info.zcdp)
     ledger = Ledger().gaussian(m, 1.0, n_updates)
     stds = noise_stds(m, C, n)
     details = {
@@ -277,6 +277,7 @@ MECHANISM = Mechanism(
     loss_needs=("smooth",),
     penalty_needs=("separable", "prox"),
     plan=_plan, run=_run,
+    zcdp_calibration=True,
 )
 
 

@@ -158,9 +158,9 @@ def _ledger(s, constants, n_iter, selection, update):
 
 
 @functools.lru_cache(maxsize=256)
-def _tight_scale(constants, n_iter, epsilon, delta, scale0, selection, update):
+def _tight_scale(constants, n_iter, epsilon, delta, scale0, selection, update, rho=None):
     """Smallest normalized scale ``s`` whose ``2 T`` steps compose to (epsilon, delta)."""
-    return calibrate(lambda s: _ledger(s, constants, n_iter, selection, update), epsilon, delta, scale0)
+    return calibrate(lambda s: _ledger(s, constants, n_iter, selection, update), epsilon, delta, scale0, rho=rho)
 
 
 def _noise_families(calibration, selection, update):
@@ -241,7 +241,7 @@ def _plan(info):
     if info.calibration == "paper":
         s = s_paper
     else:
-        s = _tight_scale(constants, n_iter, info.epsilon, info.delta, s_paper, selection, update)
+        s = _tight_scale(constants, n_iter, info.epsilon, info.delta, s_paper, selection, update, info.zcdp)
     ledger = _ledger(s, constants, n_iter, selection, update)
     update_scales = s * L
     ratio = L / np.sqrt(M)
@@ -294,6 +294,7 @@ MECHANISM = Mechanism(
     loss_needs=("smooth", "Lipschitz"),
     penalty_needs=("separable", "prox", "coordinate_values", "subdiff_distance"),
     plan=_plan, run=_run,
+    zcdp_calibration=True,
 )
 
 

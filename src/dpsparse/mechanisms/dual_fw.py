@@ -493,9 +493,9 @@ def _ledger(m, kind, n_iter, release, c_laplace=None):
 
 
 @functools.lru_cache(maxsize=256)
-def _tight_multiplier(kind, n_iter, release, epsilon, delta):
+def _tight_multiplier(kind, n_iter, release, epsilon, delta, rho=None):
     m0 = math.sqrt(max(n_iter, 1)) / epsilon
-    return calibrate(lambda m: _ledger(m, kind, n_iter, release), epsilon, delta, m0)
+    return calibrate(lambda m: _ledger(m, kind, n_iter, release), epsilon, delta, m0, rho=rho)
 
 
 # --------------------------------------------------------------------------- private Algorithm 2
@@ -553,7 +553,7 @@ def _plan(info):
                              f"L_inf, disjoint group L_inf norms); {type(penalty).__name__} has none: use "
                              "selection='gaussian'")
         kind = "exponential" if (o["selection"] != "gaussian" and structure is not None) else "gaussian"
-        m = _tight_multiplier(kind, n_iter, release, info.epsilon, info.delta)
+        m = _tight_multiplier(kind, n_iter, release, info.epsilon, info.delta, info.zcdp)
         ledger = _ledger(m, kind, n_iter, release)
         delta_u = score_sensitivity(structure, delta_w) if kind == "exponential" else None
         b = c_laplace = None
@@ -633,6 +633,7 @@ MECHANISM = Mechanism(
     loss_needs=("smooth", "Lipschitz"),
     penalty_needs=("value",),
     plan=_plan, run=_run,
+    zcdp_calibration=True,
 )
 
 

@@ -220,8 +220,8 @@ def _ledger(s, selection, constants, n_iter):
 
 
 @functools.lru_cache(maxsize=256)
-def _tight_scale(selection, constants, n_iter, epsilon, delta, scale0):
-    return calibrate(lambda s: _ledger(s, selection, constants, n_iter), epsilon, delta, scale0)
+def _tight_scale(selection, constants, n_iter, epsilon, delta, scale0, rho=None):
+    return calibrate(lambda s: _ledger(s, selection, constants, n_iter), epsilon, delta, scale0, rho=rho)
 
 
 def _check_args(calibration, selection, cset):
@@ -261,7 +261,7 @@ def _plan(info):
         scale = lam_paper
     else:
         scale0 = lam_paper if lam_paper is not None else sens["l2"] * math.sqrt(n_iter) / info.epsilon
-        scale = _tight_scale(selection, constants, n_iter, info.epsilon, info.delta, float(scale0))
+        scale = _tight_scale(selection, constants, n_iter, info.epsilon, info.delta, float(scale0), info.zcdp)
     ledger = _ledger(scale, selection, constants, n_iter)
     n_vertices = 2 * cset.pen.size * 2 ** cset.free.size if cset.kind == "l1" else None
     details = {
@@ -317,6 +317,7 @@ MECHANISM = Mechanism(
     loss_needs=("Lipschitz",),
     penalty_needs=(),
     plan=_plan, run=_run,
+    zcdp_calibration=True,
 )
 
 

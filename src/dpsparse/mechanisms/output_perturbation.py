@@ -127,10 +127,10 @@ def analytic_gaussian_delta(sigma, sens, epsilon):
 
 
 @functools.lru_cache(maxsize=256)
-def _tight_multiplier(epsilon, delta):
+def _tight_multiplier(epsilon, delta, rho=None):
     """Smallest ``sigma / Delta`` of one Gaussian mechanism meeting (epsilon, delta), by the PLD accountant."""
     return calibrate(lambda m: Ledger().gaussian(m, 1.0), epsilon, delta,
-                     math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon)
+                     math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon, rho=rho)
 
 
 def zero_loss_bound(loss):
@@ -158,7 +158,7 @@ def _plan(info):
     solver_loss = info.loss.bounded_datafit()
     L = float(info.loss.lipschitz) * info.row_norm
     m_paper = classic_sigma(1.0, info.epsilon, info.delta)
-    m = m_paper if info.calibration == "paper" else _tight_multiplier(info.epsilon, info.delta)
+    m = m_paper if info.calibration == "paper" else _tight_multiplier(info.epsilon, info.delta, info.zcdp)
     mu = default_mu(L, n, m) if o["mu"] is None else o["mu"]
     tol = default_tol(L, n, mu) if o["tol"] is None else o["tol"]
     sens = sensitivity(L, n, mu, tol)
@@ -208,6 +208,7 @@ MECHANISM = Mechanism(
     loss_needs=("smooth", "Lipschitz"),
     penalty_needs=("value", "prox", "conjugate", "dual_scaling"),
     plan=_plan, run=_run,
+    zcdp_calibration=True,
 )
 
 

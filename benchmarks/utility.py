@@ -1,0 +1,174 @@
+"""Privacy-utility benchmark: does a private fit beat the constant predictor, and by how much?
+
+For each dataset and each total epsilon (delta = 1/n^2), on ``--runs`` random splits
+(75% train, 25% held out), it measures the held-out accuracy (classification) or R^2
+(regression) of:
+
+- ``search``: ``DPSearchCV`` over mechanism (dp-gcd, dp-cd), iterations and alpha, with the
+  constant predictor as a candidate, all inside the stated epsilon (public bounds);
+- ``default``: the estimator with its default hyperparameters (public bounds);
+- ``non-private``: scikit-learn's ``LogisticRegression`` / ``LassoCV`` on the same data;
+- ``constant``: the majority class, or the training mean;
+- ``diffprivlib``: IBM's diffprivlib, when it imports beside this scikit-learn (it is
+  listed as unavailable otherwise, with the reason).
+
+Datasets: breast_cancer (bundled published bounds), cadata (a-priori round ranges of the
+California-housing columns), and a planted 10-sparse Lasso (n = 1000, p = 200, features in
+[-1, 1], labels in [-5, 5]).
+
+    python benchmarks/utility.py [--runs 10] [--quick] [--data-dir DIR] [--out-dir DIR]
+
+Writes ``utility.json`` and ``utility.png`` (one panel per dataset) in the output folder
+(default ``benchmarks/results``). ``--quick``: 2 runs, epsilon in {0.5, 2}.
+"""
+from __future__ import annotations
+
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LassoCV, LogisticRegression
+from sklearn.metrics import r2_score
+from sklearn.model_selection import train_test_split
+
+import bench
+from dpsparse import DPLasso, DPLogisticRegression, DPSearchCV, data
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
+QUICK_EPSILONS = (0.5, 2.0)
+GRID = {"mechanism": ["dp-gcd", "dp-cd"], "max_iter": [2, 5, 10, 20, 50], "alpha": [1e-3, 1e-2]}
+ROWS = ("search", "default", "diffprivlib", "non-private", "constant")
+
+
+def _planted_lasso(seed=0, n=1000, p=200, s=10):
+    rng = np.random.default_rng(seed)
+    X = np.clip(rng.normal(0.0, 0.5, (n, p)), -1.0, 1.0)
+    w = np.zeros(p)
+    w[rng.choice(p, s, replace=False)] = rng.choice([-1.0, 1.0], s)
+    y = X @ w + 0.1 * rng.standard_normal(n)
+    return X, y, data.Bounds(-np.ones(p), np.ones(p), -5.0, 5.0, source="declared [-1, 1], labels [-5, 5] (planted)")
+
+
+def datasets(data_dir):
+    """name -> (X, y, bounds, classification)."""
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    out = {"breast_cancer": (X, y, bounds, True)}
+    cadata = Path(data_dir) / "libsvm" / "cadata.svm.gz"
+    if cadata.exists():
+        Xc, yc = data.load_svmlight(cadata, n_features=8)
+        out["cadata"] = (Xc.toarray(), yc, bench.a_priori_bounds("cadata"), False)
+    out["planted-lasso"] = (*_planted_lasso(), False)
+    return out
+
+
+def _diffprivlib():
+    try:
+        import diffprivlib.models as dpl
+    except Exception as exc:  # any import failure: the peer is reported unavailable
+        return None, f"{type(exc).__name__}: {exc}"
+    return dpl, ""
+
+
+def _metric(classification, model, X, y):
+    return float(model.score(X, y)) if classification else float(r2_score(y, model.predict(X)))
+
+
+def _fits(X, y, bounds, classification, epsilon, seed, peer):
+    """Held-out metric of every row on one split."""
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=seed,
+                                          stratify=y if classification else None)
+    est = (DPLogisticRegression(bounds=bounds, classes=np.unique(y)) if classification
+           else DPLasso(bounds=bounds))
+    out = {}
+    search = DPSearchCV(est, GRID, epsilon=epsilon, random_state=seed).fit(Xtr, ytr)
+    out["search"] = _metric(classification, search, Xte, yte)
+    out["default"] = _metric(classification, est.set_params(epsilon=epsilon, random_state=seed).fit(Xtr, ytr),
+                             Xte, yte)
+    if peer is not None:
+        model = (peer.LogisticRegression(epsilon=epsilon, data_norm=float(np.linalg.norm(bounds.feature_high)))
+                 if classification else peer.LinearRegression(epsilon=epsilon))
+        out["diffprivlib"] = _metric(classification, model.fit(Xtr, ytr), Xte, yte)
+    ref = LogisticRegression(max_iter=5000) if classification else LassoCV(cv=3)
+    out["non-private"] = _metric(classification, ref.fit(Xtr, ytr), Xte, yte)
+    if classification:
+        majority = np.unique(ytr)[np.argmax(np.unique(ytr, return_counts=True)[1])]
+        out["constant"] = float(np.mean(yte == majority))
+    else:
+        out["constant"] = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+    return out
+
+
+def run(sets, epsilons, runs, log=print):
+    peer, why = _diffprivlib()
+    results = {"epsilons": list(epsilons), "runs": runs, "grid": GRID, "diffprivlib": why or "available",
+               "datasets": {}}
+    for name, (X, y, bounds, classification) in sets.items():
+        t0 = time.perf_counter()
+        rows = {r: [] for r in ROWS}
+        for eps in epsilons:
+            per = [_fits(X, y, bounds, classification, eps, seed, peer) for seed in range(runs)]
+            for r in ROWS:
+                rows[r].append(float(np.mean([p[r] for p in per])) if r in per[0] else None)
+        results["datasets"][name] = {"metric": "accuracy" if classification else "R^2", "n": int(X.shape[0]),
+                                     "p": int(X.shape[1]), "rows": rows}
+        log(f"  {name}: {time.perf_counter() - t0:.1f} s")
+    return results
+
+
+def format_table(results):
+    eps = results["epsilons"]
+    lines = [f"held-out metric, mean of {results['runs']} splits; epsilon is the total (search included), "
+             f"delta = 1/n^2; diffprivlib: {results['diffprivlib']}",
+             f"{'dataset':<15}{'row':<13}" + "".join(f"{'eps=' + format(e, 'g'):>10}" for e in eps)]
+    for name, entry in results["datasets"].items():
+        for r in ROWS:
+            vals = entry["rows"][r]
+            if vals[0] is None:
+                continue
+            lines.append(f"{name:<15}{r:<13}" + "".join(f"{v:>10.3f}" for v in vals))
+        below = [f"{e:g}" for e, s, c in zip(eps, entry["rows"]["search"], entry["rows"]["constant"]) if s < c]
+        lines.append(f"{'':<15}search below the constant predictor at epsilon: {', '.join(below) or 'none'}")
+    return "\n".join(lines)
+
+
+def plot(results, path):
+    from matplotlib.ticker import NullLocator
+
+    sets = results["datasets"]
+    fig, axes = bench.panel_figure(len(sets), 3, 4.5, 3.6)
+    for ax, (name, entry) in zip(axes, sets.items()):
+        for r in ROWS:
+            vals = entry["rows"][r]
+            if vals[0] is not None:
+                style = "--" if r in ("non-private", "constant") else "-o"
+                ax.plot(results["epsilons"], vals, style, label=r)
+        ax.set_xscale("log")
+        ax.set_xticks(results["epsilons"], [f"{e:g}" for e in results["epsilons"]])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("epsilon (total)")
+        ax.set_ylabel(f"held-out {entry['metric']}")
+        ax.set_title(f"{name} (n={entry['n']}, p={entry['p']})", fontsize=9)
+        ax.legend(fontsize=7)
+    bench.save_figure(fig, path, f"privacy-utility, mean of {results['runs']} splits")
+
+
+def main(argv=None):
+    args = bench.parse_benchmark_args(__doc__.splitlines()[0], REPO_ROOT, "utility.json and utility.png",
+                                      "2 runs, epsilon in {0.5, 2}", argv)
+    runs = 2 if args.quick else args.runs
+    epsilons = QUICK_EPSILONS if args.quick else EPSILONS
+    t0 = time.time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # FixedSeedWarning: seeds make the benchmark reproducible
+        results = run(datasets(args.data_dir), epsilons, runs, log=lambda m: print(m, file=sys.stderr, flush=True))
+    print(format_table(results))
+    bench.write_json(results, args.out_dir / "utility.json")
+    plot(results, args.out_dir / "utility.png")
+    print(f"\nwall time {time.time() - t0:.0f} s; wrote utility.json and utility.png in {args.out_dir}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,361 @@
+"""Private hyperparameter selection: ``DPSearchCV``.
+
+The search follows Papernot & Steinke, "Hyperparameter tuning with Renyi differential
+privacy", ICLR 2022 (Theorem 2, truncated negative binomial with shape 1: the geometric
+distribution). One *base run* picks a candidate of the grid uniformly at random, trains it
+privately on a training part of the data and scores it privately on a disjoint validation
+part. The search repeats the base run ``K ~ Geometric(1 / mean_repetitions)`` times (``K``
+drawn independently of the data) and releases the candidate with the best noisy score.
+
+Accounting (docs/privacy.md, "Private hyperparameter search"):
+
+- every candidate's mechanism is calibrated to the same zCDP target ``rho``
+  (``accounting.calibrate(..., rho=)``); a base run picks its candidate independently of the
+  data, so it is ``rho``-zCDP (Renyi divergence is jointly quasi-convex);
+- the score is a Gaussian mechanism of the same ``rho`` on the validation part. The two parts
+  are disjoint and the split is drawn independently of the data, so a replace-one neighbour
+  changes one part only: the base run is ``rho``-zCDP, not ``2 rho`` (parallel composition);
+- the intercept-only model (the constant predictor) is always a candidate: one more
+  ``rho``-zCDP run (a noisy label mean on the training part, a noisy score on the validation
+  part), composed with the search;
+- the whole search is the dp-accounting event
+  ``Composed(RepeatAndSelect(ZCDp(rho), mean, shape=1), ZCDp(rho))``, whose epsilon at
+  delta is given by dp-accounting's RDP accountant; ``rho`` is the largest meeting the target.
+
+Only the selected model and its noisy score are released; the other scores are not.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils.validation import check_is_fitted
+
+from .accounting import PrivacyBudget, PrivacyReport, _bisect, _bracket, check_privacy_params
+from .mechanisms import get, make_plan
+from .noise import make_noise
+
+__all__ = ["DPSearchCV", "default_grid", "search_epsilon", "search_event", "search_zcdp"]
+
+SHAPE = 1.0  # geometric number of repetitions (Papernot & Steinke 2022, Theorem 2 with eta = 1)
+SOURCE = ("Papernot & Steinke, 'Hyperparameter tuning with Renyi differential privacy', ICLR 2022, Theorem 2 "
+          "(random number of repetitions, geometric); zCDP: Bun & Steinke, 'Concentrated differential privacy', "
+          "TCC 2016; accounting: dp-accounting's RDP accountant for RepeatAndSelectDpEvent")
+_SEARCH_KEYS = {"epsilon", "delta", "budget", "random_state", "noise", "calibration", "bounds"}
+
+
+# The default grid (public): the mechanisms that can be searched, in order of preference, the
+# iteration counts (a few steps win at small n and epsilon, more at large n; measured in
+# benchmarks/mechanisms.py) and the penalty strengths in the bounded coordinates.
+DEFAULT_MECHANISMS = ("dp-gcd", "dp-cd", "fw")
+DEFAULT_ITERATIONS = (2, 5, 10, 20, 50)
+DEFAULT_ALPHAS = (1e-3, 1e-2)
+
+
+def default_grid(estimator, n_features):
+    """The grid ``dpsparse fit`` searches when no hyperparameter is given (public quantities only).
+
+    The mechanisms of ``DEFAULT_MECHANISMS`` that accept the estimator's loss and penalty,
+    crossed with ``DEFAULT_ITERATIONS`` and ``DEFAULT_ALPHAS``.
+
+    Returns
+    -------
+    dict or None
+        None when no searchable mechanism accepts the loss and penalty (e.g. the hinge loss).
+    """
+    loss, penalty = estimator._loss(), estimator._penalty(n_features)
+    mechanisms = []
+    for name in DEFAULT_MECHANISMS:
+        try:
+            get(name).check_compatible(loss, penalty)
+        except ValueError:
+            continue
+        mechanisms.append(name)
+    if not mechanisms:
+        return None
+    return {"mechanism": mechanisms, "max_iter": list(DEFAULT_ITERATIONS), "alpha": list(DEFAULT_ALPHAS)}
+
+
+def search_event(rho, mean_repetitions):
+    """The dp-accounting event of a search: ``RepeatAndSelect(ZCDp(rho), mean, 1)`` and the constant model."""
+    from dp_accounting import dp_event
+
+    base = dp_event.ZCDpEvent(float(rho))
+    return dp_event.ComposedDpEvent([dp_event.RepeatAndSelectDpEvent(base, float(mean_repetitions), SHAPE), base])
+
+
+def search_epsilon(rho, mean_repetitions, delta):
+    """Epsilon at ``delta`` of a search whose base runs are ``rho``-zCDP (dp-accounting, RDP)."""
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    acc = rdp_privacy_accountant.RdpAccountant()
+    acc.compose(search_event(rho, mean_repetitions))
+    return float(acc.get_epsilon(delta))
+
+
+def search_zcdp(epsilon, delta, mean_repetitions, rtol=1e-4):
+    """Largest ``rho`` (to ``rtol``) whose search meets (epsilon, delta): public inputs only.
+
+    Bisection on ``1 / rho`` (the search's epsilon increases with ``rho``).
+    """
+    def eps_of_scale(s):
+        return search_epsilon(1.0 / s, mean_repetitions, delta)
+
+    lo, hi = _bisect(eps_of_scale, epsilon, *_bracket(eps_of_scale, epsilon, 1.0 / epsilon**2, 2.0), rtol)
+    return 1.0 / hi
+
+
+def _epsilon_of_zcdp(rho, delta):
+    """``rho + 2 sqrt(rho log(1/delta))`` (Bun & Steinke 2016, Prop. 1.3): what a candidate's plan is told."""
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+class _Candidate:
+    """One point of the grid: an unfitted estimator, its mechanism, loss, penalty and options (public)."""
+
+    def __init__(self, estimator, params, p):
+        self.params = params
+        self.estimator = clone(estimator).set_params(**params)
+        self.mechanism = get(self.estimator.mechanism)
+        self.options = self.estimator._mechanism_options(self.mechanism)
+        self.loss = self.estimator._loss()
+        self.penalty = self.estimator._penalty(p)
+        self.mechanism.check_compatible(self.loss, self.penalty)
+        self.plan = None
+
+    def make_plan(self, design, rho, delta):
+        """The public plan at zCDP ``rho`` (ValueError for a mechanism without zCDP calibration)."""
+        self.plan = make_plan(self.mechanism, design, self.loss, self.penalty, _epsilon_of_zcdp(rho, delta), delta,
+                              "tight", self.options, zcdp=rho)
+
+    def fit(self, design, noise):
+        return np.asarray(self.mechanism.run(design, self.plan, noise, None), dtype=float)
+
+
+class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
+    """Private hyperparameter search over a grid, with the constant predictor as a candidate.
+
+    Parameters
+    ----------
+    estimator : DPLogisticRegression, DPLinearSVC, DPLasso, DPElasticNet or DPLinearRegression
+        Its ``bounds``, ``fit_intercept``, ``classes`` and other parameters are shared by
+        every candidate; its ``epsilon``, ``delta`` and ``budget`` are ignored (the search
+        has its own).
+    param_grid : dict or list of dicts
+        Values of the estimator's parameters (``mechanism``, ``max_iter``, ``alpha``,
+        ``penalty``, ``mechanism_options`` with clipping norms or step sizes, ...), as in
+        ``sklearn.model_selection.GridSearchCV``. Mechanisms: dp-gcd, dp-cd, fw, dual-fw,
+        output (those whose accounting is a zCDP ledger).
+    epsilon : float > 0
+        Privacy budget of the whole search.
+    delta : float in (0, 1) or None
+        None: ``1 / n**2``.
+    mean_repetitions : float >= 1 or None
+        Mean of the geometric number of base runs. None: twice the number of candidates.
+    validation_fraction : float in (0, 1)
+        Share of the records that score the candidates (they are not used for training).
+    random_state : int or None
+        Seeds the split, the candidate draws and the noise (experiments only).
+    noise : {"fast", "secure"}
+    budget : PrivacyBudget or None
+        Charged (epsilon, delta) once every check on the inputs has passed.
+
+    Attributes
+    ----------
+    best_estimator_ : estimator
+        The selected model, fitted on the training part, with ``privacy_report_`` of the
+        whole search.
+    best_params_ : dict or None
+        The selected grid point; None when the constant predictor won.
+    best_score_ : float
+        Its noisy validation score (accuracy, or minus the mean squared error in the
+        bounded label units, each squared residual capped at 1).
+    n_repetitions_ : int
+        Base runs drawn (independently of the data).
+    privacy_report_ : PrivacyReport
+    classes_ : ndarray (classifiers)
+
+    Raises
+    ------
+    ValueError
+        An empty grid, a grid that sets a search parameter (epsilon, delta, budget,
+        random_state, noise, calibration, bounds), a mechanism without zCDP calibration, an
+        invalid epsilon, delta, mean_repetitions or validation_fraction (all before the
+        data is read or the budget charged).
+    """
+
+    def __init__(self, estimator, param_grid, *, epsilon=1.0, delta=None, mean_repetitions=None,
+                 validation_fraction=0.25, random_state=None, noise="fast", budget=None):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.epsilon = epsilon
+        self.delta = delta
+        self.mean_repetitions = mean_repetitions
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.noise = noise
+        self.budget = budget
+
+    def _grid(self):
+        grid = list(ParameterGrid(self.param_grid))
+        if not grid:
+            raise ValueError("param_grid is empty")
+        fixed = sorted(_SEARCH_KEYS & {k for g in grid for k in g})
+        if fixed:
+            raise ValueError(f"param_grid may not set {fixed}: they are parameters of the search")
+        return grid
+
+    def _check_params(self, n_candidates):
+        frac = self.validation_fraction
+        if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac < 1:
+            raise ValueError(f"validation_fraction must be in (0, 1), got {frac!r}")
+        mean = 2.0 * n_candidates if self.mean_repetitions is None else self.mean_repetitions
+        if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not (math.isfinite(mean) and mean >= 1):
+            raise ValueError(f"mean_repetitions must be a finite number >= 1, got {mean!r}")
+        if self.budget is not None and not isinstance(self.budget, PrivacyBudget):
+            raise ValueError(f"budget must be a PrivacyBudget or None, got {type(self.budget).__name__}")
+        return float(mean)
+
+    def fit(self, X, y):
+        """Search privately and keep the best candidate.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        grid = self._grid()
+        mean = self._check_params(len(grid))
+        base = clone(self.estimator)
+        X, y = base._validate_xy(X, y)
+        n, p = X.shape
+        m = int(math.ceil(self.validation_fraction * n))
+        if m < 1 or n - m < 2:
+            raise ValueError(f"n_samples = {n} is too small for validation_fraction = {self.validation_fraction}")
+        delta = 1.0 / n**2 if self.delta is None else self.delta
+        check_privacy_params(self.epsilon, delta)
+        candidates = [_Candidate(base, params, p) for params in grid]
+        rho = search_zcdp(self.epsilon, delta, mean)
+        noise = make_noise(self.random_state, self.noise)
+        design = base._design(X, y)
+        order = noise.rng.permutation(n)  # the split: independent of the data
+        train = dataclasses.replace(design, X=design.X[order[m:]], y=design.y[order[m:]])
+        valid = dataclasses.replace(design, X=design.X[order[:m]], y=design.y[order[:m]])
+        for c in candidates:
+            c.make_plan(train, rho, delta)
+        if self.budget is not None:
+            self.budget.spend(self.epsilon, delta, label=f"DPSearchCV ({len(grid)} candidates)")
+        score = _Score(valid, base._classification, rho, noise)
+        w = _constant_model(train, base._classification, rho, noise)
+        best = (score(w), None, w)
+        self.n_repetitions_ = int(noise.rng.geometric(1.0 / mean))
+        for _ in range(self.n_repetitions_):
+            i = int(noise.rng.integers(len(candidates)))
+            w = candidates[i].fit(train, noise)
+            s = score(w)
+            if s > best[0]:
+                best = (s, i, w)
+        self.best_score_, index, w = best
+        self.best_params_ = None if index is None else grid[index]
+        est = base if index is None else candidates[index].estimator
+        if base._classification:
+            est._fit_classes = self.classes_ = base._fit_classes
+        est._set_fitted(design, w)
+        est.n_features_in_ = base.n_features_in_
+        self.privacy_report_ = est.privacy_report_ = self._report(design, rho, delta, mean, score, candidates, index,
+                                                                  noise)
+        est.n_iter_ = None
+        self.best_estimator_ = est
+        return self
+
+    def _report(self, design, rho, delta, mean, score, candidates, index, noise):
+        chosen = "the constant predictor (intercept only)" if index is None else (
+            f"{candidates[index].mechanism.name} with {candidates[index].params}")
+        details = {
+            "candidates": f"{len(candidates)} grid points and the constant predictor",
+            "zCDP of each candidate fit (rho)": rho,
+            "base runs": f"{self.n_repetitions_} (geometric, mean {mean:g})",
+            "validation score": score.describe(),
+            "validation records": score.m,
+            "selected": chosen,
+        }
+        if index is not None:
+            details.update({f"selected: {k}": v for k, v in candidates[index].plan.details.items()})
+        report = PrivacyReport(
+            mechanism="dp-search", method="private hyperparameter search (Papernot & Steinke 2022)",
+            calibration="tight", epsilon=float(self.epsilon), delta=float(delta),
+            accountant_epsilon=search_epsilon(rho, mean, delta), accountant="rdp", iterations=self.n_repetitions_,
+            noise={**details, "source": SOURCE}, bounds_source=design.bounds_source,
+            bounds_public=design.bounds_public,
+            clipped={"feature values": design.clipped_values, "labels": design.clipped_labels,
+                     "row norms": design.clipped_rows},
+            noise_source=noise.describe(),
+        )
+        if not design.bounds_public:
+            report.warnings.append("bounds were computed from the private data: no privacy guarantee")
+        if self.estimator._classification and getattr(self.estimator, "classes", None) is None:
+            report.warnings.append("the label set (classes_) was read from the private data; pass classes= to "
+                                   "declare it publicly")
+        return report
+
+    def predict(self, X):
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        return self.best_estimator_.decision_function(X)
+
+    def score(self, X, y):
+        check_is_fitted(self)
+        return self.best_estimator_.score(X, y)
+
+
+class _Score:
+    """Noisy validation score plus Gaussian noise of zCDP ``rho`` (``sigma = sensitivity /
+    sqrt(2 rho)``, Bun & Steinke 2016, Prop. 1.6), each term of the mean in [0, 1] (replace-one
+    sensitivity ``1/m``): accuracy, or minus the mean of ``min((y - clip(z))^2, 1)`` on labels
+    in [-1, 1], predictions clipped to the label range as ``predict`` does (a residual beyond
+    half the label range counts as 1)."""
+
+    def __init__(self, valid, classification, rho, noise):
+        self.valid, self.classification, self.noise = valid, classification, noise
+        self.m = valid.n
+        self.sensitivity = 1.0 / self.m
+        self.sigma = self.sensitivity / math.sqrt(2.0 * rho)
+
+    def __call__(self, w):
+        z = np.asarray(self.valid.X @ w).ravel()
+        if self.classification:
+            value = float(np.mean(np.where(z >= 0, 1.0, -1.0) == self.valid.y))
+        else:
+            value = -float(np.mean(np.minimum((np.clip(z, -1.0, 1.0) - self.valid.y) ** 2, 1.0)))
+        return float(self.noise.release(np.array([value]), "gaussian", self.sigma, sensitivity=self.sensitivity,
+                                        name="validation score")[0])
+
+    def describe(self):
+        what = "accuracy" if self.classification else "minus the mean squared error (bounded units, each term <= 1)"
+        return f"{what} + N(0, {self.sigma:.3g}^2), sensitivity {self.sensitivity:.3g}"
+
+
+def _constant_model(train, classification, rho, noise):
+    """Intercept-only model from a noisy label mean (labels in [-1, 1], sensitivity ``2/n``, zCDP ``rho``).
+
+    Classification: the intercept is the log-odds of the noisy share of positive labels.
+    """
+    w = np.zeros(train.p)
+    if not train.fit_intercept:
+        return w
+    sens = 2.0 / train.n
+    mean = float(noise.release(np.array([np.mean(train.y)]), "gaussian", sens / math.sqrt(2.0 * rho),
+                               sensitivity=sens, name="label mean")[0])
+    mean = min(max(mean, -0.999), 0.999)
+    w[-1] = math.log((1.0 + mean) / (1.0 - mean)) if classification else mean
+    return w

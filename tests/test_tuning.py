@@ -1,0 +1,137 @@
+"""Private hyperparameter search (dpsparse.tuning): accounting, calibration, selection."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+from dp_accounting import dp_event
+from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
+from sklearn.base import clone
+from sklearn.model_selection import train_test_split
+
+from dpsparse import DPLasso, DPLogisticRegression, PrivacyBudget, data
+from dpsparse.noise import NoiseSource
+from dpsparse.tuning import DPSearchCV, _Candidate, search_epsilon, search_zcdp
+
+GRID = {"mechanism": ["dp-gcd", "dp-cd"], "max_iter": [2, 10]}
+
+
+class ReleaseLog(NoiseSource):
+    """Records (name, scale, sensitivity) of every release."""
+
+    def __init__(self, seed=0):
+        super().__init__(np.random.default_rng(seed), seeded=True)
+        self.log = []
+
+    def release(self, value, kind, scale, *, sensitivity, name, norm="l2"):
+        self.log.append((name, float(np.max(scale)), float(np.max(sensitivity))))
+        return super().release(value, kind, scale, sensitivity=sensitivity, name=name, norm=norm)
+
+
+def _breast_cancer():
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    return X, y, bounds
+
+
+@pytest.mark.parametrize("rho,mean,delta", [(0.01, 8.0, 1e-5), (0.002, 30.0, 1e-6)])
+def test_search_epsilon_is_dp_accountings_for_the_event(rho, mean, delta):
+    acc = RdpAccountant()
+    acc.compose(dp_event.RepeatAndSelectDpEvent(dp_event.ZCDpEvent(rho), mean, 1.0))
+    acc.compose(dp_event.ZCDpEvent(rho))  # the constant predictor
+    assert search_epsilon(rho, mean, delta) == pytest.approx(acc.get_epsilon(delta), rel=1e-12)
+
+
+def test_search_zcdp_is_the_largest_rho_meeting_the_target():
+    rho = search_zcdp(1.0, 1e-5, 10.0)
+    assert search_epsilon(rho, 10.0, 1e-5) <= 1.0
+    assert search_epsilon(rho * 1.001, 10.0, 1e-5) > 1.0
+    # repeating costs: more than one plain rho-zCDP fit, less than 10 composed ones
+    single, ten = RdpAccountant(), RdpAccountant()
+    single.compose(dp_event.ZCDpEvent(rho))
+    ten.compose(dp_event.ZCDpEvent(rho), 10)
+    assert single.get_epsilon(1e-5) < 1.0 < ten.get_epsilon(1e-5)
+
+
+def test_every_release_of_a_search_is_calibrated_to_the_same_rho():
+    X, y, bounds = _breast_cancer()
+    noise = ReleaseLog(0)
+    search = DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1]), GRID, epsilon=1.0, delta=1e-5,
+                        mean_repetitions=6, random_state=noise).fit(X, y)
+    rho = search_zcdp(1.0, 1e-5, 6)
+    m = math.ceil(0.25 * X.shape[0])
+    names = [name for name, _, _ in noise.log]
+    assert names.count("label mean") == 1 and names.count("validation score") == search.n_repetitions_ + 1
+    for name, scale, sens in noise.log:
+        if name in ("label mean", "validation score"):
+            assert scale == pytest.approx(sens / math.sqrt(2 * rho), rel=1e-12)
+    assert {sens for name, _, sens in noise.log if name == "validation score"} == {1.0 / m}
+    assert {sens for name, _, sens in noise.log if name == "label mean"} == {2.0 / (X.shape[0] - m)}
+    report = search.privacy_report_
+    assert report.guarantee_holds and report.accountant_epsilon == pytest.approx(search_epsilon(rho, 6, 1e-5))
+    assert report.noise["zCDP of each candidate fit (rho)"] == pytest.approx(rho)
+
+
+def test_candidates_are_planned_at_the_search_rho():
+    X, y, bounds = _breast_cancer()
+    rho = search_zcdp(1.0, 1e-5, 20)
+    p = X.shape[1]
+    design = DPLogisticRegression(bounds=bounds)._design(X, y)
+    for params in [dict(mechanism="dp-gcd", max_iter=10), dict(mechanism="dp-cd", max_iter=2),
+                   dict(mechanism="fw", max_iter=5), dict(mechanism="output")]:
+        cand = _Candidate(DPLogisticRegression(bounds=bounds), params, p)
+        cand.make_plan(design, rho, 1e-5)
+        assert cand.plan.ledger.zcdp() == pytest.approx(rho, rel=1e-3) and cand.plan.ledger.zcdp() <= rho
+
+
+def test_a_search_charges_its_budget_once_and_refuses_bad_settings_before_charging():
+    X, y, bounds = _breast_cancer()
+    budget = PrivacyBudget(1.5, 1e-4)
+    est = DPLogisticRegression(bounds=bounds, classes=[0, 1])
+    for grid, match in [({"epsilon": [1.0]}, "may not set"), ({"mechanism": ["dp-sgd"]}, "zCDP"),
+                        ({"max_iter": []}, "empty")]:
+        with pytest.raises(ValueError, match=match):
+            DPSearchCV(est, grid, epsilon=1.0, delta=1e-5, budget=budget).fit(X, y)
+    with pytest.raises(ValueError, match="validation_fraction"):
+        DPSearchCV(est, GRID, validation_fraction=1.0, budget=budget).fit(X, y)
+    with pytest.raises(ValueError, match="mean_repetitions"):
+        DPSearchCV(est, GRID, mean_repetitions=0.5, budget=budget).fit(X, y)
+    assert budget.remaining == (1.5, 1e-4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        DPSearchCV(est, GRID, epsilon=1.0, delta=1e-5, budget=budget, random_state=0).fit(X, y)
+    assert budget.remaining == pytest.approx((0.5, 9e-5))
+
+
+def test_the_constant_predictor_wins_when_the_features_carry_nothing():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (2000, 5))
+    y = (rng.random(2000) < 0.8).astype(int)
+    bounds = data.Bounds(-np.ones(5), np.ones(5))
+    est = DPLogisticRegression(bounds=bounds, classes=[0, 1], alpha=1e-4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = DPSearchCV(est, {"max_iter": [20, 50], "mechanism": ["dp-cd"]}, epsilon=0.5, random_state=3,
+                            mean_repetitions=4).fit(X, y)
+    assert search.best_params_ is None
+    assert np.all(search.best_estimator_.coef_ == 0) and np.all(search.predict(X) == 1)
+
+
+def test_at_a_large_epsilon_the_search_picks_an_accurate_model():
+    X, y, bounds = _breast_cancer()
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search = DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1], alpha=1e-3),
+                            {"max_iter": [1, 40]}, epsilon=50.0, mean_repetitions=20, random_state=0).fit(Xtr, ytr)
+    assert search.best_params_ == {"max_iter": 40}
+    assert search.score(Xte, yte) > 0.9
+
+
+def test_regression_search_and_clone():
+    X, y, bounds, _ = data.load_bundled("diabetes")
+    search = DPSearchCV(DPLasso(bounds=bounds), {"alpha": [1e-3, 1e-2], "max_iter": [5]}, epsilon=1.0,
+                        random_state=ReleaseLog(0))
+    assert clone(search).get_params()["param_grid"] == search.get_params()["param_grid"]
+    search.fit(X, y)
+    assert np.isfinite(search.best_score_) and search.predict(X).shape == y.shape
+    assert search.privacy_report_.guarantee_holds and search.best_estimator_.privacy_report_ is search.privacy_report_
