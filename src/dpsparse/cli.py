@@ -64,7 +64,7 @@ def _parser():
     f.add_argument("--calibration", choices=calibrations, help="default: the mechanism's own (tight where it exists)")
     f.add_argument("--iterations", type=int,
                    help="iterations T of the mechanism (its n_iter; the budget is split over them) "
-                        "(default: 50, or searched)")
+                        "(default: the mechanism's own, or searched)")
     f.add_argument("--tune", action=argparse.BooleanOptionalAction,
                    help="search mechanism, iterations and alpha privately within --epsilon (DPSearchCV, "
                         "docs/privacy.md); default: on unless --mechanism, --iterations, --alpha, --calibration or a "
@@ -162,7 +162,7 @@ def _estimator(args, binary):
     common = dict(epsilon=args.epsilon, delta=args.delta, alpha=1e-3 if args.alpha is None else args.alpha,
                   penalty=args.penalty, l1_ratio=args.l1_ratio, groups=args.groups, mechanism=mechanism,
                   mechanism_options=_mechanism_options(args, mechanism),
-                  max_iter=50 if args.iterations is None else args.iterations,
+                  max_iter=args.iterations,
                   calibration=args.calibration, random_state=args.seed, verbose=1, noise=args.noise)
     if loss in ("logistic", "hinge"):
         if not binary:

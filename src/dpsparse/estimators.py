@@ -122,13 +122,15 @@ class _DPLinearModel(BaseEstimator):
         return self
 
     def _set_fitted(self, design, w):
-        """``coef_``, ``intercept_`` (original units), ``coef_bounded_``, and ``classes_`` or ``label_range_``."""
+        """``coef_``, ``intercept_`` (original units), ``coef_bounded_``, ``support_``, and ``classes_`` or
+        ``label_range_``."""
         if self._classification:
             self.classes_ = self._fit_classes
         else:
             self.label_range_ = design.label_range()
         self.coef_, self.intercept_ = design.to_original(w)
         self.coef_bounded_ = w
+        self.support_ = np.flatnonzero(self.coef_)
 
     def _validate_xy(self, X, y):
         """``X`` (dense or CSR) and ``y`` as float arrays; sets ``n_features_in_``; ValueError below 2 samples."""
@@ -138,9 +140,10 @@ class _DPLinearModel(BaseEstimator):
         return X, y
 
     def _mechanism_options(self, mechanism):
-        """``mechanism_options`` plus ``max_iter`` (as ``n_iter``) and ``rule`` where the mechanism has them."""
+        """``mechanism_options`` plus ``max_iter`` (as ``n_iter``, unless None) and ``rule`` where the mechanism
+        has them."""
         options = dict(self.mechanism_options or {})
-        if "n_iter" in mechanism.option_names:
+        if "n_iter" in mechanism.option_names and self.max_iter is not None:
             options.setdefault("n_iter", self.max_iter)
         if "rule" in mechanism.option_names:
             options.setdefault("rule", self.rule)
@@ -194,9 +197,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         (private Frank-Wolfe on the dual, Kumar & Deisenroth 2019) and "fw" (private
         Frank-Wolfe on the primal, Talwar, Thakurta & Zhang 2015). Every option has a
         public default (``dpsparse fit --help`` lists them, docs/privacy.md derives them).
-    max_iter : int >= 1
+    max_iter : int >= 1 or None
         Iterations T of the mechanism (its option ``n_iter``, where it has one; the
-        budget is split over them).
+        budget is split over them). None: the mechanism's own default (50 for DP-GCD and
+        FW, 20 epochs for DP-CD, 200 steps for DP-SGD, 20 for dual FW, 10 for dp-iht).
     rule : {"gs-r", "gs-s", "gs-q"}
         Greedy selection rule of DP-GCD.
     calibration : {"tight", "paper"} or None
@@ -234,6 +238,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         The larger label is the positive class.
     coef_bounded_ : ndarray of shape (n_features + fit_intercept,)
         Coefficients in the bounded coordinates (intercept last).
+    support_ : ndarray of int
+        Indices of the nonzero coefficients (the intercept excluded).
     privacy_report_ : PrivacyReport
     n_iter_ : int
     """
@@ -241,7 +247,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     _classification = True
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
-                 mechanism="dp-gcd", max_iter=50, rule="gs-r", calibration=None, bounds=None, fit_intercept=True,
+                 mechanism="dp-gcd", max_iter=None, rule="gs-r", calibration=None, bounds=None, fit_intercept=True,
                  random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast", classes=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -315,7 +321,7 @@ class DPLinearSVC(DPLogisticRegression):
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
-                 mechanism="one-pass-sgd", max_iter=50, rule="gs-r", calibration=None, bounds=None,
+                 mechanism="one-pass-sgd", max_iter=None, rule="gs-r", calibration=None, bounds=None,
                  fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast",
                  classes=None):
         super().__init__(epsilon=epsilon, delta=delta, alpha=alpha, penalty=penalty, l1_ratio=l1_ratio, groups=groups,
@@ -358,6 +364,8 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     intercept_ : float
     coef_bounded_ : ndarray of shape (n_features + fit_intercept,)
         Coefficients in the bounded coordinates (intercept last).
+    support_ : ndarray of int
+        Indices of the nonzero coefficients (the intercept excluded).
     label_range_ : tuple of float
         The public label range; ``predict`` clips to it.
     privacy_report_ : PrivacyReport
@@ -365,7 +373,7 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, l1_ratio=0.5, loss="squared", clip=1.0, mechanism="dp-gcd",
-                 max_iter=50, rule="gs-r", calibration=None, bounds=None, fit_intercept=True,
+                 max_iter=None, rule="gs-r", calibration=None, bounds=None, fit_intercept=True,
                  random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
@@ -423,7 +431,7 @@ class DPLasso(DPElasticNet):
         As in ``DPElasticNet``.
     """
 
-    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=50,
+    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=None,
                  rule="gs-r", calibration=None, bounds=None, fit_intercept=True, random_state=None,
                  verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
@@ -455,7 +463,7 @@ class DPLinearRegression(DPElasticNet):
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
-                 loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=50, rule="gs-r", calibration="tight",
+                 loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=None, rule="gs-r", calibration="tight",
                  bounds=None, fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None,
                  noise="fast"):
         self.epsilon = epsilon

@@ -59,11 +59,12 @@ def default_grid(estimator, n_features):
     """The grid ``dpsparse fit`` searches when no hyperparameter is given (public quantities only).
 
     The mechanisms of ``DEFAULT_MECHANISMS`` that accept the estimator's loss and penalty,
-    crossed with ``DEFAULT_ITERATIONS`` and ``DEFAULT_ALPHAS``.
+    crossed with ``DEFAULT_ITERATIONS`` and ``DEFAULT_ALPHAS``; and dp-iht (its default
+    sparsity) with the iteration counts up to 20.
 
     Returns
     -------
-    dict or None
+    list of dict or None
         None when no searchable mechanism accepts the loss and penalty (e.g. the hinge loss).
     """
     loss, penalty = estimator._loss(), estimator._penalty(n_features)
@@ -74,9 +75,15 @@ def default_grid(estimator, n_features):
         except ValueError:
             continue
         mechanisms.append(name)
-    if not mechanisms:
-        return None
-    return {"mechanism": mechanisms, "max_iter": list(DEFAULT_ITERATIONS), "alpha": list(DEFAULT_ALPHAS)}
+    grid = []
+    if mechanisms:
+        grid.append({"mechanism": mechanisms, "max_iter": list(DEFAULT_ITERATIONS), "alpha": list(DEFAULT_ALPHAS)})
+    try:  # hard thresholding: its sparsity replaces the penalty (alpha is not searched)
+        get("dp-iht").check_compatible(loss, penalty)
+        grid.append({"mechanism": ["dp-iht"], "max_iter": list(DEFAULT_ITERATIONS[:-1])})
+    except ValueError:
+        pass
+    return grid or None
 
 
 def search_event(rho, mean_repetitions):

@@ -8,6 +8,7 @@ Adding a mechanism is one module with a ``MECHANISM``, its tests and its docs.
 from . import (
     dp_cd,
     dp_gcd,
+    dp_iht,
     dp_sgd,
     dual_fw,
     fw,
@@ -26,7 +27,7 @@ from .base import (
 )
 
 REGISTRY = {m.MECHANISM.name: m.MECHANISM for m in (dp_gcd, dp_cd, dp_sgd, one_pass_sgd, output_perturbation,
-                                                    objective_perturbation, dual_fw, fw)}
+                                                    objective_perturbation, dual_fw, fw, dp_iht)}
 
 
 def get(name):
@@ -44,6 +45,7 @@ __all__ = [
     "PublicInfo",
     "dp_cd",
     "dp_gcd",
+    "dp_iht",
     "dp_sgd",
     "dual_fw",
     "fit_mechanism",

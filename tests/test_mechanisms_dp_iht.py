@@ -1,0 +1,103 @@
+"""Noisy iterative hard thresholding with peeling (mechanism dp-iht)."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from doubles import RecordingNoise
+from dpsparse import DPLasso, DPLogisticRegression, audit, data, losses, norms
+from dpsparse.accounting import Ledger
+from dpsparse.mechanisms import REGISTRY, fit_mechanism, make_plan
+from dpsparse.mechanisms.dp_iht import _tight_scale
+
+MECH = REGISTRY["dp-iht"]
+
+
+def _planted(n=2000, p=200, s=5, seed=0, classification=False):
+    rng = np.random.default_rng(seed)
+    X = np.clip(rng.normal(0.0, 0.5, (n, p)), -1.0, 1.0)
+    w = np.zeros(p)
+    w[rng.choice(p, s, replace=False)] = rng.choice([-1.0, 1.0], s)
+    z = X @ w
+    if classification:
+        y = np.where(rng.random(n) < 1 / (1 + np.exp(-4 * z)), 1.0, -1.0)
+        return X, y, w, data.Bounds(-np.ones(p), np.ones(p))
+    return X, z + 0.1 * rng.standard_normal(n), w, data.Bounds(-np.ones(p), np.ones(p), -5.0, 5.0)
+
+
+def _design(n=300, p=20, seed=0):
+    X, y, _, bounds = _planted(n, p, 3, seed)
+    return data.prepare(X, y, bounds, classification=False)
+
+
+def test_plan_composes_t_s_peeling_draws_and_t_gaussian_releases():
+    design = _design()
+    loss, pen = losses.Squared(clip=0.5), norms.build_penalty("l1", 0.0, 20, True)
+    plan = make_plan(MECH, design, loss, pen, 1.0, 1e-5, None, {"n_iter": 4, "sparsity": 3})
+    u = _tight_scale(4, 3, 1, 1.0, 1e-5)
+    expected = Ledger().exponential(2.0 / u, 12).gaussian(u * 2.0, 1.0, 4)  # sqrt(s + 1 intercept) = 2
+    assert plan.ledger.events == expected.events
+    assert plan.accountant_epsilon <= 1.0 and _tight_scale(4, 3, 1, 1.0 * 1.01, 1e-5) < u
+    lam = 2.0 * 1.0 * 0.5 * 1.0 / design.n  # 2 eta c b / n, eta = 1 / f'' = 1, c = clip, b = 1
+    assert plan.details["score sensitivity (L_inf)"] == pytest.approx(lam)
+    assert plan.details["noise std"] == pytest.approx(u * lam * 2.0)
+
+
+def test_run_peels_s_coordinates_per_iteration_with_the_declared_noise():
+    design = _design()
+    loss, pen = losses.Squared(clip=0.5), norms.build_penalty("l1", 0.0, 20, True)
+    rec = RecordingNoise(0)
+    w, report = fit_mechanism(MECH, design, loss, pen, epsilon=1.0, delta=1e-5, options={"n_iter": 3, "sparsity": 4},
+                              noise=rec)
+    gumbel, gauss = rec.of("gumbel"), rec.of("gaussian")
+    assert [d.values.size for d in gumbel] == [20, 19, 18, 17] * 3  # the intercept is never a candidate
+    assert len(gauss) == 3 and all(d.values.size == 5 for d in gauss)
+    assert [float(np.max(d.scale)) for d in gumbel] == pytest.approx([report.noise["gumbel scale"]] * 12)
+    assert [float(np.max(d.scale)) for d in gauss] == pytest.approx([report.noise["noise std"]] * 3)
+    assert np.count_nonzero(w[:-1]) == 4 and report.guarantee_holds
+
+
+def test_replay_stays_within_the_declared_sensitivities_on_every_pair():
+    bounds, pairs = audit.neighbouring_pairs(n=21, p=3, classification=False)
+    pen = norms.build_penalty("l1", 0.0, 3, True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for pair in pairs.values():
+            ratios = audit.sensitivity_replay("dp-iht", pair, bounds, losses.Huber(1.0), pen,
+                                              options={"n_iter": 3, "sparsity": 2}, classification=False, repeats=3)
+            assert max(ratios.values()) <= 1.0 + 1e-9
+
+
+def test_sparsity_larger_than_the_features_is_refused_before_the_fit():
+    design = _design(p=20)
+    with pytest.raises(ValueError, match="sparsity must be at most the number of features \\(20\\)"):
+        make_plan(MECH, design, losses.Squared(clip=1.0), norms.build_penalty("l1", 0.0, 20, True), 1.0, 1e-5,
+                  None, {"sparsity": 21})
+
+
+def test_large_epsilon_recovers_the_planted_support_through_the_estimators():
+    X, y, w, bounds = _planted()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DPLasso(bounds=bounds, epsilon=50.0, clip=0.25, mechanism="dp-iht", random_state=0,
+                      mechanism_options={"sparsity": 5}).fit(X, y)
+    assert set(est.support_) == set(np.flatnonzero(w))
+    assert est.score(X, y) > 0.9
+    Xc, yc, wc, bc = _planted(classification=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = DPLogisticRegression(bounds=bc, epsilon=50.0, mechanism="dp-iht", random_state=0, classes=[-1, 1],
+                                   mechanism_options={"sparsity": 5}).fit(Xc, yc)
+    assert set(clf.support_) == set(np.flatnonzero(wc)) and clf.score(Xc, yc) > 0.8
+
+
+def test_sparse_input_is_not_densified():
+    X, y, _, bounds = _planted(n=400, p=50)
+    import scipy.sparse as sp
+
+    Xs = sp.csr_matrix(np.where(np.abs(X) > 0.4, X, 0.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DPLasso(bounds=bounds, epsilon=5.0, mechanism="dp-iht", random_state=0).fit(Xs, y)
+    assert est.support_.size == 10 and math.isfinite(est.intercept_)
