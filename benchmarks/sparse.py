@@ -8,7 +8,8 @@ features of standard deviation 0.5 clipped to the declared bounds [-1, 1]):
 - ``logistic``: ``P(y = 1) = sigmoid(4 <x, w*>)``.
 
 Methods (``mechanism=`` of ``DPLasso`` / ``DPLogisticRegression``, everything else at its
-default): ``dp-iht`` (noisy hard thresholding with peeling, sparsity 10), ``dp-gcd``
+default): ``dp-iht`` (noisy hard thresholding with peeling, sparsity 10), ``two-stage``
+(private selection of 10 features by peeling, then output perturbation on them), ``dp-gcd``
 (proximal greedy coordinate descent, L1), ``fw`` (private Frank-Wolfe on the L1 ball);
 beside them the non-private L1 fit (scikit-learn, ``LassoCV`` / L1 ``LogisticRegression``, C = 0.05)
 and the constant predictor. Reported: support F1 against the planted support, held-out R^2
@@ -40,7 +41,7 @@ QUICK_EPSILONS = (1.0, 5.0)
 SIZES = ((1000, 1000), (5000, 1000))
 LARGE = ((20000, 10000),)
 SPARSITY = 10
-METHODS = ("dp-iht", "dp-gcd", "fw")
+METHODS = ("dp-iht", "two-stage", "dp-gcd", "fw")
 
 
 def planted(task, n, p, seed):
@@ -63,7 +64,7 @@ def f1(support, truth):
 
 
 def _estimator(task, mechanism, bounds, epsilon, seed):
-    options = {"sparsity": SPARSITY} if mechanism == "dp-iht" else None
+    options = {"sparsity": SPARSITY} if mechanism in ("dp-iht", "two-stage") else None
     if task == "logistic":
         return DPLogisticRegression(bounds=bounds, classes=[0, 1], epsilon=epsilon, mechanism=mechanism,
                                     mechanism_options=options, random_state=seed)

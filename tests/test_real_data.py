@@ -52,11 +52,12 @@ def test_cadata_lasso_relative_error(shared_data):
 
 
 _CADATA_PENALTIES = ["l1", "elasticnet", "l2", "linf", "group-l2", "group-linf"]
-# What each mechanism cannot do, by its declared capabilities: coordinate methods need a separable
+# What each mechanism cannot do, by its declared capabilities: coordinate methods (and the two-stage
+# method, which restricts the penalty to the selected features) need a separable
 # penalty; Frank-Wolfe methods need a norm ball with a linear oracle; objective perturbation needs a
 # twice-differentiable loss, and cadata (regression) has neither the logistic loss nor binary labels.
-_REFUSED = {"dp-cd": {"linf"}, "dp-gcd": {"linf"}, "dual-fw": {"elasticnet", "l2"}, "fw": {"elasticnet", "l2"},
-            "objective": {"l1", "elasticnet", "l2", "linf"}}
+_REFUSED = {"dp-cd": {"linf"}, "dp-gcd": {"linf"}, "two-stage": {"linf"}, "dual-fw": {"elasticnet", "l2"},
+            "fw": {"elasticnet", "l2"}, "objective": {"l1", "elasticnet", "l2", "linf"}}
 
 
 @pytest.mark.parametrize("mechanism", sorted(REGISTRY))

@@ -135,3 +135,12 @@ def test_regression_search_and_clone():
     search.fit(X, y)
     assert np.isfinite(search.best_score_) and search.predict(X).shape == y.shape
     assert search.privacy_report_.guarantee_holds and search.best_estimator_.privacy_report_ is search.privacy_report_
+
+
+def test_the_sparsity_of_hard_thresholding_is_searched_like_any_hyperparameter():
+    X, y, bounds = _breast_cancer()
+    grid = {"mechanism": ["dp-iht", "two-stage"], "mechanism_options": [{"sparsity": 2}, {"sparsity": 5}]}
+    search = DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1]), grid, epsilon=5.0, delta=1e-5,
+                        mean_repetitions=8, random_state=ReleaseLog(2)).fit(X, y)
+    assert search.privacy_report_.guarantee_holds and search.best_params_ is not None
+    assert search.best_estimator_.support_.size == search.best_params_["mechanism_options"]["sparsity"]

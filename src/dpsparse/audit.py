@@ -172,7 +172,8 @@ def audit_options(mechanism):
     DP-SGD (no amplification by subsampling: the pair then differs in every batch), and
     a strong ridge ``mu = 20`` for output perturbation and dual Frank-Wolfe (the ridge
     then dominates the curvature of the loss, and the minimizer moves by nearly its full
-    sensitivity ``2 L / (n mu)`` on the isolated label flip of ``n = 10`` records). Other options keep their defaults.
+    sensitivity ``2 L / (n mu)`` on the isolated label flip of ``n = 10`` records), and
+    DP-GCD as the second stage of the two-stage method. Other options keep their defaults.
 
     Parameters
     ----------
@@ -189,6 +190,8 @@ def audit_options(mechanism):
         options["batch_size"] = 10.0
     if "mu" in names:
         options["mu"] = 20.0
+    if "second" in names:  # two-stage: a DP-GCD step moves by its full sensitivity
+        options["second"] = "dp-gcd"
     return options
 
 

@@ -15,6 +15,7 @@ from . import (
     objective_perturbation,
     one_pass_sgd,
     output_perturbation,
+    two_stage,
 )
 from .base import (
     Mechanism,
@@ -27,7 +28,7 @@ from .base import (
 )
 
 REGISTRY = {m.MECHANISM.name: m.MECHANISM for m in (dp_gcd, dp_cd, dp_sgd, one_pass_sgd, output_perturbation,
-                                                    objective_perturbation, dual_fw, fw, dp_iht)}
+                                                    objective_perturbation, dual_fw, fw, dp_iht, two_stage)}
 
 
 def get(name):
@@ -56,4 +57,5 @@ __all__ = [
     "one_pass_sgd",
     "output_perturbation",
     "public_info",
+    "two_stage",
 ]

@@ -1,0 +1,172 @@
+"""Private support selection, then a private fit on the selected features.
+
+Stage 1 selects ``s`` features by peeling (``s`` successive Gumbel report-noisy-max draws,
+as in Cai, Wang & Zhang, "The cost of privacy", Annals of Statistics 2021, Algorithm 1) on
+the scores ``|g_j|`` of the gradient at the zero model, ``g = (1/n) sum_i f'(0, y_i) x_i``
+(for the squared loss, the marginal correlations of the features with the clipped labels:
+sure independence screening, Fan & Lv, JRSS-B 2008, made private). Stage 2 runs a registered
+mechanism (output perturbation by default, or DP-GCD) on the design restricted to the
+selected features and the intercept, with the penalty restricted to them. The model is zero
+outside the selected features.
+
+Privacy (replace-one; docs/privacy.md): the scores move by at most ``lambda_j = 2 c0 b_j / n``
+(``c0 = max |f'(0, y)|`` over labels in [-1, 1], ``|x_ij| <= b_j``), each draw is the ``2 lambda / beta``-DP exponential
+mechanism (``lambda = max_j lambda_j``), and stage 2 is the registered mechanism's own plan,
+computed from public quantities only (the restricted bounds are the largest declared bound
+for every selected column, so the plan does not depend on which columns are chosen). The
+budget is split: stage 1 gets ``selection_share`` of epsilon (default 0.7: on the planted
+problems of benchmarks/sparse.py the selection is what a small budget misses first) (and half of delta), stage 2 the
+rest; both ledgers are composed in one, whose epsilon is reported (at most the sum, by basic
+composition, Dwork & Roth 2014, Theorem 3.16).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from ..accounting import Ledger, calibrate
+from ..norms import ElasticNet
+from . import dp_gcd, output_perturbation
+from .base import Mechanism, Option, Plan, PublicInfo, n_iter_option
+
+SOURCE = ("peeling: Cai, Wang & Zhang, 'The cost of privacy: optimal rates of convergence for parameter estimation "
+          "with differential privacy', Annals of Statistics 2021, Algorithm 1; screening at the zero model: Fan & Lv, "
+          "'Sure independence screening for ultrahigh dimensional feature space', JRSS-B 2008; stage 2: the chosen "
+          "mechanism's own analysis; composition: dp-accounting, and Dwork & Roth 2014, Theorem 3.16")
+SECOND = {"dp-gcd": dp_gcd.MECHANISM, "output": output_perturbation.MECHANISM}
+
+
+def _kept(penalty):
+    return np.asarray(getattr(penalty, "unpenalized", np.array([], dtype=int)), dtype=int)
+
+
+def _sparsity(info):
+    s = info.options["sparsity"]
+    return min(10, info.p - _kept(info.penalty).size) if s is None else s
+
+
+def _derivative_at_zero(loss):
+    """``max |f'(0, y)|`` over labels in [-1, 1]: attained at ``y = +-1`` for the losses here (squared and
+    Huber: ``min(|y|, clip)``; logistic: ``1/2``; hinge: 1), never above ``loss.lipschitz``."""
+    return float(np.max(np.abs(loss.bounded_derivative(np.zeros(2), np.array([-1.0, 1.0])))))
+
+
+def _selection_ledger(u, sparsity):
+    return Ledger().exponential(2.0 / u, sparsity)
+
+
+def _restricted_penalty(penalty, columns):
+    """The separable penalty on ``columns`` (weights kept, intercept unpenalized)."""
+    a, c = penalty.strengths(max(columns) + 1)
+    a, c = a[columns], c[columns]
+    total = a + c
+    l1_ratio = float(penalty.l1_ratio)
+    weights = total / penalty.alpha if penalty.alpha > 0 else np.where(total > 0, 1.0, 0.0)
+    return ElasticNet(penalty.alpha, l1_ratio, weights)
+
+
+def _check(info):
+    if info.options["sparsity"] is not None and info.options["sparsity"] > info.p - _kept(info.penalty).size:
+        raise ValueError(f"mechanism two-stage: option sparsity must be at most the number of features "
+                         f"({info.p - _kept(info.penalty).size}), got {info.options['sparsity']}")
+    if not callable(getattr(info.penalty, "strengths", None)):
+        raise ValueError("mechanism two-stage needs a separable penalty (L1, L2, elastic net) to restrict to the "
+                         f"selected features; {type(info.penalty).__name__} is not")
+
+
+def _second_info(info, s, kept):
+    """Stage 2's public information: s columns at the largest bound, the kept ones, the rest of the budget."""
+    o = info.options
+    b = np.asarray(info.feature_bounds, dtype=float)
+    free = np.setdiff1d(np.arange(info.p), kept)
+    bounds = np.r_[np.full(s, b[free].max()), b[kept]]
+    columns = np.r_[free[:s], kept]  # placeholder columns of the right kinds: the penalty depends on kinds only
+    share = o["selection_share"]
+    second = SECOND[o["second"]]
+    options = {"n_iter": o["n_iter"]} if "n_iter" in second.option_names else {}
+    options = second.resolve_options(options)
+    zcdp = None if info.zcdp is None else info.zcdp * (1.0 - share)
+    return PublicInfo(n=info.n, p=s + kept.size, feature_bounds=bounds,
+                      row_norm=min(info.row_norm, float(np.linalg.norm(bounds))), loss=info.loss,
+                      penalty=_restricted_penalty(info.penalty, columns), epsilon=info.epsilon * (1.0 - share),
+                      delta=info.delta / 2.0, calibration=second.calibrations[0], options=options, zcdp=zcdp)
+
+
+def _plan(info):
+    o, n = info.options, info.n
+    kept = _kept(info.penalty)
+    s, share = _sparsity(info), o["selection_share"]
+    lam = 2.0 * _derivative_at_zero(info.loss) * np.asarray(info.feature_bounds, dtype=float) / n
+    rho1 = None if info.zcdp is None else info.zcdp * share
+    u = calibrate(lambda v: _selection_ledger(v, s), info.epsilon * share, info.delta / 2.0,
+                  2.0 * math.sqrt(s) / (info.epsilon * share), rho=rho1)
+    second = SECOND[o["second"]]
+    info2 = _second_info(info, s, kept)
+    second.check_compatible(info.loss, info2.penalty)
+    if second.check is not None:
+        second.check(info2)
+    plan2 = second.plan(info2)
+    plan2.info = info2
+    ledger = Ledger()
+    ledger.events = _selection_ledger(u, s).events + plan2.ledger.events
+    eps = ledger.epsilon(info.delta)
+    basic = info.epsilon * share + plan2.accountant_epsilon
+    details = {
+        "stage 1": f"peeling: {s} gumbel report-noisy-max draws on |gradient at 0|, epsilon {info.epsilon * share:g}",
+        "stage 1 gumbel scale": float(u * lam.max()),
+        "stage 1 step epsilon": 2.0 / u,
+        "stage 2": f"{second.name} on the {s} selected features and the intercept",
+        **{f"stage 2: {k}": v for k, v in plan2.details.items()},
+    }
+    params = {"lam": lam, "beta": u * lam.max(), "kept": kept, "sparsity": s, "second": second, "plan2": plan2}
+    return Plan(ledger=ledger, accountant_epsilon=min(eps, basic),
+                accountant=ledger.accountant if eps <= basic else "basic composition",
+                iterations=plan2.iterations, details=details, params=params)
+
+
+def _run(design, plan, noise, callback):
+    q, info = plan.params, plan.info
+    X, y, n, kept, lam = design.X, design.y, design.n, q["kept"], q["lam"]
+    grad = np.asarray(X.T @ info.loss.bounded_derivative(np.zeros(n), y)).ravel() / n
+    available = np.ones(design.p, dtype=bool)
+    available[kept] = False
+    chosen = []
+    for _ in range(q["sparsity"]):
+        cand = np.flatnonzero(available)
+        k = noise.select(np.abs(grad[cand]), "gumbel", q["beta"], sensitivity=lam[cand], name="peeling")
+        chosen.append(cand[k])
+        available[cand[k]] = False
+    columns = np.r_[np.sort(np.asarray(chosen, dtype=int)), kept]
+    plan2 = q["plan2"]
+    plan2.info = dataclasses.replace(plan2.info, penalty=_restricted_penalty(info.penalty, columns))
+    sub = dataclasses.replace(design, X=X[:, columns], feature_bounds=plan2.info.feature_bounds,
+                              row_norm=plan2.info.row_norm)
+    w_sub = np.asarray(q["second"].run(sub, plan2, noise, None), dtype=float)
+    w = np.zeros(design.p)
+    w[columns] = w_sub
+    if callback is not None:
+        callback(0, w)
+    return w
+
+
+MECHANISM = Mechanism(
+    name="two-stage",
+    title="private support selection by peeling, then a private fit on the selected features",
+    citation=SOURCE,
+    summary="select s features privately (peeling at the zero model), then dp-gcd or output perturbation on them",
+    options=(
+        n_iter_option(50, "iterations of the stage-2 mechanism (where it has them)"),
+        Option("sparsity", "int", None, "number s of selected features", low=1, high=10**6,
+               default_help="min(10, number of features)"),
+        Option("selection_share", "float", 0.7, "share of epsilon spent on the selection", low=0.0, high=1.0,
+               low_open=True, high_open=True),
+        Option("second", "choice", "output", "mechanism of stage 2", choices=tuple(SECOND)),
+    ),
+    calibrations=("tight",),
+    loss_needs=("smooth", "Lipschitz"),
+    penalty_needs=("separable",),
+    plan=_plan, run=_run, check=_check,
+    zcdp_calibration=True,
+)

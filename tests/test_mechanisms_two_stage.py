@@ -1,0 +1,79 @@
+"""Private support selection, then a private fit (mechanism two-stage)."""
+import warnings
+
+import numpy as np
+import pytest
+
+from doubles import RecordingNoise
+from dpsparse import DPLasso, DPLogisticRegression, audit, data, losses, norms
+from dpsparse.mechanisms import REGISTRY, fit_mechanism, make_plan
+
+MECH = REGISTRY["two-stage"]
+
+
+def _planted(n=2000, p=100, s=5, seed=0, classification=False):
+    rng = np.random.default_rng(seed)
+    X = np.clip(rng.normal(0.0, 0.5, (n, p)), -1.0, 1.0)
+    w = np.zeros(p)
+    w[rng.choice(p, s, replace=False)] = rng.choice([-1.0, 1.0], s)
+    z = X @ w
+    if classification:
+        y = np.where(rng.random(n) < 1 / (1 + np.exp(-4 * z)), 1, 0)
+        return X, y, w, data.Bounds(-np.ones(p), np.ones(p))
+    return X, z + 0.1 * rng.standard_normal(n), w, data.Bounds(-np.ones(p), np.ones(p), -5.0, 5.0)
+
+
+def _design(p=20):
+    X, y, _, bounds = _planted(300, p, 3)
+    return data.prepare(X, y, bounds, classification=False)
+
+
+def test_plan_composes_the_selection_and_the_second_stage_in_one_ledger():
+    design = _design()
+    pen = norms.build_penalty("l1", 1e-3, 20, True)
+    plan = make_plan(MECH, design, losses.Logistic(), pen, 1.0, 1e-5, None, {"sparsity": 4})
+    kinds = [kind for kind, _, _ in plan.ledger.events]
+    assert kinds == ["exponential", "gaussian"] and plan.ledger.events[0][1] == 4
+    assert plan.accountant_epsilon <= 1.0 and plan.params["plan2"].info.p == 5
+    # the logistic derivative at the zero model is 1/2: the scores move by 2 * 0.5 * b / n
+    assert plan.params["lam"] == pytest.approx(np.full(21, 1.0 / design.n))
+
+
+def test_run_selects_s_features_then_releases_a_model_on_them():
+    design = _design()
+    rec = RecordingNoise(0)
+    w, report = fit_mechanism(MECH, design, losses.Squared(clip=0.5), norms.build_penalty("l1", 1e-3, 20, True),
+                              epsilon=1.0, delta=1e-5, options={"sparsity": 4}, noise=rec)
+    assert [d.values.size for d in rec.of("gumbel")] == [20, 19, 18, 17]
+    assert [d.values.size for d in rec.of("gaussian")] == [5]  # output perturbation on 4 features + intercept
+    assert np.count_nonzero(w[:-1]) <= 4 and report.guarantee_holds
+
+
+def test_a_non_separable_penalty_is_refused_before_the_fit():
+    design = _design()
+    with pytest.raises(ValueError, match="separable"):
+        make_plan(MECH, design, losses.Squared(clip=1.0), norms.build_penalty("linf", 1e-3, 20, True), 1.0, 1e-5)
+
+
+def test_replay_stays_within_the_declared_sensitivities():
+    bounds, pairs = audit.neighbouring_pairs(n=21, p=3, classification=True)
+    pen = norms.build_penalty("l1", 1e-3, 3, True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for pair in pairs.values():
+            ratios = audit.sensitivity_replay("two-stage", pair, bounds, losses.Logistic(), pen,
+                                              options={"sparsity": 2}, repeats=3)
+            assert max(ratios.values()) <= 1.0 + 1e-9
+
+
+def test_large_epsilon_recovers_the_planted_support():
+    X, y, w, bounds = _planted()
+    Xc, yc, wc, bc = _planted(classification=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DPLasso(bounds=bounds, clip=0.25, epsilon=50.0, mechanism="two-stage", random_state=0,
+                      mechanism_options={"sparsity": 5}).fit(X, y)
+        clf = DPLogisticRegression(bounds=bc, classes=[0, 1], epsilon=50.0, mechanism="two-stage", random_state=0,
+                                   mechanism_options={"sparsity": 5}).fit(Xc, yc)
+    assert set(est.support_) == set(np.flatnonzero(w)) and est.score(X, y) > 0.9
+    assert set(clf.support_) == set(np.flatnonzero(wc)) and clf.score(Xc, yc) > 0.8
