@@ -15,7 +15,11 @@ beside them the non-private L1 fit (scikit-learn, ``LassoCV`` / L1 ``LogisticReg
 and the constant predictor. Reported: support F1 against the planted support, held-out R^2
 or accuracy, mean over ``--runs`` seeds (a fresh problem and split per seed).
 
-    python benchmarks/sparse.py [--runs 10] [--quick] [--large] [--out-dir DIR]
+    python benchmarks/sparse.py [--runs 10] [--quick] [--large] [--real NAMES] [--data-dir DIR] [--out-dir DIR]
+
+Real sets (``--real``, default all; binary classification with a-priori bounds, see ``REAL``):
+leukemia, colon-cancer, gisette (test split), dorothea, news20 (classes 1-10 against 11-20).
+Riboflavin is not run: its features have no a-priori range to declare.
 
 ``--quick``: 2 runs, n = 5000 only, epsilon in {1, 5}. ``--large`` adds p = 10000 with
 n = 20000. Writes ``sparse.json`` and ``sparse.png`` (F1 against epsilon).
@@ -56,6 +60,64 @@ def planted(task, n, p, seed):
         return X, y, w, data.Bounds(-np.ones(p), np.ones(p), source="declared [-1, 1] (planted)")
     y = z + 0.1 * rng.standard_normal(n)
     return X, y, w, data.Bounds(-np.ones(p), np.ones(p), -5.0, 5.0, source="declared [-1, 1], labels [-5, 5]")
+
+
+# Real high-dimensional sets (binary classification) with a-priori bounds, NOT read from the data:
+# name -> (files, n_features, low, high, where the range comes from, label map).
+REAL = {
+    "leukemia": (("libsvm/leu.svm.gz", "libsvm/leu.t.svm.gz"), 7129, -5.0, 5.0,
+                 "z-scores (LIBSVM preprocessing): a-priori [-5, 5]", None),
+    "colon-cancer": (("libsvm/colon-cancer.svm.gz",), 2000, -5.0, 5.0,
+                     "z-scores (LIBSVM preprocessing): a-priori [-5, 5]", None),
+    "gisette": (("libsvm/gisette_scale.t.svm.gz",), 5000, -1.0, 1.0,
+                "[-1, 1]: the LIBSVM scaling of gisette_scale", None),
+    "dorothea": (("nips2003/dorothea_train.svm.gz",), None, 0.0, 1.0, "binary features (UCI description)", None),
+    "news20": (("libsvm/news20.multiclass.svm.gz",), None, 0.0, 10.0,
+               "word counts: a-priori cap of 10 per document", lambda y: (y > 10).astype(int)),
+}
+
+
+def load_real(data_dir, name):
+    """X (CSR), y (0/1), bounds of a real set."""
+    import scipy.sparse as sp
+
+    files, p, lo, hi, source, relabel = REAL[name]
+    parts = [data.load_svmlight(Path(data_dir) / f, n_features=p) for f in files]
+    p = p or max(X.shape[1] for X, _ in parts)
+    X = sp.vstack([sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], p)) for X, _ in parts]).tocsr()
+    y = np.concatenate([y for _, y in parts])
+    y = relabel(y) if relabel is not None else (y > 0).astype(int)
+    return X, y, data.Bounds(np.full(p, lo), np.full(p, hi), source=source)
+
+
+def real_run(X, y, bounds, epsilons, seed):
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=seed, stratify=y)
+    out = {}
+    for mechanism in METHODS:
+        for eps in epsilons:
+            est = _estimator("logistic", mechanism, bounds, eps, seed).fit(Xtr, ytr)
+            out[(mechanism, eps)] = (float(est.support_.size), float(est.score(Xte, yte)))
+    ref = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=0.05).fit(Xtr, ytr)
+    out["non-private"] = (float(np.count_nonzero(ref.coef_)), float(ref.score(Xte, yte)))
+    out["constant"] = (0.0, float(np.mean(yte == np.round(np.mean(ytr)))))
+    return out
+
+
+def run_real(data_dir, names, epsilons, runs, log=print):
+    results = {}
+    for name in names:
+        t0 = time.perf_counter()
+        X, y, bounds = load_real(data_dir, name)
+        per = [real_run(X, y, bounds, epsilons, seed) for seed in range(runs)]
+        rows = {m: {k: [float(np.mean([r[(m, e)][i] for r in per])) for e in epsilons]
+                    for i, k in enumerate(("support", "utility"))} for m in METHODS}
+        for m in ("non-private", "constant"):
+            rows[m] = {k: [float(np.mean([r[m][i] for r in per]))] * len(epsilons)
+                       for i, k in enumerate(("support", "utility"))}
+        results[f"{name} n={X.shape[0]} p={X.shape[1]}"] = {"metric": "accuracy", "bounds": bounds.source,
+                                                           "rows": rows}
+        log(f"  {name}: {time.perf_counter() - t0:.1f} s")
+    return results
 
 
 def f1(support, truth):
@@ -113,6 +175,23 @@ def run(sizes, epsilons, runs, log=print):
     return results
 
 
+def format_real(results, epsilons, runs):
+    head = "".join(f"{'eps=' + format(e, 'g'):>16}" for e in epsilons)
+    lines = [f"real sets: support size / held-out accuracy, mean of {runs} splits", f"{'data':<30}{'method':<13}{head}"]
+    for key, entry in results.items():
+        for name, row in entry["rows"].items():
+            cells = "".join(f"{f:>7.0f} / {u:>6.3f}" for f, u in zip(row["support"], row["utility"]))
+            lines.append(f"{key:<30}{name:<13}{cells}")
+        const = entry["rows"]["constant"]["utility"][0]
+        above = [f"{m} at eps={e:g}" for m in METHODS for e, u in zip(epsilons, entry["rows"][m]["utility"])
+                 if u > const + 0.01]
+        below = [f"{m} at eps={e:g}" for m in METHODS for e, u in zip(epsilons, entry["rows"][m]["utility"])
+                 if u < const - 0.01]
+        lines.append(f"{'':<30}above the constant: {', '.join(above) or 'none'}")
+        lines.append(f"{'':<30}below the constant: {', '.join(below) or 'none'}  (bounds: {entry['bounds']})")
+    return "\n".join(lines)
+
+
 def format_table(results):
     eps = results["epsilons"]
     head = "".join(f"{'eps=' + format(e, 'g'):>16}" for e in eps)
@@ -154,6 +233,8 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="2 runs, n = 5000 only, epsilon in {1, 5}")
     parser.add_argument("--large", action="store_true", help="add p = 10000, n = 20000")
     parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "benchmarks" / "results")
+    parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data")
+    parser.add_argument("--real", default=",".join(REAL), help="real sets to run (comma-separated; '' for none)")
     args = parser.parse_args(argv)
     sizes = (SIZES[1:] if args.quick else SIZES) + (LARGE if args.large else ())
     t0 = time.time()
@@ -161,7 +242,14 @@ def main(argv=None):
         warnings.simplefilter("ignore")  # FixedSeedWarning: seeds make the benchmark reproducible
         results = run(sizes, QUICK_EPSILONS if args.quick else EPSILONS, 2 if args.quick else args.runs,
                       log=lambda m: print(m, file=sys.stderr, flush=True))
+    names = [n for n in args.real.split(",") if n]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results["real"] = run_real(args.data_dir, names, results["epsilons"], results["runs"],
+                                   log=lambda m: print(m, file=sys.stderr, flush=True))
     print(format_table(results))
+    print()
+    print(format_real(results["real"], results["epsilons"], results["runs"]))
     bench.write_json(results, args.out_dir / "sparse.json")
     plot(results, args.out_dir / "sparse.png")
     print(f"\nwall time {time.time() - t0:.0f} s; wrote sparse.json and sparse.png in {args.out_dir}")
