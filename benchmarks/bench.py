@@ -969,15 +969,16 @@ def save_figure(fig, path, title, dpi=120, **title_kw):
     plt.close(fig)
 
 
-def epsilon_axis(ax, epsilons):
-    """Log-log axes with one tick per epsilon of the grid."""
+def epsilon_axis(ax, epsilons, log_y=True, label="epsilon (delta = 1/n^2)"):
+    """Log x axis (and log y unless ``log_y`` is False) with one tick per epsilon of the grid."""
     from matplotlib.ticker import NullLocator
 
     ax.set_xscale("log")
-    ax.set_yscale("log")
+    if log_y:
+        ax.set_yscale("log")
     ax.set_xticks(epsilons, [f"{e:g}" for e in epsilons])
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel("epsilon (delta = 1/n^2)")
+    ax.set_xlabel(label)
 
 
 def parse_benchmark_args(description, repo_root, outputs, quick_help, argv=None, runs=True):

@@ -206,19 +206,14 @@ def format_table(results):
 
 
 def plot(results, path):
-    from matplotlib.ticker import NullLocator
-
     probs = results["problems"]
     fig, axes = bench.panel_figure(len(probs), 4, 3.8, 3.2)
     for ax, (key, entry) in zip(axes, probs.items()):
         for name in (*METHODS, "non-private"):
             style = "--" if name == "non-private" else "-o"
             ax.plot(results["epsilons"], entry["rows"][name]["f1"], style, label=name)
-        ax.set_xscale("log")
-        ax.set_xticks(results["epsilons"], [f"{e:g}" for e in results["epsilons"]])
-        ax.xaxis.set_minor_locator(NullLocator())
+        bench.epsilon_axis(ax, results["epsilons"], log_y=False)
         ax.set_ylim(-0.02, 1.02)
-        ax.set_xlabel("epsilon (delta = 1/n^2)")
         ax.set_ylabel("support F1")
         ax.set_title(key, fontsize=9)
         ax.legend(fontsize=7)

@@ -135,8 +135,6 @@ def format_table(results):
 
 
 def plot(results, path):
-    from matplotlib.ticker import NullLocator
-
     sets = results["datasets"]
     fig, axes = bench.panel_figure(len(sets), 3, 4.5, 3.6)
     for ax, (name, entry) in zip(axes, sets.items()):
@@ -145,10 +143,7 @@ def plot(results, path):
             if vals[0] is not None:
                 style = "--" if r in ("non-private", "constant") else "-o"
                 ax.plot(results["epsilons"], vals, style, label=r)
-        ax.set_xscale("log")
-        ax.set_xticks(results["epsilons"], [f"{e:g}" for e in results["epsilons"]])
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_xlabel("epsilon (total)")
+        bench.epsilon_axis(ax, results["epsilons"], log_y=False, label="epsilon (total)")
         ax.set_ylabel(f"held-out {entry['metric']}")
         ax.set_title(f"{name} (n={entry['n']}, p={entry['p']})", fontsize=9)
         ax.legend(fontsize=7)

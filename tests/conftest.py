@@ -35,6 +35,23 @@ def bounded_problem(n=200, p=8, seed=0, classification=True):
     return X, y
 
 
+def planted_sparse(n=2000, p=200, s=5, seed=0, classification=False):
+    """Planted s-sparse problem: X (Gaussian, sd 0.5, clipped to [-1, 1]), y, w*, declared bounds.
+
+    Regression: ``y = X w* + 0.1 N(0, 1)``, labels declared in [-5, 5]; classification: 0/1 labels
+    with ``P(y = 1) = sigmoid(4 <x, w*>)``.
+    """
+    rng = np.random.default_rng(seed)
+    X = np.clip(rng.normal(0.0, 0.5, (n, p)), -1.0, 1.0)
+    w = np.zeros(p)
+    w[rng.choice(p, s, replace=False)] = rng.choice([-1.0, 1.0], s)
+    z = X @ w
+    if classification:
+        y = np.where(rng.random(n) < 1 / (1 + np.exp(-4 * z)), 1, 0)
+        return X, y, w, data.Bounds(-np.ones(p), np.ones(p))
+    return X, z + 0.1 * rng.standard_normal(n), w, data.Bounds(-np.ones(p), np.ones(p), -5.0, 5.0)
+
+
 def intercept_weights(p):
     """Penalty weights: ones, with the last (intercept) coordinate unpenalized."""
     w = np.ones(p)

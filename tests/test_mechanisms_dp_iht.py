@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
+from conftest import planted_sparse
 from doubles import RecordingNoise
 from dpsparse import DPLasso, DPLogisticRegression, audit, data, losses, norms
 from dpsparse.accounting import Ledger
@@ -14,20 +15,8 @@ from dpsparse.mechanisms.dp_iht import _tight_scale
 MECH = REGISTRY["dp-iht"]
 
 
-def _planted(n=2000, p=200, s=5, seed=0, classification=False):
-    rng = np.random.default_rng(seed)
-    X = np.clip(rng.normal(0.0, 0.5, (n, p)), -1.0, 1.0)
-    w = np.zeros(p)
-    w[rng.choice(p, s, replace=False)] = rng.choice([-1.0, 1.0], s)
-    z = X @ w
-    if classification:
-        y = np.where(rng.random(n) < 1 / (1 + np.exp(-4 * z)), 1.0, -1.0)
-        return X, y, w, data.Bounds(-np.ones(p), np.ones(p))
-    return X, z + 0.1 * rng.standard_normal(n), w, data.Bounds(-np.ones(p), np.ones(p), -5.0, 5.0)
-
-
 def _design(n=300, p=20, seed=0):
-    X, y, _, bounds = _planted(n, p, 3, seed)
+    X, y, _, bounds = planted_sparse(n, p, 3, seed)
     return data.prepare(X, y, bounds, classification=False)
 
 
@@ -77,23 +66,23 @@ def test_sparsity_larger_than_the_features_is_refused_before_the_fit():
 
 
 def test_large_epsilon_recovers_the_planted_support_through_the_estimators():
-    X, y, w, bounds = _planted()
+    X, y, w, bounds = planted_sparse()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = DPLasso(bounds=bounds, epsilon=50.0, clip=0.25, mechanism="dp-iht", random_state=0,
                       mechanism_options={"sparsity": 5}).fit(X, y)
     assert set(est.support_) == set(np.flatnonzero(w))
     assert est.score(X, y) > 0.9
-    Xc, yc, wc, bc = _planted(classification=True)
+    Xc, yc, wc, bc = planted_sparse(classification=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        clf = DPLogisticRegression(bounds=bc, epsilon=50.0, mechanism="dp-iht", random_state=0, classes=[-1, 1],
+        clf = DPLogisticRegression(bounds=bc, epsilon=50.0, mechanism="dp-iht", random_state=0, classes=[0, 1],
                                    mechanism_options={"sparsity": 5}).fit(Xc, yc)
     assert set(clf.support_) == set(np.flatnonzero(wc)) and clf.score(Xc, yc) > 0.8
 
 
 def test_sparse_input_is_not_densified():
-    X, y, _, bounds = _planted(n=400, p=50)
+    X, y, _, bounds = planted_sparse(n=400, p=50)
     import scipy.sparse as sp
 
     Xs = sp.csr_matrix(np.where(np.abs(X) > 0.4, X, 0.0))

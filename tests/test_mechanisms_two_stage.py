@@ -4,6 +4,7 @@ import warnings
 import numpy as np
 import pytest
 
+from conftest import planted_sparse
 from doubles import RecordingNoise
 from dpsparse import DPLasso, DPLogisticRegression, audit, data, losses, norms
 from dpsparse.mechanisms import REGISTRY, fit_mechanism, make_plan
@@ -11,20 +12,8 @@ from dpsparse.mechanisms import REGISTRY, fit_mechanism, make_plan
 MECH = REGISTRY["two-stage"]
 
 
-def _planted(n=2000, p=100, s=5, seed=0, classification=False):
-    rng = np.random.default_rng(seed)
-    X = np.clip(rng.normal(0.0, 0.5, (n, p)), -1.0, 1.0)
-    w = np.zeros(p)
-    w[rng.choice(p, s, replace=False)] = rng.choice([-1.0, 1.0], s)
-    z = X @ w
-    if classification:
-        y = np.where(rng.random(n) < 1 / (1 + np.exp(-4 * z)), 1, 0)
-        return X, y, w, data.Bounds(-np.ones(p), np.ones(p))
-    return X, z + 0.1 * rng.standard_normal(n), w, data.Bounds(-np.ones(p), np.ones(p), -5.0, 5.0)
-
-
 def _design(p=20):
-    X, y, _, bounds = _planted(300, p, 3)
+    X, y, _, bounds = planted_sparse(300, p, 3)
     return data.prepare(X, y, bounds, classification=False)
 
 
@@ -67,8 +56,8 @@ def test_replay_stays_within_the_declared_sensitivities():
 
 
 def test_large_epsilon_recovers_the_planted_support():
-    X, y, w, bounds = _planted()
-    Xc, yc, wc, bc = _planted(classification=True)
+    X, y, w, bounds = planted_sparse()
+    Xc, yc, wc, bc = planted_sparse(classification=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = DPLasso(bounds=bounds, clip=0.25, epsilon=50.0, mechanism="two-stage", random_state=0,

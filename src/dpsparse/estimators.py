@@ -195,8 +195,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         random); "output" (output perturbation, Chaudhuri et al. 2011) and "objective"
         (objective perturbation over a norm ball, Kifer, Smith & Thakurta 2012); "dual-fw"
         (private Frank-Wolfe on the dual, Kumar & Deisenroth 2019) and "fw" (private
-        Frank-Wolfe on the primal, Talwar, Thakurta & Zhang 2015). Every option has a
-        public default (``dpsparse fit --help`` lists them, docs/privacy.md derives them).
+        Frank-Wolfe on the primal, Talwar, Thakurta & Zhang 2015); "dp-iht" (noisy hard
+        thresholding with peeling, Cai, Wang & Zhang 2021: exactly ``sparsity`` nonzero
+        features) and "two-stage" (private selection of ``sparsity`` features, then a
+        private fit on them). Every option has a public default (``dpsparse fit --help``
+        lists them, docs/privacy.md derives them).
     max_iter : int >= 1 or None
         Iterations T of the mechanism (its option ``n_iter``, where it has one; the
         budget is split over them). None: the mechanism's own default (50 for DP-GCD and

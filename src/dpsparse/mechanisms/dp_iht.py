@@ -95,6 +95,26 @@ def _plan(info):
                 iterations=T, details=details, params=params)
 
 
+def peel(scores, sparsity, kept, beta, sensitivity, noise):
+    """Peeling (Cai, Wang & Zhang 2021, Algorithm 1): ``sparsity`` successive Gumbel report-noisy-max
+    draws of scale ``beta`` among the coordinates not chosen yet and not ``kept``.
+
+    Returns
+    -------
+    ndarray of int
+        The chosen coordinates (sorted), then ``kept``.
+    """
+    available = np.ones(scores.size, dtype=bool)
+    available[kept] = False
+    chosen = []
+    for _ in range(sparsity):
+        cand = np.flatnonzero(available)
+        k = noise.select(scores[cand], "gumbel", beta, sensitivity=sensitivity[cand], name="peeling")
+        chosen.append(cand[k])
+        available[cand[k]] = False
+    return np.concatenate([np.sort(np.asarray(chosen, dtype=int)), kept])
+
+
 def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     X, y, n = design.X, design.y, design.n
@@ -103,15 +123,7 @@ def _run(design, plan, noise, callback):
     for t in range(info.options["n_iter"]):
         grad = np.asarray(X.T @ loss.bounded_derivative(np.asarray(X @ w).ravel(), y)).ravel() / n
         v = w - q["eta"] * grad
-        available = np.ones(design.p, dtype=bool)
-        available[kept] = False
-        chosen = []
-        for _ in range(s):
-            cand = np.flatnonzero(available)
-            k = noise.select(np.abs(v[cand]), "gumbel", q["beta"], sensitivity=lam[cand], name="peeling")
-            chosen.append(cand[k])
-            available[cand[k]] = False
-        support = np.concatenate([np.sort(np.asarray(chosen, dtype=int)), kept])
+        support = peel(np.abs(v), s, kept, q["beta"], lam, noise)
         w = np.zeros(design.p)
         w[support] = noise.release(v[support], "gaussian", q["sigma"], sensitivity=float(np.linalg.norm(lam[support])),
                                    name="peeled values")

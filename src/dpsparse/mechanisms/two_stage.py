@@ -30,6 +30,7 @@ from ..accounting import Ledger, calibrate
 from ..norms import ElasticNet
 from . import dp_gcd, output_perturbation
 from .base import Mechanism, Option, Plan, PublicInfo, n_iter_option
+from .dp_iht import peel
 
 SOURCE = ("peeling: Cai, Wang & Zhang, 'The cost of privacy: optimal rates of convergence for parameter estimation "
           "with differential privacy', Annals of Statistics 2021, Algorithm 1; screening at the zero model: Fan & Lv, "
@@ -130,15 +131,7 @@ def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     X, y, n, kept, lam = design.X, design.y, design.n, q["kept"], q["lam"]
     grad = np.asarray(X.T @ info.loss.bounded_derivative(np.zeros(n), y)).ravel() / n
-    available = np.ones(design.p, dtype=bool)
-    available[kept] = False
-    chosen = []
-    for _ in range(q["sparsity"]):
-        cand = np.flatnonzero(available)
-        k = noise.select(np.abs(grad[cand]), "gumbel", q["beta"], sensitivity=lam[cand], name="peeling")
-        chosen.append(cand[k])
-        available[cand[k]] = False
-    columns = np.r_[np.sort(np.asarray(chosen, dtype=int)), kept]
+    columns = peel(np.abs(grad), q["sparsity"], kept, q["beta"], lam, noise)
     plan2 = q["plan2"]
     plan2.info = dataclasses.replace(plan2.info, penalty=_restricted_penalty(info.penalty, columns))
     sub = dataclasses.replace(design, X=X[:, columns], feature_bounds=plan2.info.feature_bounds,
