@@ -1,7 +1,8 @@
 """Sparse recovery benchmark: support F1 and held-out utility of the private sparse methods.
 
-Planted problems with s = 10 nonzero coefficients of +-1 among p features (Gaussian
-features of standard deviation 0.5 clipped to the declared bounds [-1, 1]):
+Planted problems with s = 10 nonzero coefficients of +-1 among p = 1000 features (n = 1000,
+5000 and 20000; Gaussian features of standard deviation 0.5 clipped to the declared bounds
+[-1, 1]):
 
 - ``lasso``: ``y = X w* + 0.1 N(0, 1)``, declared label range [-5, 5] (a-priori, about 3
   standard deviations), residual clipping 0.25 in the bounded units;
@@ -13,7 +14,8 @@ default): ``dp-iht`` (noisy hard thresholding with peeling, sparsity 10), ``two-
 (proximal greedy coordinate descent, L1), ``fw`` (private Frank-Wolfe on the L1 ball);
 beside them the non-private L1 fit (scikit-learn, ``LassoCV`` / L1 ``LogisticRegression``, C = 0.05)
 and the constant predictor. Reported: support F1 against the planted support, held-out R^2
-or accuracy, mean over ``--runs`` seeds (a fresh problem and split per seed).
+or accuracy, mean over ``--runs`` seeds (a fresh problem and split per seed); the JSON also
+holds the support precision and recall.
 
     python benchmarks/sparse.py [--runs 10] [--quick] [--large] [--real NAMES] [--data-dir DIR] [--out-dir DIR]
 
@@ -42,7 +44,7 @@ from dpsparse import DPLasso, DPLogisticRegression, data
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EPSILONS = (0.5, 1.0, 2.0, 5.0)
 QUICK_EPSILONS = (1.0, 5.0)
-SIZES = ((1000, 1000), (5000, 1000))
+SIZES = ((1000, 1000), (5000, 1000), (20000, 1000))
 LARGE = ((20000, 10000),)
 SPARSITY = 10
 METHODS = ("dp-iht", "two-stage", "dp-gcd", "fw")
@@ -120,9 +122,17 @@ def run_real(data_dir, names, epsilons, runs, log=print):
     return results
 
 
-def f1(support, truth):
+def support_scores(support, truth):
+    """Precision, recall and F1 of an estimated support against the planted one."""
     tp = len(set(support) & set(truth))
-    return 2.0 * tp / (len(support) + len(truth)) if len(support) + len(truth) else 1.0
+    precision = tp / len(support) if len(support) else 1.0
+    recall = tp / len(truth) if len(truth) else 1.0
+    f1 = 2.0 * tp / (len(support) + len(truth)) if len(support) + len(truth) else 1.0
+    return precision, recall, f1
+
+
+def f1(support, truth):
+    return support_scores(support, truth)[2]
 
 
 def _estimator(task, mechanism, bounds, epsilon, seed):
@@ -146,13 +156,15 @@ def one_run(task, n, p, epsilons, seed):
     for mechanism in METHODS:
         for eps in epsilons:
             est = _estimator(task, mechanism, bounds, eps, seed).fit(Xtr, ytr)
-            out[(mechanism, eps)] = (f1(est.support_, truth), _metric(task, est, Xte, yte))
+            p_, r_, f_ = support_scores(est.support_, truth)
+            out[(mechanism, eps)] = (f_, _metric(task, est, Xte, yte), p_, r_)
     ref = (LogisticRegression(l1_ratio=1.0, solver="liblinear", C=0.05) if task == "logistic"
            else LassoCV(cv=3)).fit(Xtr, ytr)
-    out["non-private"] = (f1(np.flatnonzero(np.ravel(ref.coef_)), truth), _metric(task, ref, Xte, yte))
+    p_, r_, f_ = support_scores(np.flatnonzero(np.ravel(ref.coef_)), truth)
+    out["non-private"] = (f_, _metric(task, ref, Xte, yte), p_, r_)
     const = (np.mean(yte == np.round(np.mean(ytr))) if task == "logistic"
              else r2_score(yte, np.full_like(yte, np.mean(ytr))))
-    out["constant"] = (0.0, float(const))
+    out["constant"] = (0.0, float(const), 0.0, 0.0)
     return out
 
 
@@ -163,12 +175,13 @@ def run(sizes, epsilons, runs, log=print):
             t0 = time.perf_counter()
             per = [one_run(task, n, p, epsilons, seed) for seed in range(runs)]
             rows = {}
+            keys = ("f1", "utility", "precision", "recall")
             for mechanism in METHODS:
                 rows[mechanism] = {k: [float(np.mean([r[(mechanism, e)][i] for r in per])) for e in epsilons]
-                                   for i, k in enumerate(("f1", "utility"))}
+                                   for i, k in enumerate(keys)}
             for name in ("non-private", "constant"):
                 rows[name] = {k: [float(np.mean([r[name][i] for r in per]))] * len(epsilons)
-                              for i, k in enumerate(("f1", "utility"))}
+                              for i, k in enumerate(keys)}
             key = f"{task} n={n} p={p}"
             results["problems"][key] = {"metric": "accuracy" if task == "logistic" else "R^2", "rows": rows}
             log(f"  {key}: {time.perf_counter() - t0:.1f} s")
@@ -231,7 +244,7 @@ def main(argv=None):
     parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data")
     parser.add_argument("--real", default=",".join(REAL), help="real sets to run (comma-separated; '' for none)")
     args = parser.parse_args(argv)
-    sizes = (SIZES[1:] if args.quick else SIZES) + (LARGE if args.large else ())
+    sizes = (SIZES[1:2] if args.quick else SIZES) + (LARGE if args.large else ())
     t0 = time.time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # FixedSeedWarning: seeds make the benchmark reproducible

@@ -385,6 +385,9 @@ class PrivacyReport:
         Counts of clipped feature values, labels and rows (never the rows themselves).
     noise_source : str
     warnings : list of str
+    support_size : int or None
+        Nonzero coefficients of the released model (the intercept excluded), set by the
+        estimators.
     """
 
     mechanism: str
@@ -402,6 +405,7 @@ class PrivacyReport:
     clipped: dict = field(default_factory=dict)
     noise_source: str = ""
     warnings: list = field(default_factory=list)
+    support_size: int | None = None
 
     @property
     def guarantee_holds(self):
@@ -433,6 +437,8 @@ class PrivacyReport:
             f"  neighbouring       {self.neighbouring}",
             f"  iterations         {self.iterations}",
         ]
+        if self.support_size is not None:
+            lines.append(f"  support size       {self.support_size} nonzero coefficients (intercept excluded)")
         lines += [f"  {k:<18} {_fmt(v)}" for k, v in self.noise.items()]
         lines += [
             f"  bounds             {self.bounds_source}",

@@ -117,6 +117,7 @@ class _DPLinearModel(BaseEstimator):
             report.warnings.append("the label set (classes_) was read from the private data; pass classes= to "
                                    "declare it publicly")
         self._set_fitted(design, w)
+        report.support_size = int(self.support_.size)
         self.privacy_report_ = report
         self.n_iter_ = report.iterations
         return self

@@ -278,6 +278,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         est.n_features_in_ = base.n_features_in_
         self.privacy_report_ = est.privacy_report_ = self._report(design, rho, delta, mean, score, candidates, index,
                                                                   noise)
+        self.privacy_report_.support_size = int(est.support_.size)
         est.n_iter_ = None
         self.best_estimator_ = est
         return self
