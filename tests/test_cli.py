@@ -156,3 +156,9 @@ def test_the_default_fit_is_a_private_search_within_the_one_epsilon(tmp_path, ca
 def test_tune_with_fixed_hyperparameters_is_refused(tmp_path, capsys, args, match):
     assert main(["fit", "--out", str(tmp_path / "m.json"), *args]) == 2
     assert match in capsys.readouterr().err
+
+
+def test_no_compare_skips_the_non_private_reference(tmp_path, capsys):
+    assert main(["fit", "--no-tune", "--no-compare", "--seed", "0", "--out", str(tmp_path / "m.json")]) == 0
+    out = capsys.readouterr().out
+    assert "non-private comparison skipped" in out and "non-private " not in out.split("data ")[1].split("\n")[1]
