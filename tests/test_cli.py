@@ -59,7 +59,8 @@ def test_json_output_and_csv_training(tmp_path, capsys):
     (["--delta", "2"], "delta must be in the open interval"),
     (["--data", "missing.svm"], "does not exist"),
     (["--test-size", "1.5"], "--test-size"),
-    (["--data", "diabetes", "--loss", "logistic"], "binary labels"),
+    (["--data", "diabetes", "--loss", "logistic"], "classification supports 2 classes"),
+    (["--out", "/nonexistent-folder/m.json"], "does not exist"),
 ])
 def test_errors_exit_2_and_write_nothing(tmp_path, capsys, args, match):
     out = tmp_path / "m.json"
@@ -162,3 +163,14 @@ def test_no_compare_skips_the_non_private_reference(tmp_path, capsys):
     assert main(["fit", "--no-tune", "--no-compare", "--seed", "0", "--out", str(tmp_path / "m.json")]) == 0
     out = capsys.readouterr().out
     assert "non-private comparison skipped" in out and "non-private " not in out.split("data ")[1].split("\n")[1]
+
+
+def test_an_output_folder_and_twenty_classes_are_refused_before_the_fit(tmp_path, capsys):
+    assert main(["fit", "--out", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    csv = tmp_path / "d.csv"
+    rng = np.random.default_rng(0)
+    csv.write_text("a,b,label\n" + "\n".join(f"{u:.3f},{v:.3f},{k}" for u, v, k in
+                                            zip(rng.random(60), rng.random(60), np.arange(60) % 20)) + "\n")
+    assert main(["fit", "--data", str(csv), "--target", "label", "--out", str(tmp_path / "m.json")]) == 2
+    assert "20 distinct values" in capsys.readouterr().err

@@ -113,6 +113,32 @@ def _load(args):
     return X, y, bounds, names
 
 
+def _check_out(path):
+    """The model file's folder exists and is writable (before any data is read)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ValueError(f"--out {path!r} is a directory; give a file name, e.g. {os.path.join(path, 'model.json')}")
+    if not os.path.isdir(folder):
+        raise ValueError(f"--out {path!r}: the folder {folder!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ValueError(f"--out {path!r}: the folder {folder!r} is not writable")
+
+
+def _check_labels(args, y, bounds):
+    """Whether the labels are binary; a clear error for the label sets that have no model here."""
+    k = np.unique(y).size
+    if k == 1:
+        raise ValueError("the labels have a single value: there is nothing to learn")
+    regression_declared = bounds is not None and bounds.label_low is not None
+    categorical = np.issubdtype(np.asarray(y).dtype, np.number) and np.all(np.mod(y, 1) == 0)
+    if k > 2 and (args.loss in ("logistic", "hinge") or (args.loss is None and categorical
+                                                           and not regression_declared)):
+        raise ValueError(f"the labels have {k} distinct values: classification supports 2 classes (map the labels "
+                         "to two, e.g. one class against the rest); for a regression, declare label_low and "
+                         "label_high in the bounds file (docs/bounds.md) and pass --loss squared or huber")
+    return k == 2
+
+
 def _mechanism(args, loss):
     if args.mechanism:
         return args.mechanism
@@ -236,8 +262,9 @@ def fit(args):
     if args.penalty and args.penalty.startswith("group-") and args.groups is None:
         raise ValueError(f"--penalty {args.penalty} needs --groups FILE, a JSON list of column-index lists "
                          "(docs/norms.md)")
+    _check_out(args.out)
     X, y, bounds, names = _load(args)
-    binary = np.unique(y).size == 2
+    binary = _check_labels(args, y, bounds)
     est = _estimator(args, binary)
     est.set_params(bounds=bounds)
     strat = y if binary else None
