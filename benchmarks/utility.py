@@ -4,8 +4,9 @@ For each dataset and each total epsilon (delta = 1/n^2), on ``--runs`` random sp
 (75% train, 25% held out), it measures the held-out accuracy (classification) or R^2
 (regression) of:
 
-- ``search``: ``DPSearchCV`` over mechanism (dp-gcd, dp-cd), iterations and alpha, with the
-  constant predictor as a candidate, all inside the stated epsilon (public bounds);
+- ``search``: ``DPSearchCV`` over ``tuning.default_grid`` (what ``dpsparse fit`` searches:
+  dp-gcd, dp-cd and fw by iterations and alpha, dp-iht by iterations), with the constant
+  predictor as a candidate, all inside the stated epsilon (public bounds);
 - ``default``: the estimator with its default hyperparameters (public bounds);
 - ``non-private``: scikit-learn's ``LogisticRegression`` / ``LassoCV`` on the same data;
 - ``constant``: the majority class, or the training mean;
@@ -35,11 +36,11 @@ from sklearn.model_selection import train_test_split
 
 import bench
 from dpsparse import DPLasso, DPLogisticRegression, DPSearchCV, data
+from dpsparse.tuning import default_grid
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 QUICK_EPSILONS = (0.5, 2.0)
-GRID = {"mechanism": ["dp-gcd", "dp-cd"], "max_iter": [2, 5, 10, 20, 50], "alpha": [1e-3, 1e-2]}
 ROWS = ("search", "default", "diffprivlib", "non-private", "constant")
 
 
@@ -83,7 +84,7 @@ def _fits(X, y, bounds, classification, epsilon, seed, peer):
     est = (DPLogisticRegression(bounds=bounds, classes=np.unique(y)) if classification
            else DPLasso(bounds=bounds))
     out = {}
-    search = DPSearchCV(est, GRID, epsilon=epsilon, random_state=seed).fit(Xtr, ytr)
+    search = DPSearchCV(est, default_grid(est, X.shape[1]), epsilon=epsilon, random_state=seed).fit(Xtr, ytr)
     out["search"] = _metric(classification, search, Xte, yte)
     out["default"] = _metric(classification, est.set_params(epsilon=epsilon, random_state=seed).fit(Xtr, ytr),
                              Xte, yte)
@@ -103,7 +104,7 @@ def _fits(X, y, bounds, classification, epsilon, seed, peer):
 
 def run(sets, epsilons, runs, log=print):
     peer, why = _diffprivlib()
-    results = {"epsilons": list(epsilons), "runs": runs, "grid": GRID, "diffprivlib": why or "available",
+    results = {"epsilons": list(epsilons), "runs": runs, "diffprivlib": why or "available",
                "datasets": {}}
     for name, (X, y, bounds, classification) in sets.items():
         t0 = time.perf_counter()
