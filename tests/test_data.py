@@ -139,3 +139,31 @@ def test_bundled_datasets_lie_within_their_public_bounds(name):
     assert np.all(X >= b.feature_low - 0.01 * width) and np.all(X <= b.feature_high + 0.01 * width)
     if b.label_low is not None:
         assert b.label_low <= y.min() and y.max() <= b.label_high
+
+
+def test_one_range_for_every_feature_with_exceptions_maps_like_the_full_list():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 10, (50, 6))
+    X[:, 2] = rng.uniform(-1, 1, 50)
+    y = np.where(rng.random(50) < 0.5, 1.0, -1.0)
+    wide = data.Bounds.from_dict({"feature_low": 0, "feature_high": 10, "exceptions": {"2": [-1, 1]}})
+    full = data.Bounds([0, 0, -1, 0, 0, 0], [10, 10, 1, 10, 10, 10])
+    a, b = data.prepare(X, y, wide, True), data.prepare(X, y, full, True)
+    np.testing.assert_array_equal(a.X, b.X)
+    assert wide.n_features is None and data.Bounds.from_dict(wide.to_dict()).exceptions == {2: (-1.0, 1.0)}
+
+
+@pytest.mark.parametrize("d,match", [
+    ({"feature_low": [0, 0], "feature_high": [1, 1], "exceptions": {"0": [0, 2]}}, "one range for every feature"),
+    ({"feature_low": 0, "feature_high": 1, "exceptions": {"a": [0, 2]}}, "column index"),
+    ({"feature_low": 0, "feature_high": 1, "exceptions": {"1": [3, 2]}}, "low <= high"),
+])
+def test_bad_exceptions_are_refused(d, match):
+    with pytest.raises(ValueError, match=match):
+        data.Bounds.from_dict(d)
+
+
+def test_an_exception_beyond_the_data_is_refused():
+    wide = data.Bounds.from_dict({"feature_low": 0, "feature_high": 1, "exceptions": {"9": [0, 2]}})
+    with pytest.raises(ValueError, match="column 9, but the data has 3 features"):
+        data.prepare(np.zeros((4, 3)), np.array([1.0, -1, 1, -1]), wide, True)

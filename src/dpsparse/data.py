@@ -13,6 +13,7 @@ Bounds computed from the private data (``bounds_from_data``) raise a
 from __future__ import annotations
 
 import csv
+import dataclasses
 import gzip
 import json
 import warnings
@@ -48,8 +49,9 @@ class Bounds:
 
     Parameters
     ----------
-    feature_low, feature_high : array-like of shape (p,)
-        Public range of each feature, ``feature_low <= feature_high``.
+    feature_low, feature_high : array-like of shape (p,), or numbers
+        Public range of each feature, ``feature_low <= feature_high``; two numbers give one
+        range for every feature (wide data), completed by ``exceptions``.
     label_low, label_high : float or None
         Public range of the label (regression only).
     row_norm : float or None
@@ -59,6 +61,9 @@ class Bounds:
         Where the bounds come from, for the privacy report.
     public : bool
         False when the bounds were computed from the private data.
+    exceptions : dict or None
+        With one range for every feature: ``{column index: (low, high)}`` for the features
+        whose range differs (0-based; JSON keys are strings).
     """
 
     feature_low: np.ndarray
@@ -69,10 +74,14 @@ class Bounds:
     source: str = "declared by the user"
     public: bool = True
     feature_names: list | None = None
+    exceptions: dict | None = None
+    uniform: bool = field(init=False, repr=False, default=False)
 
     def __post_init__(self):
+        self.uniform = np.ndim(self.feature_low) == 0 and np.ndim(self.feature_high) == 0
         self.feature_low = np.asarray(self.feature_low, dtype=float).ravel()
         self.feature_high = np.asarray(self.feature_high, dtype=float).ravel()
+        self._check_exceptions()
         lo, hi = self.feature_low, self.feature_high
         if lo.shape != hi.shape:
             raise ValueError(f"bounds: feature_low has {lo.size} entries, feature_high {hi.size}")
@@ -93,14 +102,55 @@ class Bounds:
         if self.row_norm is not None and not (np.isfinite(self.row_norm) and self.row_norm > 0):
             raise ValueError(f"bounds: row_norm must be a finite number > 0, got {self.row_norm!r}")
 
+    def _check_exceptions(self):
+        if not self.exceptions:
+            self.exceptions = None
+            return
+        if not self.uniform:
+            raise ValueError("bounds: exceptions need one range for every feature (feature_low and feature_high "
+                             "as two numbers)")
+        checked = {}
+        for key, rng in self.exceptions.items():
+            try:
+                j, (lo, hi) = int(key), rng
+                lo, hi = float(lo), float(hi)
+            except (TypeError, ValueError):
+                raise ValueError(f"bounds: exception {key!r}: {rng!r} must map a column index to [low, high]") from None
+            if j < 0 or not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
+                raise ValueError(f"bounds: exception {key!r}: column index >= 0 and finite low <= high, got "
+                                 f"[{lo}, {hi}]")
+            checked[j] = (lo, hi)
+        self.exceptions = checked
+
     @property
     def n_features(self):
-        return self.feature_low.size
+        """Number of feature ranges; None for one range for every feature."""
+        return None if self.uniform else self.feature_low.size
+
+    def for_features(self, p):
+        """The bounds of ``p`` features: one range for every feature expanded (with its exceptions).
+
+        Raises
+        ------
+        ValueError
+            A number of ranges other than ``p``, or an exception beyond the last column.
+        """
+        if self.n_features is not None:
+            if self.n_features != p:
+                raise ValueError(f"bounds: {self.n_features} feature ranges given for {p} features")
+            return self
+        lo, hi = np.full(p, self.feature_low[0]), np.full(p, self.feature_high[0])
+        for j, (a, b) in (self.exceptions or {}).items():
+            if j >= p:
+                raise ValueError(f"bounds: exception for column {j}, but the data has {p} features")
+            lo[j], hi[j] = a, b
+        return dataclasses.replace(self, feature_low=lo, feature_high=hi, exceptions=None)
 
     @classmethod
     def from_dict(cls, d):
         """Bounds from a mapping with the keys of the JSON format (see ``docs/bounds.md``)."""
-        known = {"feature_low", "feature_high", "label_low", "label_high", "row_norm", "source", "feature_names"}
+        known = {"feature_low", "feature_high", "label_low", "label_high", "row_norm", "source", "feature_names",
+                 "exceptions"}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"bounds: unknown keys {sorted(unknown)}; allowed: {sorted(known)}")
@@ -136,6 +186,9 @@ class Bounds:
         }
         if self.feature_names is not None:
             d["feature_names"] = list(self.feature_names)
+        if self.uniform:
+            d["feature_low"], d["feature_high"] = float(self.feature_low[0]), float(self.feature_high[0])
+            d["exceptions"] = {str(j): list(r) for j, r in (self.exceptions or {}).items()}
         return d
 
 
@@ -376,8 +429,7 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
         When the bounds do not match the data or a regression has no label range.
     """
     n, p = X.shape
-    if bounds.n_features != p:
-        raise ValueError(f"bounds: {bounds.n_features} feature ranges given for {p} features")
+    bounds = bounds.for_features(p)
     sparse = sp.issparse(X)
     scale, shift = _feature_map(bounds, sparse)
     if sparse:
