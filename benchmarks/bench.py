@@ -424,7 +424,7 @@ def calibration_runs(problem, ref, runs, calibration):
             calib_s.append(c_s)
         res["errors"].append(errors)
         res["accountant_epsilon"].append(report.accountant_epsilon)
-        res["update_scale"].append(report.noise["update scale"])
+        res["update_scale"].append(report.noise["noise scale of each update"])
         res["calibration_s_per_run"].append(calib_s)
     res["mean"] = [float(np.mean(e)) for e in res["errors"]]
     res["std"] = [float(np.std(e)) for e in res["errors"]]
@@ -669,10 +669,10 @@ MECHANISM_UNITS = {"dp-gcd": "iterations", "dp-cd": "epochs of p updates", "dp-s
 # their sources ("n/a" for paper in the tables).
 MECHANISM_CALIBRATIONS = {"dp-gcd": ("tight", "paper"), "dp-cd": ("tight", "paper"), "dp-sgd": ("tight",),
                           "one-pass-sgd": ("tight",)}
-# The report.noise entry set side by side, per mechanism. DP-GCD's "update scale" is a
+# The report.noise entry set side by side, per mechanism. DP-GCD's "noise scale of each update" is a
 # Gaussian standard deviation under "tight" (default update noise) and a Laplace scale
 # (standard deviation sqrt(2) times larger) under "paper".
-NOISE_KEYS = {"dp-gcd": "update scale", "dp-cd": "noise std", "dp-sgd": "noise multiplier",
+NOISE_KEYS = {"dp-gcd": "noise scale of each update", "dp-cd": "noise std", "dp-sgd": "noise multiplier",
               "one-pass-sgd": "gaussian std"}
 
 

@@ -59,7 +59,8 @@ def test_json_output_and_csv_training(tmp_path, capsys):
     (["--delta", "2"], "delta must be in the open interval"),
     (["--data", "missing.svm"], "does not exist"),
     (["--test-size", "1.5"], "--test-size"),
-    (["--data", "diabetes", "--loss", "logistic"], "classification supports 2 classes"),
+    (["--data", "diabetes", "--loss", "logistic"], "more than the 50 classes"),
+    (["--data", "breast_cancer", "--classes", "a,b"], "--classes a,b: not labels of this data"),
     (["--out", "/nonexistent-folder/m.json"], "does not exist"),
 ])
 def test_errors_exit_2_and_write_nothing(tmp_path, capsys, args, match):
@@ -149,7 +150,7 @@ def test_the_default_fit_is_a_private_search_within_the_one_epsilon(tmp_path, ca
     rep = json.loads(capsys.readouterr().out)["privacy_report"]
     assert rep["mechanism"] == "dp-search" and rep["guarantee_holds"]
     assert rep["epsilon"] == 1.0 and rep["accountant_epsilon"] <= 1.0
-    assert "constant predictor" in rep["noise"]["candidates"]
+    assert "constant predictor" in rep["noise"]["what was searched"]
 
 
 @pytest.mark.parametrize("args,match", [(["--tune", "--iterations", "5"], "drop --iterations"),
@@ -165,12 +166,22 @@ def test_no_compare_skips_the_non_private_reference(tmp_path, capsys):
     assert "non-private comparison skipped" in out and "non-private " not in out.split("data ")[1].split("\n")[1]
 
 
-def test_an_output_folder_and_twenty_classes_are_refused_before_the_fit(tmp_path, capsys):
+def test_an_output_folder_is_refused_and_integer_labels_are_classes_or_a_regression_target(tmp_path, capsys):
     assert main(["fit", "--out", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
-    csv = tmp_path / "d.csv"
     rng = np.random.default_rng(0)
-    csv.write_text("a,b,label\n" + "\n".join(f"{u:.3f},{v:.3f},{k}" for u, v, k in
-                                            zip(rng.random(60), rng.random(60), np.arange(60) % 20)) + "\n")
-    assert main(["fit", "--data", str(csv), "--target", "label", "--out", str(tmp_path / "m.json")]) == 2
-    assert "20 distinct values" in capsys.readouterr().err
+    csv = tmp_path / "d.csv"
+    for n_classes, task in [(5, "classification"), (200, "regression")]:
+        labels = rng.integers(n_classes, size=400)
+        csv.write_text("a,b,label\n" + "\n".join(f"{u:.3f},{v:.3f},{k}" for u, v, k in
+                                                zip(rng.random(400), rng.random(400), labels)) + "\n")
+        out = tmp_path / f"m{n_classes}.json"
+        assert main(["fit", "--data", str(csv), "--target", "label", "--out", str(out), "--no-tune"]) == 0
+        model = json.loads(out.read_text())
+        assert model["task"] == task
+        if task == "classification":  # one-vs-rest, a row per class
+            assert np.shape(model["coef"]) == (5, 2) and len(model["classes"]) == 5
+            pred = tmp_path / "pred.txt"
+            assert main(["predict", "--model", str(out), "--data", str(csv), "--target", "label",
+                         "--out", str(pred)]) == 0
+            assert set(pred.read_text().split()) <= {str(float(k)) for k in range(5)}

@@ -109,11 +109,54 @@ def test_invalid_parameters_raise_before_fitting(params, match):
         assert not hasattr(est, "classes_")  # refused before the data was touched
 
 
-def test_non_binary_labels_are_refused():
+def _three_blobs(n=600, seed=0):
+    """Three well-separated classes in [-1, 1]^4, labels 'a', 'b', 'c'."""
+    rng = np.random.default_rng(seed)
+    centres = np.array([[0.6, 0, 0, 0], [-0.6, 0.6, 0, 0], [-0.6, -0.6, 0, 0]])
+    k = rng.integers(3, size=n)
+    X = np.clip(centres[k] + 0.15 * rng.standard_normal((n, 4)), -1, 1)
+    return X, np.array(["a", "b", "c"])[k], {"feature_low": [-1] * 4, "feature_high": [1] * 4}
+
+
+@pytest.mark.parametrize("mechanism, accountant", [("dp-gcd", "rdp"), ("dp-sgd", "fits added")])
+def test_more_than_two_classes_are_fitted_one_vs_rest_within_the_budget(mechanism, accountant):
+    X, y, bounds = _three_blobs()
+    budget = PrivacyBudget(3.0, 1e-5)
+    est = DPLogisticRegression(epsilon=2.0, delta=1e-6, bounds=bounds, mechanism=mechanism, random_state=0,
+                               classes=["a", "b", "c"], budget=budget).fit(X, y)
+    rep = est.privacy_report_
+    assert est.coef_.shape == (3, 4) and est.intercept_.shape == (3,)
+    np.testing.assert_array_equal(est.classes_, ["a", "b", "c"])
+    assert rep.guarantee_holds and accountant in rep.accountant and "one-vs-rest over 3 classes" in rep.method
+    assert 0.9 * 2.0 <= rep.accountant_epsilon <= 2.0  # the split is tight, not wasteful
+    assert budget.remaining[0] == pytest.approx(1.0)  # charged once, for the whole fit
+    proba = est.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(est.predict(X), est.classes_[np.argmax(est.decision_function(X), axis=1)])
+    assert est.score(X, y) > 0.9  # majority class: about 0.34
+
+
+def test_one_vs_rest_splits_zcdp_evenly_over_the_classes():
+    from dpsparse.accounting import zcdp_budget
+    from dpsparse.mechanisms import fit_one_vs_rest, get
+    from dpsparse.noise import make_noise
+
+    X, y, bounds = _three_blobs(n=200)
+    est = DPLogisticRegression(bounds=bounds)
+    labels = est._encode(y).astype(int)
+    design = est._design(X, y)
+    mech = get("dp-gcd")
+    W, rep = fit_one_vs_rest(mech, design, labels, 3, est._loss(), est._penalty(4), epsilon=1.0, delta=1e-5,
+                             options={"n_iter": 5}, noise=make_noise(0))
+    rho = float(rep.noise["one-vs-rest budget split"].split("rho=")[1].split()[0])
+    assert rho == pytest.approx(zcdp_budget(1.0, 1e-5) / 3, rel=1e-3)
+    assert W.shape == (3, 5) and not np.allclose(W[0], W[1])
+
+
+def test_a_single_class_is_refused():
     X, _, bounds = _breast_cancer()
-    y = np.arange(len(X)) % 3
-    with pytest.raises(ValueError, match="Only binary classification"):
-        DPLogisticRegression(bounds=bounds).fit(X, y)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        DPLogisticRegression(bounds=bounds).fit(X, np.zeros(len(X)))
 
 
 def test_bad_data_is_refused():

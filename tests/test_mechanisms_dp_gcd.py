@@ -31,11 +31,11 @@ def test_paper_calibration_uses_the_seed_formula():
     _, rep = mod.dp_gcd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=eps, delta=delta, n_iter=T,
                         calibration="paper", noise=make_noise(0))
     lam = 8 * 1.0 * math.sqrt(T * math.log(1 / delta)) / (n * eps)  # L_j = 1 for logistic, |x_j| <= 1
-    assert rep.noise["update scale"] == pytest.approx(lam, rel=1e-12)
-    assert rep.noise["select scale"] == pytest.approx(lam / math.sqrt(0.25), rel=1e-12)  # M_j = 1/4
+    assert rep.noise["noise scale of each update"] == pytest.approx(lam, rel=1e-12)
+    assert rep.noise["noise scale of each selection"] == pytest.approx(lam / math.sqrt(0.25), rel=1e-12)  # M_j = 1/4
     # per-step privacy: update Delta/b = (2L/n)/lam; selection (2 Delta_score)/b_score = 2 (2L/n)/lam
-    assert rep.noise["update noise/sensitivity"] == pytest.approx(lam / (2 / n))
-    assert rep.noise["step epsilon (select)"] == pytest.approx(2 * (2 / n) / lam)
+    assert rep.noise["update noise / sensitivity"] == pytest.approx(lam / (2 / n))
+    assert rep.noise["epsilon of one selection"] == pytest.approx(2 * (2 / n) / lam)
     assert rep.accountant_epsilon <= eps  # the paper's constant is conservative at this budget
 
 
@@ -51,7 +51,7 @@ def test_tight_calibration_meets_the_target_with_less_noise():
                 assert eps - 1e-3 <= tight.accountant_epsilon <= eps
                 assert tight.guarantee_holds
                 if update == "laplace":  # same noise family as the paper: strictly less noise
-                    assert tight.noise["update scale"] < paper.noise["update scale"]
+                    assert tight.noise["noise scale of each update"] < paper.noise["noise scale of each update"]
 
 
 class UnevenSmoothness(losses.Logistic):
@@ -103,7 +103,7 @@ def test_noise_drawn_matches_the_declared_scales(calibration, selection, update)
     upd = [d for d in noise.draws if d[1].size == 1]
     assert len(select) == len(upd) == T
     assert rep.noise["selection"].split()[0] == select[0][0] and rep.noise["update"].split()[0] == upd[0][0]
-    for draws, key in [(select, "select scale"), (upd, "update scale")]:
+    for draws, key in [(select, "noise scale of each selection"), (upd, "noise scale of each update")]:
         for _, scales, _ in draws:
             np.testing.assert_allclose(scales, rep.noise[key], rtol=1e-12)
         family = draws[0][0]

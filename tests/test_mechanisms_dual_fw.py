@@ -197,7 +197,7 @@ def test_noise_drawn_is_declared():
     r_K = pens["l1"].alpha * math.sqrt(p - 1)
     assert all(sc == pytest.approx(m * r_K * delta_w) for _, sc, _ in gumbel)
     assert rep.noise["gumbel scale"] == pytest.approx(m * r_K * delta_w)
-    assert rep.noise["step epsilon (select)"] == pytest.approx(2 / m)
+    assert rep.noise["epsilon of one selection"] == pytest.approx(2 / m)
     assert gauss[0][1] == pytest.approx(m * delta_w) and gauss[0][2].size == p
     assert rep.noise["release sigma"] == pytest.approx(m * delta_w)
     # Gaussian selection (group Lasso): T + 1 Gaussian vectors of sd m Delta_w

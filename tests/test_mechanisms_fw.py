@@ -230,9 +230,9 @@ def test_paper_calibration_is_ttz15s_formula_and_warns_when_it_misses_the_target
                       intercept_radius=c0)
     # L_1 = sup|f'| max_j b_j = 1, ||C||_1 = c + c0 (ball vertex plus intercept corner)
     lam = 1.0 * (c + c0) * math.sqrt(8 * T * math.log(1 / delta)) / (n * eps)
-    assert rep.noise["scale"] == pytest.approx(lam, rel=1e-12) == rep.noise["paper scale"]
+    assert rep.noise["scale"] == pytest.approx(lam, rel=1e-12) == rep.noise["scale by the source's formula"]
     # replace-one: the joint score moves by 2 (c + c0) / n; non-monotone report-noisy-min: factor 2
-    assert rep.noise["step epsilon (select)"] == pytest.approx(2 * (2 * (c + c0) / n) / lam)
+    assert rep.noise["epsilon of one selection"] == pytest.approx(2 * (2 * (c + c0) / n) / lam)
     assert rep.accountant_epsilon > eps and not rep.guarantee_holds and rep.warnings
     assert f"{rep.accountant_epsilon:.4f}" in str(rep)
 

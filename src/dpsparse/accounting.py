@@ -249,6 +249,33 @@ class Ledger:
         return eps[self.accountant]
 
 
+def epsilon_of_zcdp(rho, delta):
+    """``rho + 2 sqrt(rho log(1/delta))``: a ``rho``-zCDP mechanism is (this, delta)-DP (Bun &
+    Steinke, "Concentrated differential privacy", TCC 2016, Prop. 1.3)."""
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def zcdp_epsilon(rho, delta):
+    """Epsilon at ``delta`` of a ``rho``-zCDP mechanism by dp-accounting's RDP accountant (tighter than
+    ``epsilon_of_zcdp``)."""
+    from dp_accounting import dp_event
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    acc = rdp_privacy_accountant.RdpAccountant()
+    acc.compose(dp_event.ZCDpEvent(float(rho)))
+    return float(acc.get_epsilon(delta))
+
+
+def zcdp_budget(epsilon, delta, rtol=1e-4):
+    """Largest ``rho`` (to ``rtol``) such that ``rho``-zCDP is (epsilon, delta)-DP by ``zcdp_epsilon``:
+    public inputs only. Bisection on ``1 / rho``."""
+    def eps_of_scale(s):
+        return zcdp_epsilon(1.0 / s, delta)
+
+    lo, hi = _bisect(eps_of_scale, epsilon, *_bracket(eps_of_scale, epsilon, 1.0 / epsilon**2, 2.0), rtol)
+    return 1.0 / hi
+
+
 def _bisect(epsilon_of_scale, target, lo, hi, rtol):
     """Shrink ``[lo, hi]`` (``eps(lo) > target >= eps(hi)``) until ``hi / lo <= 1 + rtol``."""
     while hi / lo > 1.0 + rtol:
@@ -418,7 +445,7 @@ class PrivacyReport:
         return d
 
     def to_json(self, **kw):
-        return json.dumps(self.to_dict(), default=_jsonable, **kw)
+        return json.dumps(self.to_dict(), default=jsonable, **kw)
 
     def __str__(self):
         if self.guarantee_holds:
@@ -435,8 +462,9 @@ class PrivacyReport:
             f"  accountant         epsilon={self.accountant_epsilon:.4f} at delta={self.delta:.3g} "
             f"({self.accountant}, dp-accounting)",
             f"  neighbouring       {self.neighbouring}",
-            f"  iterations         {self.iterations}",
         ]
+        if self.iterations is not None:
+            lines.append(f"  iterations         {self.iterations}")
         if self.support_size is not None:
             lines.append(f"  support size       {self.support_size} nonzero coefficients (intercept excluded)")
         lines += [f"  {k:<18} {_fmt(v)}" for k, v in self.noise.items()]
@@ -453,7 +481,7 @@ def _fmt(v):
     return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
-def _jsonable(o):
+def jsonable(o):
     if isinstance(o, np.ndarray):
         return o.tolist()
     if isinstance(o, np.generic):

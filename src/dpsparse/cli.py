@@ -8,19 +8,24 @@ status 2, and nothing is written.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import os
 import sys
 import tempfile
 import warnings
+from pathlib import Path
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
 from sklearn.model_selection import train_test_split
 
-from . import data, norms, solvers, tuning
+from . import card, data, norms, schema, solvers, tuning
+from .accounting import check_privacy_params, jsonable
 from .estimators import DPLinearRegression, DPLinearSVC, DPLogisticRegression
-from .exceptions import PrivacyLeakWarning
+from .exceptions import FixedSeedWarning, PrivacyLeakWarning
 from .mechanisms import REGISTRY
 
 # Options the CLI sets through its own flags (--iterations is every mechanism's n_iter).
@@ -38,6 +43,9 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+WEAK_EPSILON = 10.0  # above it the CLI warns that the guarantee is weak
+MAX_REPEATS = 100
+MAX_CLASSES = 50  # integer labels with more distinct values than this are a regression target
 COMPARE_LIMIT = 5e6  # stored values of X up to which the non-private comparison runs by default
 
 
@@ -46,17 +54,72 @@ def _parser():
     sub = p.add_subparsers(dest="command", required=True)
     f = sub.add_parser("fit", help="train a private model and report privacy and accuracy",
                        formatter_class=_HelpFormatter)
+    f.add_argument("--epsilon", type=float, default=1.0, help=f"privacy budget epsilon > 0 (above {WEAK_EPSILON:g} "
+                   "the guarantee is weak: a warning)")
+    f.add_argument("--out", default="model.json", help="where to write the model JSON")
+    f.add_argument("--json", action="store_true", help="print the results as JSON")
+    f.add_argument("--report", help="also write a model card: .html (figures inline) or .md (figures as PNG beside)")
+    f.add_argument("--repeats", type=int, default=1, help=f"fit K times (1 to {MAX_REPEATS}) to show the spread of "
+                   "the held-out metric; each fit spends --epsilon, the first is written")
+    _add_fit_arguments(f)
+    w = sub.add_parser("sweep", help="fit at several epsilons and plot the privacy-utility trade-off",
+                       formatter_class=_HelpFormatter,
+                       description="Each fit is charged its epsilon: the sweep spends the sum (basic composition), "
+                                   "printed at the end. Use it on data whose budget may be spent on choosing one.")
+    w.add_argument("--epsilons", type=_floats, default="0.1,0.5,1,2,5", help="comma-separated budgets, each > 0")
+    w.add_argument("--repeats", type=int, default=3, help=f"fits per epsilon (1 to {MAX_REPEATS})")
+    w.add_argument("--out", default="sweep.json", help="where to write the results JSON")
+    w.add_argument("--plot", default="sweep.png", help="where to write the privacy-utility PNG")
+    w.add_argument("--report", help="also write a card: .html or .md")
+    _add_fit_arguments(w)
+    a = sub.add_parser("audit", help="audit a mechanism: sensitivity replay, black-box lower bound, mutation check",
+                       formatter_class=_HelpFormatter, description="docs/audit.md explains each check.")
+    a.add_argument("--mechanism", choices=sorted(REGISTRY), required=True)
+    a.add_argument("--loss", choices=["logistic", "huber"], default="huber",
+                   help="huber: regression with labels in [-1, 1]; logistic: labels +-1")
+    a.add_argument("--epsilon", type=float, default=1.0, help="claimed epsilon")
+    a.add_argument("--delta", type=float, default=1e-3, help="claimed delta")
+    a.add_argument("--runs", type=int, default=20000, help="black-box runs per dataset (0: replay only)")
+    a.add_argument("--mutation", type=float, default=0.25, help="noise factor of the mutant (1: no mutation check)")
+    a.add_argument("--seed", type=int, default=0)
+    q = sub.add_parser("predict", help="apply a model written by 'dpsparse fit'")
+    q.add_argument("--model", required=True)
+    q.add_argument("--data", required=True)
+    q.add_argument("--format", choices=["svmlight", "csv"])
+    q.add_argument("--target", help="label column of a CSV file (dropped before predicting)")
+    q.add_argument("--schema", help="the schema the model was fitted with (a raw CSV file, docs/schema.md)")
+    t = sub.add_parser("schema", help="write a schema template for a CSV file (docs/schema.md)",
+                       formatter_class=_HelpFormatter,
+                       description="Names the columns from the first line; reads no value (ranges and categories "
+                                   "must be public: fill them in).")
+    t.add_argument("--data", required=True, help="CSV file (optionally .gz)")
+    t.add_argument("--header", action=argparse.BooleanOptionalAction, default=True,
+                   help="the first line names the columns")
+    t.add_argument("--delimiter", default=",")
+    t.add_argument("--comment", help="lines starting with this are skipped (e.g. '|' or '#')")
+    t.add_argument("--out", help="where to write the template (default: stdout)")
+    q.add_argument("--out", help="file for the predictions (default: stdout)")
+    return p
+
+
+def _add_fit_arguments(f):
+    """The data, model and mechanism arguments of ``fit`` and ``sweep``."""
     f.add_argument("--data", default="breast_cancer",
                    help="data file (svmlight or CSV), or a bundled dataset: breast_cancer (default), diabetes")
     f.add_argument("--format", choices=["svmlight", "csv"], help="file format (default: from the extension)")
     f.add_argument("--target", help="label column of a CSV file")
+    f.add_argument("--schema", help="schema JSON of a raw CSV file: columns, types, public ranges and categories, "
+                   "target and classes (docs/schema.md; 'dpsparse schema' writes a template); replaces --target, "
+                   "--bounds and --classes")
     f.add_argument("--loss", choices=["logistic", "hinge", "squared", "huber"],
-                   help="default: logistic for binary labels, squared otherwise")
+                   help="default: logistic for classes (two labels, or up to "
+                        f"{MAX_CLASSES} integer labels: one-vs-rest), squared otherwise")
+    f.add_argument("--classes", type=_list, help="the public label set, comma-separated, e.g. 0,1 (default: read "
+                   "from the data, and the report says so)")
     f.add_argument("--penalty", choices=norms.PENALTY_NAMES, default="l1")
     f.add_argument("--groups", help="JSON file of the groups of group-l2 / group-linf (docs/norms.md)")
     f.add_argument("--l1-ratio", type=float, default=0.5, help="elastic-net mixing, in [0, 1]")
     f.add_argument("--alpha", type=float, help="penalty strength (bounded coordinates) (default: 0.001, or searched)")
-    f.add_argument("--epsilon", type=float, default=1.0, help="privacy budget epsilon > 0")
     f.add_argument("--delta", type=float, help="default: 1/n^2")
     f.add_argument("--mechanism", choices=sorted(REGISTRY),
                    help="default: dp-gcd for separable penalties and smooth losses, else dp-sgd "
@@ -75,34 +138,22 @@ def _parser():
     f.add_argument("--clip", type=float, default=1.0, help="residual clipping / Huber threshold (regression)")
     f.add_argument("--bounds", help="public bounds JSON (docs/bounds.md); without it bounds leak from the data")
     f.add_argument("--test-size", type=float, default=0.25, help="held-out fraction, in (0, 1)")
-    f.add_argument("--out", default="model.json", help="where to write the model JSON")
     f.add_argument("--seed", type=int, help="seed of the split and the noise (experiments only)")
     f.add_argument("--noise", choices=["fast", "secure"], default="fast",
                    help="noise backend: numpy, or OpenDP's floating-point-safe samplers (docs/noise.md)")
-    f.add_argument("--json", action="store_true", help="print the results as JSON")
     f.add_argument("--compare", action=argparse.BooleanOptionalAction,
                    help="compute the non-private optimum beside the private model (default: when the training "
                         f"data has at most {COMPARE_LIMIT:.0e} stored values)")
-    a = sub.add_parser("audit", help="audit a mechanism: sensitivity replay, black-box lower bound, mutation check",
-                       formatter_class=_HelpFormatter, description="docs/audit.md explains each check.")
-    a.add_argument("--mechanism", choices=sorted(REGISTRY), required=True)
-    a.add_argument("--loss", choices=["logistic", "huber"], default="huber",
-                   help="huber: regression with labels in [-1, 1]; logistic: labels +-1")
-    a.add_argument("--epsilon", type=float, default=1.0, help="claimed epsilon")
-    a.add_argument("--delta", type=float, default=1e-3, help="claimed delta")
-    a.add_argument("--runs", type=int, default=20000, help="black-box runs per dataset (0: replay only)")
-    a.add_argument("--mutation", type=float, default=0.25, help="noise factor of the mutant (1: no mutation check)")
-    a.add_argument("--seed", type=int, default=0)
-    q = sub.add_parser("predict", help="apply a model written by 'dpsparse fit'")
-    q.add_argument("--model", required=True)
-    q.add_argument("--data", required=True)
-    q.add_argument("--format", choices=["svmlight", "csv"])
-    q.add_argument("--target", help="label column of a CSV file (dropped before predicting)")
-    q.add_argument("--out", help="file for the predictions (default: stdout)")
-    return p
+
+
+def _list(text):
+    return [v.strip() for v in text.split(",") if v.strip()]
 
 
 def _load(args):
+    if args.schema:
+        X, y, names = args.schema.read(args.data)
+        return X, y, args.schema.bounds(), names
     if args.data in data.BUNDLED and not os.path.exists(args.data):
         X, y, bounds, names = data.load_bundled(args.data)
     else:
@@ -111,6 +162,19 @@ def _load(args):
     if args.bounds:
         bounds = data.Bounds.from_json(args.bounds)
     return X, y, bounds, names
+
+
+def _read_schema(args):
+    """``--schema`` parsed and checked (before any data is read); it declares target, bounds and classes."""
+    if args.schema is None:
+        return
+    given = [flag for flag in ("target", "bounds", "classes", "format") if getattr(args, flag, None) is not None]
+    if given:
+        raise ValueError(f"--schema declares the target, the bounds, the classes and the format; drop "
+                         f"{', '.join('--' + g for g in given)}")
+    args.schema = schema.load_schema(args.schema)
+    if getattr(args, "classes", None) is None and args.schema.classes is not None:
+        args.classes = list(args.schema.classes)
 
 
 def _check_out(path):
@@ -124,19 +188,31 @@ def _check_out(path):
         raise ValueError(f"--out {path!r}: the folder {folder!r} is not writable")
 
 
-def _check_labels(args, y, bounds):
-    """Whether the labels are binary; a clear error for the label sets that have no model here."""
-    k = np.unique(y).size
-    if k == 1:
+def _declared_classes(declared, y):
+    """``--classes`` in the type of the labels."""
+    try:
+        return np.asarray(declared).astype(np.asarray(y).dtype)
+    except ValueError:
+        raise ValueError(f"--classes {','.join(declared)}: not labels of this data ({np.asarray(y).dtype})") from None
+
+
+def _classes(args, y, bounds):
+    """The label set when the labels are classes (two, or up to ``MAX_CLASSES`` integers), else None (a
+    regression); a clear error for a single value."""
+    values = np.unique(y)
+    if values.size == 1:
         raise ValueError("the labels have a single value: there is nothing to learn")
+    if args.loss in ("squared", "huber"):
+        return None
+    if args.classes is not None:
+        return np.unique(args.classes)
     regression_declared = bounds is not None and bounds.label_low is not None
-    categorical = np.issubdtype(np.asarray(y).dtype, np.number) and np.all(np.mod(y, 1) == 0)
-    if k > 2 and (args.loss in ("logistic", "hinge") or (args.loss is None and categorical
-                                                           and not regression_declared)):
-        raise ValueError(f"the labels have {k} distinct values: classification supports 2 classes (map the labels "
-                         "to two, e.g. one class against the rest); for a regression, declare label_low and "
-                         "label_high in the bounds file (docs/bounds.md) and pass --loss squared or huber")
-    return k == 2
+    # integer labels with few distinct values read as classes; many (counts, prices) as a regression target
+    categorical = (values.size <= MAX_CLASSES and np.issubdtype(values.dtype, np.number)
+                   and bool(np.all(np.mod(values, 1) == 0)))
+    if args.loss is not None or values.size == 2 or (categorical and not regression_declared):
+        return values
+    return None
 
 
 def _mechanism(args, loss):
@@ -188,28 +264,34 @@ def _mechanism_options(args, mechanism):
     return options
 
 
-def _estimator(args, binary):
-    loss = args.loss or ("logistic" if binary else "squared")
+def _estimator(args, classes):
+    loss = args.loss or ("logistic" if classes is not None else "squared")
     mechanism = _mechanism(args, loss)
-    common = dict(epsilon=args.epsilon, delta=args.delta, alpha=1e-3 if args.alpha is None else args.alpha,
+    alpha = 1e-3 if args.alpha is None else args.alpha
+    common = dict(epsilon=getattr(args, "epsilon", 1.0), delta=args.delta, alpha=alpha,
                   penalty=args.penalty, l1_ratio=args.l1_ratio, groups=args.groups, mechanism=mechanism,
                   mechanism_options=_mechanism_options(args, mechanism),
                   max_iter=args.iterations,
                   calibration=args.calibration, random_state=args.seed, verbose=1, noise=args.noise)
     if loss in ("logistic", "hinge"):
-        if not binary:
-            raise ValueError(f"the {loss} loss needs binary labels (exactly 2 distinct values)")
-        return (DPLogisticRegression if loss == "logistic" else DPLinearSVC)(**common)
+        if classes.size > MAX_CLASSES:
+            raise ValueError(f"--loss {loss}: the labels have {classes.size} distinct values, more than the "
+                             f"{MAX_CLASSES} classes a one-vs-rest fit takes")
+        return (DPLogisticRegression if loss == "logistic" else DPLinearSVC)(classes=args.classes, **common)
     return DPLinearRegression(loss=loss, clip=args.clip, **common)
 
 
-def _search(args, est, n_features):
+def _search(args, est, n_features, classes, epsilon, seed):
     """A ``DPSearchCV`` over ``tuning.default_grid`` when tuning is on, else None."""
     names = ["mechanism", "iterations", "alpha", "calibration"] + sorted(
         {o.name for m in REGISTRY.values() for o in m.options} - _OWN_FLAGS)
     fixed = [_flag(name) for name in names if getattr(args, name, None) is not None]
-    if args.tune is False or (args.tune is None and fixed):
+    multiclass = classes is not None and classes.size > 2
+    if args.tune is False or (args.tune is None and (fixed or multiclass)):
         return None
+    if multiclass:
+        raise ValueError(f"--tune: the search supports two classes, the labels have {classes.size}; drop --tune "
+                         "(a one-vs-rest fit with the default or given hyperparameters)")
     if args.tune and fixed:
         raise ValueError(f"--tune searches mechanism, iterations and alpha with default options; drop "
                          f"{', '.join(fixed)} or --tune")
@@ -219,8 +301,8 @@ def _search(args, est, n_features):
             raise ValueError(f"--tune: no searchable mechanism ({', '.join(tuning.DEFAULT_MECHANISMS)}) accepts "
                              f"this loss and penalty; pass --no-tune")
         return None
-    seed = None if args.noise == "secure" else args.seed  # OpenDP draws from OS entropy
-    return tuning.DPSearchCV(est, grid, epsilon=args.epsilon, delta=args.delta, random_state=seed, noise=args.noise)
+    seed = None if args.noise == "secure" else seed  # OpenDP draws from OS entropy
+    return tuning.DPSearchCV(est, grid, epsilon=epsilon, delta=args.delta, random_state=seed, noise=args.noise)
 
 
 def _metrics(est, X, y):
@@ -228,6 +310,10 @@ def _metrics(est, X, y):
     if isinstance(est, DPLogisticRegression):
         return {"accuracy": float(accuracy_score(y, pred))}
     return {"r2": float(r2_score(y, pred)), "mse": float(mean_squared_error(y, pred))}
+
+
+def _main_metric(metrics):
+    return "accuracy" if "accuracy" in metrics else "r2"
 
 
 def _stored_values(X):
@@ -256,79 +342,285 @@ def _write_atomic(path, text):
     os.replace(tmp, path)
 
 
-def fit(args):
+def _floats(text):
+    try:
+        values = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
+    if not values:
+        raise argparse.ArgumentTypeError("give at least one value")
+    return values
+
+
+@dataclasses.dataclass
+class _Job:
+    """The data of one ``fit`` or ``sweep``, loaded and split once, and the unfitted estimator."""
+
+    args: argparse.Namespace
+    estimator: object
+    classes: object
+    names: object
+    X_train: object
+    X_test: object
+    y_train: object
+    y_test: object
+    warnings: list
+
+    @property
+    def multiclass(self):
+        return self.classes is not None and self.classes.size > 2
+
+
+def _check_run_args(args, epsilons):
+    """Checks on the arguments before any data is read; returns the warnings on a weak guarantee."""
     if not 0 < args.test_size < 1:
         raise ValueError(f"--test-size must be in (0, 1), got {args.test_size}")
     if args.penalty and args.penalty.startswith("group-") and args.groups is None:
         raise ValueError(f"--penalty {args.penalty} needs --groups FILE, a JSON list of column-index lists "
                          "(docs/norms.md)")
-    _check_out(args.out)
+    if not 1 <= args.repeats <= MAX_REPEATS:
+        raise ValueError(f"--repeats must be an integer in [1, {MAX_REPEATS}], got {args.repeats}")
+    for eps in epsilons:
+        check_privacy_params(eps, 0.5 if args.delta is None else args.delta)
+    for path in (args.out, getattr(args, "plot", None), args.report):
+        if path:
+            _check_out(path)
+    if args.report and not args.report.lower().endswith((".html", ".htm", ".md")):
+        raise ValueError(f"--report {args.report!r}: give a .html or .md file name")
+    if args.report or getattr(args, "plot", None):
+        card.check_matplotlib()
+    notes = []
+    if args.seed is not None and args.noise != "secure":
+        notes.append("--seed fixes the privacy noise: for experiments only, never for a model you release")
+    if max(epsilons) > WEAK_EPSILON:
+        notes.append(f"epsilon = {max(epsilons):g} is above {WEAK_EPSILON:g}: the guarantee allows a change of odds by "
+                f"e^{max(epsilons):g} = {math.exp(max(epsilons)):.3g}, which protects little")
+    return notes
+
+
+def _job(args, epsilons):
+    notes = _check_run_args(args, epsilons)
+    _read_schema(args)
     X, y, bounds, names = _load(args)
-    binary = _check_labels(args, y, bounds)
-    est = _estimator(args, binary)
+    if args.classes is not None:
+        args.classes = _declared_classes(args.classes, y)
+    classes = _classes(args, y, bounds)
+    est = _estimator(args, classes)
     est.set_params(bounds=bounds)
-    strat = y if binary else None
+    strat = y if classes is not None else None
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=args.test_size, random_state=args.seed, stratify=strat)
-    if args.noise == "secure":
-        est.set_params(random_state=None)  # the seed still fixes the split; OpenDP draws from OS entropy
-    search = _search(args, est, X.shape[1])
+    if args.delta is not None and args.delta > 1.0 / Xtr.shape[0]:
+        notes.append(f"delta = {args.delta:g} is above 1/n = {1.0 / Xtr.shape[0]:.3g}: a mechanism may then "
+                     "reveal a whole record with probability delta (the default is 1/n^2)")
+    return _Job(args, est, classes, names, Xtr, Xte, ytr, yte, notes)
+
+
+def _fit_private(job, epsilon, seed):
+    """One private fit (a private search when tuning is on) at ``epsilon``; ``seed`` fixes its noise."""
+    args = job.args
+    est = clone(job.estimator).set_params(epsilon=epsilon, random_state=None if args.noise == "secure" else seed)
+    search = _search(args, est, job.X_train.shape[1], job.classes, epsilon, seed)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report below says it
+        warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report says it
+        warnings.simplefilter("ignore", FixedSeedWarning)  # said once, among the job's warnings
         if search is None:
-            est.fit(Xtr, ytr)
-        else:
-            est = search.fit(Xtr, ytr).best_estimator_
-        smooth = np.isfinite(est.reference_loss().smoothness)
-        compare = args.compare if args.compare is not None else _stored_values(Xtr) <= COMPARE_LIMIT
-        reference = _reference(est, Xtr, ytr) if smooth and compare else None
+            return est.fit(job.X_train, job.y_train)
+        return search.fit(job.X_train, job.y_train).best_estimator_
+
+
+def _seeds(args):
+    """The noise seed of each repeat: ``--seed + k``, or None (OS entropy)."""
+    return [None if args.seed is None else args.seed + k for k in range(args.repeats)]
+
+
+def _constant_metrics(job, est):
+    """Held-out metrics of the constant predictor fitted without privacy (majority class, or mean label)."""
+    if isinstance(est, DPLogisticRegression):
+        values, counts = np.unique(job.y_train, return_counts=True)
+        return {"accuracy": float(np.mean(job.y_test == values[np.argmax(counts)]))}
+    pred = np.full(len(job.y_test), float(np.mean(job.y_train)))
+    return {"r2": float(r2_score(job.y_test, pred)), "mse": float(mean_squared_error(job.y_test, pred))}
+
+
+def _non_private(job, est):
+    """The non-private optimum as a fitted estimator, and the reference solve; None when not computed."""
+    smooth = np.isfinite(est.reference_loss().smoothness)
+    compare = job.args.compare if job.args.compare is not None else _stored_values(job.X_train) <= COMPARE_LIMIT
+    if not (smooth and compare and not job.multiclass):
+        why = ("no exact solver for a non-smooth loss" if not smooth else
+               "no non-private comparison for more than two classes" if job.multiclass else
+               "non-private comparison skipped (--compare computes it; by default it runs up to "
+               f"{COMPARE_LIMIT:.0e} stored values)")
+        return None, why
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyLeakWarning)
+        ref, design, rel = _reference(est, job.X_train, job.y_train)
+    nonprivate = est.__class__(**est.get_params())
+    nonprivate._fit_classes = getattr(est, "classes_", None)
+    nonprivate._set_fitted(design, ref.coef)
+    nonprivate.n_features_in_ = est.n_features_in_
+    return (nonprivate, ref, rel), ""
+
+
+def _spread(values):
+    v = np.asarray(values, dtype=float)
+    return {"values": v.tolist(), "mean": float(v.mean()), "std": float(v.std()), "min": float(v.min()),
+            "max": float(v.max())}
+
+
+def _fit_warnings(job, result, report):
+    """What the user must hear: a model no better than the constant, many clipped values, a weak guarantee."""
+    notes = list(job.warnings)
+    key = _main_metric(result["private"])
+    private = result["repeats"][key]["mean"] if "repeats" in result else result["private"][key]
+    constant = result["constant"][key]
+    if private <= constant:
+        notes.append(f"the private model does not beat the constant predictor (held-out {key} {private:.4f} "
+                     f"against {constant:.4f}): at this epsilon and number of records, predicting "
+                     f"{'the majority class' if key == 'accuracy' else 'the mean'} is as good; a larger epsilon, "
+                     "more records or fewer features would help")
+    count, share = card.clipped_share(report, _stored_values(job.X_train))
+    if share > card.CLIPPED_WARNING_SHARE:
+        notes.append(f"{count} feature values ({share:.0%}) lie outside the declared bounds and were clipped: "
+                     "check that the bounds match the data's units")
+    return notes
+
+
+def fit(args):
+    job = _job(args, [args.epsilon])
+    fits = [_fit_private(job, args.epsilon, seed) for seed in _seeds(args)]
+    est = fits[0]
+    report = est.privacy_report_
     result = {
-        "data": args.data, "n_train": int(Xtr.shape[0]), "n_test": int(Xte.shape[0]),
-        "n_features": int(X.shape[1]), "private": _metrics(est, Xte, yte),
-        "support_size": int(np.count_nonzero(est.coef_)),
+        "data": args.data, "n_train": int(job.X_train.shape[0]), "n_test": int(job.X_test.shape[0]),
+        "n_features": int(job.X_train.shape[1]), "private": _metrics(est, job.X_test, job.y_test),
+        "constant": _constant_metrics(job, est), "support_size": int(est.support_.size),
     }
-    if reference is not None:
-        ref, design, rel = reference
-        nonprivate = est.__class__(**est.get_params())
-        nonprivate._fit_classes = getattr(est, "classes_", None)
-        nonprivate._set_fitted(design, ref.coef)
-        nonprivate.n_features_in_ = est.n_features_in_
-        result.update(non_private=_metrics(nonprivate, Xte, yte), relative_error=rel, reference_gap=ref.gap,
-                      non_private_support_size=int(np.count_nonzero(nonprivate.coef_)))
+    if args.repeats > 1:
+        per_fit = [_metrics(e, job.X_test, job.y_test) for e in fits]
+        result["repeats"] = {k: _spread([m[k] for m in per_fit]) for k in per_fit[0]}
+        result["epsilon_spent"] = args.repeats * args.epsilon
+    nonprivate, why = _non_private(job, est)
+    if nonprivate is not None:
+        model_np, ref, rel = nonprivate
+        result.update(non_private=_metrics(model_np, job.X_test, job.y_test), relative_error=rel,
+                      reference_gap=ref.gap, non_private_support_size=int(model_np.support_.size))
+    result["warnings"] = _fit_warnings(job, result, report) + list(report.warnings)
     model = {
         "format": MODEL_FORMAT,
         "task": "classification" if isinstance(est, DPLogisticRegression) else "regression",
-        "coef": est.coef_.tolist(), "intercept": est.intercept_,
+        "coef": est.coef_.tolist(), "intercept": np.asarray(est.intercept_).tolist(),
         "classes": est.classes_.tolist() if hasattr(est, "classes_") else None,
         "label_range": list(est.label_range_) if hasattr(est, "label_range_") else None,
-        "feature_names": list(names) if names is not None else None,
+        "feature_names": list(job.names) if job.names is not None else None,
         "params": {k: v for k, v in est.get_params().items() if k != "bounds"},
-        "privacy_report": est.privacy_report_.to_dict(),
+        "privacy_report": report.to_dict(),
         "metrics": result,
     }
-    _write_atomic(args.out, json.dumps(model, indent=1, default=float))
+    summary = _summary(job, est, result, why)
+    if args.report:
+        _write_fit_card(args.report, summary, report, job, est, None if nonprivate is None else nonprivate[0])
+    _write_atomic(args.out, json.dumps(model, indent=1, default=jsonable))
+    for note in result["warnings"]:
+        print(f"dpsparse: warning: {note}", file=sys.stderr)
     if args.json:
-        print(json.dumps({"privacy_report": est.privacy_report_.to_dict(), **result}, indent=1, default=float))
+        print(json.dumps({"privacy_report": report.to_dict(), **result}, indent=1, default=jsonable))
         return
-    print(est.privacy_report_)
+    print("\n".join(summary))
+    print(f"model written to    {args.out}" + (f"; model card: {args.report}" if args.report else ""))
     print()
-    print(f"data                {args.data}: {result['n_train']} train / {result['n_test']} test rows, "
-          f"{result['n_features']} features")
-    if reference is None:
-        for k, v in result["private"].items():
-            print(f"held-out {k:<10} private {v:.4f}")
-        why = ("no exact solver for a non-smooth loss" if not smooth else
-               "non-private comparison skipped (--compare computes it; by default it runs up to "
-               f"{COMPARE_LIMIT:.0e} stored values)")
-        print(f"relative error      n/a: {why}")
-        print(f"support size        private {result['support_size']} of {result['n_features']}")
+    print("How the model was trained")
+    print(report)
+
+
+def _summary(job, est, result, why):
+    """The lines a user reads first: the guarantee, the held-out metrics beside the baselines, the warnings."""
+    lines = [card.guarantee_sentence(est.privacy_report_), "",
+             f"data                {job.args.data}: {result['n_train']} train / {result['n_test']} test rows, "
+             f"{result['n_features']} features"]
+    for k, v in result["private"].items():
+        np_part = f"   non-private {result['non_private'][k]:.4f}" if "non_private" in result else ""
+        lines.append(f"held-out {k:<10} private {v:.4f}   constant {result['constant'][k]:.4f}{np_part}")
+    if "repeats" in result:
+        k = _main_metric(result["private"])
+        r = result["repeats"][k]
+        lines.append(f"spread              {len(r['values'])} fits: {k} {r['mean']:.4f} +- {r['std']:.4f} "
+                     f"(from {r['min']:.4f} to {r['max']:.4f}); together they spend epsilon = "
+                     f"{result['epsilon_spent']:g} (each fit charged); the first is written")
     else:
-        for k, v in result["private"].items():
-            print(f"held-out {k:<10} private {v:.4f}   non-private {result['non_private'][k]:.4f}")
-        print(f"relative error      (F(w) - F*) / (F(0) - F*) = {result['relative_error']:.4f}  "
-              f"(F* certified to gap {result['reference_gap']:.1e})")
-        print(f"support size        private {result['support_size']}   non-private "
-              f"{result['non_private_support_size']}   of {result['n_features']}")
-    print(f"model written to    {args.out}")
+        lines.append("spread              one fit (--repeats K shows the spread over K fits, each charged)")
+    np_support = f", non-private {result['non_private_support_size']}" if "non_private" in result else ""
+    lines.append(f"support             {result['support_size']} of {result['n_features']} features{np_support}")
+    count, share = card.clipped_share(est.privacy_report_, _stored_values(job.X_train))
+    lines.append(f"clipped             {count} feature values outside the bounds ({share:.1%})")
+    if "relative_error" in result:
+        lines.append(f"relative error      (F(w) - F*) / (F(0) - F*) = {result['relative_error']:.4f} on the "
+                     f"training objective (0: the non-private optimum, 1: no better than the zero model)")
+    else:
+        lines.append(f"relative error      n/a: {why}")
+    lines += [f"WARNING             {w}" for w in result["warnings"]]
+    return lines
+
+
+def _write_fit_card(path, summary, report, job, est, nonprivate):
+    """The model card: the summary, the report and the coefficients figure; written atomically."""
+    png = Path(path).with_suffix(".coefficients.png")
+    p = job.X_train.shape[1]  # in the bounded coordinates (each feature on [-1, 1]): comparable across features
+    card.plot_coefficients(png, job.names, est.coef_bounded_[..., :p],
+                           None if nonprivate is None else nonprivate.coef_bounded_[..., :p])
+    sections = [("Guarantee", summary[:1], False), ("Held-out performance", summary[2:], True),
+                ("How the model was trained", str(report).splitlines(), True)]
+    _write_card(path, "dpsparse model card", sections, [("Coefficients of the released model (support in red) "
+                                                         "beside the non-private ones", png)])
+
+
+def _write_card(path, title, sections, figures, keep_figures=False):
+    """Write a card atomically; an HTML card embeds its figures, whose files go unless ``keep_figures``."""
+    tmp = Path(path).with_name(f".dpsparse-{Path(path).name}")
+    kept = card.write_card(tmp, title, sections, figures)
+    os.replace(tmp, path)
+    if not keep_figures:
+        for png in {p for _, p in figures} - set(kept):
+            png.unlink()
+
+
+def sweep(args):
+    """``dpsparse sweep``: fits at each epsilon, a table, JSON and a privacy-utility PNG."""
+    job = _job(args, args.epsilons)
+    rows, est = [], None
+    for eps in sorted(args.epsilons):
+        fits = [_fit_private(job, eps, seed) for seed in _seeds(args)]
+        est = fits[0]
+        key = _main_metric(_metrics(est, job.X_test, job.y_test))
+        rows.append({"epsilon": eps, "values": [_metrics(e, job.X_test, job.y_test)[key] for e in fits],
+                     "guarantee_holds": all(e.privacy_report_.guarantee_holds for e in fits)})
+    constant = _constant_metrics(job, est)[key]
+    nonprivate, why = _non_private(job, est)
+    nonprivate_value = None if nonprivate is None else _metrics(nonprivate[0], job.X_test, job.y_test)[key]
+    spent = args.repeats * sum(args.epsilons)
+    table = [f"{'epsilon':>8}  {'mean':>7}  {'std':>6}  {'min':>7}  {'max':>7}   held-out {key}, {args.repeats} fits "
+             "each"]
+    table += [f"{r['epsilon']:>8g}  {np.mean(r['values']):>7.4f}  {np.std(r['values']):>6.4f}  "
+              f"{np.min(r['values']):>7.4f}  {np.max(r['values']):>7.4f}" for r in rows]
+    table += [f"constant predictor {constant:.4f}",
+              f"non-private        {nonprivate_value:.4f}" if nonprivate_value is not None else f"non-private: {why}",
+              f"epsilon spent      {spent:g} in all ({args.repeats} fits at each epsilon, each charged; basic "
+              "composition)"]
+    table += [f"WARNING            {w}" for w in job.warnings]
+    card.plot_sweep(args.plot, rows, key, constant, nonprivate_value,
+                    title=f"privacy-utility trade-off: {Path(args.data).name}, n = {job.X_train.shape[0]}")
+    if args.report:
+        _write_card(args.report, "dpsparse privacy-utility sweep",
+                    [("Data", [f"{args.data}: {job.X_train.shape[0]} train / {job.X_test.shape[0]} test rows, "
+                               f"{job.X_train.shape[1]} features"], False), ("Results", table, True),
+                     ("How each model was trained (the last fit)", str(est.privacy_report_).splitlines(), True)],
+                    [(f"held-out {key} against epsilon", Path(args.plot))], keep_figures=True)
+    out = {"data": args.data, "metric": key, "rows": rows, "constant": constant, "non_private": nonprivate_value,
+           "epsilon_spent": spent, "repeats": args.repeats, "warnings": job.warnings}
+    _write_atomic(args.out, json.dumps(out, indent=1, default=jsonable))
+    print("\n".join(table))
+    print(f"results written to {args.out}, figure to {args.plot}" + (f", card to {args.report}" if args.report
+                                                                     else ""))
 
 
 def predict(args):
@@ -340,15 +632,22 @@ def predict(args):
     if model.get("format") != MODEL_FORMAT:
         raise ValueError(f"model file {args.model!r} is not a {MODEL_FORMAT} model")
     coef = np.asarray(model["coef"], dtype=float)
+    _read_schema(args)
     fmt = data.data_format(args.data, args.format)
-    if fmt == "csv":
+    if args.schema:
+        X, _, _ = args.schema.read(args.data, with_target=False)
+    elif fmt == "csv":
         X, _, cols = data.load_csv(args.data, args.target)
         X = _columns(X, cols, model.get("feature_names"), args.data)
     else:
-        X, _ = data.load_svmlight(args.data, n_features=coef.size)
-    if X.shape[1] != coef.size:
-        raise ValueError(f"the data has {X.shape[1]} features, the model {coef.size}")
+        X, _ = data.load_svmlight(args.data, n_features=coef.shape[-1])
+    if X.shape[1] != coef.shape[-1]:
+        raise ValueError(f"the data has {X.shape[1]} features, the model {coef.shape[-1]}")
     X, _ = data.check_data(X)
+    if coef.ndim == 2:  # one-vs-rest: a row per class, the class of the largest margin
+        pred = np.asarray(model["classes"])[np.argmax(np.asarray(X @ coef.T) + model["intercept"], axis=1)]
+        _write_predictions(args.out, pred)
+        return
     scores = np.asarray(X @ coef).ravel() + model["intercept"]
     if model["task"] == "classification":
         pred = np.asarray(model["classes"])[(scores > 0).astype(int)]
@@ -356,9 +655,13 @@ def predict(args):
         pred = np.clip(scores, *model["label_range"])  # as the estimator's predict: the public label range
     else:
         pred = scores
+    _write_predictions(args.out, pred)
+
+
+def _write_predictions(out, pred):
     text = "\n".join(str(v) for v in pred.tolist()) + "\n"
-    if args.out:
-        _write_atomic(args.out, text)
+    if out:
+        _write_atomic(out, text)
     else:
         sys.stdout.write(text)
 
@@ -407,10 +710,22 @@ def audit(args):
                       f"{args.runs} runs per dataset, isolated label flip): {verdict}")
 
 
+def write_schema(args):
+    """``dpsparse schema``: a template from the file's first line (no value read)."""
+    if args.out:
+        _check_out(args.out)
+    text = json.dumps(schema.template(args.data, args.header, args.delimiter, args.comment), indent=1) + "\n"
+    if args.out:
+        _write_atomic(args.out, text)
+        print(f"schema template written to {args.out}: fill in each column's public type, range or categories")
+    else:
+        sys.stdout.write(text)
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
-        {"fit": fit, "predict": predict, "audit": audit}[args.command](args)
+        {"fit": fit, "sweep": sweep, "predict": predict, "audit": audit, "schema": write_schema}[args.command](args)
     except ValueError as exc:
         print(f"dpsparse: error: {exc}", file=sys.stderr)
         return 2

@@ -43,6 +43,9 @@ __all__ = [
 BUNDLED = {"breast_cancer": "classification", "diabetes": "regression"}
 
 
+CLASSES_FROM_DATA = ("the label set (classes_) was read from the private data; declare it (classes= in Python, "
+                     "--classes or a schema in the CLI)")
+
 @dataclass
 class Bounds:
     """Public bounds on the records.

@@ -19,8 +19,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import losses, norms
 from .accounting import check_privacy_params
-from .data import Bounds, bounds_from_data, prepare
-from .mechanisms import fit_mechanism, get
+from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, prepare
+from .mechanisms import fit_mechanism, fit_one_vs_rest, get
 from .noise import make_noise
 
 __all__ = ["DPElasticNet", "DPLasso", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression"]
@@ -56,6 +56,7 @@ class _DPLinearModel(BaseEstimator):
     """Shared fit of the private linear models (parameters: see the subclasses)."""
 
     _classification = False
+    _multiclass = False
 
     def _loss(self):
         raise NotImplementedError
@@ -108,14 +109,16 @@ class _DPLinearModel(BaseEstimator):
         mechanism.check_compatible(loss, penalty)
         noise = make_noise(self.random_state, self.noise)
         design = self._design(X, y)
-        w, report = fit_mechanism(
-            mechanism, design, loss, penalty, epsilon=self.epsilon, delta=delta, calibration=self.calibration,
-            options=options, noise=noise, callback=_Progress(options.get("n_iter")) if self.verbose else None,
-            budget=self.budget, label=f"{type(self).__name__} ({self.mechanism})",
-        )
+        kw = dict(epsilon=self.epsilon, delta=delta, calibration=self.calibration, options=options, noise=noise,
+                  callback=_Progress(options.get("n_iter")) if self.verbose else None, budget=self.budget,
+                  label=f"{type(self).__name__} ({self.mechanism})")
+        if self._multiclass:
+            w, report = fit_one_vs_rest(mechanism, design, design.y.astype(int), self._fit_classes.size, loss,
+                                        penalty, **kw)
+        else:
+            w, report = fit_mechanism(mechanism, design, loss, penalty, **kw)
         if self._classification and getattr(self, "classes", None) is None:
-            report.warnings.append("the label set (classes_) was read from the private data; pass classes= to "
-                                   "declare it publicly")
+            report.warnings.append(CLASSES_FROM_DATA)
         self._set_fitted(design, w)
         report.support_size = int(self.support_.size)
         self.privacy_report_ = report
@@ -129,9 +132,13 @@ class _DPLinearModel(BaseEstimator):
             self.classes_ = self._fit_classes
         else:
             self.label_range_ = design.label_range()
-        self.coef_, self.intercept_ = design.to_original(w)
+        if w.ndim == 2:  # one-vs-rest: a row per class
+            self.coef_, intercepts = map(np.array, zip(*(design.to_original(row) for row in w)))
+            self.intercept_ = intercepts.astype(float)
+        else:
+            self.coef_, self.intercept_ = design.to_original(w)
         self.coef_bounded_ = w
-        self.support_ = np.flatnonzero(self.coef_)
+        self.support_ = np.flatnonzero(np.any(np.atleast_2d(self.coef_) != 0, axis=0))
 
     def _validate_xy(self, X, y):
         """``X`` (dense or CSR) and ``y`` as float arrays; sets ``n_features_in_``; ValueError below 2 samples."""
@@ -164,11 +171,16 @@ class _DPLinearModel(BaseEstimator):
     def _decision(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        if self.coef_.ndim == 2:
+            return np.asarray(X @ self.coef_.T) + self.intercept_
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
 
 
 class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
-    """Differentially private L1 (or elastic-net, L2) logistic regression for binary labels.
+    """Differentially private L1 (or elastic-net, L2) logistic regression.
+
+    More than two classes are fitted one-vs-rest, the budget split over the classes
+    (``mechanisms.fit_one_vs_rest``).
 
     Minimizes ``(1/n) sum_i log(1 + exp(-y_i <w, x_i>)) + alpha * psi(w)`` with a private
     mechanism (default DP-GCD, Mangold et al. 2023) on the data mapped onto public bounds.
@@ -231,16 +243,17 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     noise : {"fast", "secure"}
         Noise backend (docs/noise.md): numpy, or OpenDP's floating-point-safe samplers
         (``pip install "dpsparse[secure]"``; refuses a fixed ``random_state``).
-    classes : sequence of 2 labels or None
-        The public label set. None reads it from the data, and the report says so.
+    classes : sequence of labels or None
+        The public label set (2 or more). None reads it from the data, and the report says
+        so.
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-    intercept_ : float
-    classes_ : ndarray of shape (2,)
-        The larger label is the positive class.
-    coef_bounded_ : ndarray of shape (n_features + fit_intercept,)
+    coef_ : ndarray of shape (n_features,), or (n_classes, n_features) for more than 2 classes
+    intercept_ : float, or ndarray of shape (n_classes,)
+    classes_ : ndarray of shape (n_classes,)
+        Two classes: the larger label is the positive class.
+    coef_bounded_ : ndarray of shape (n_features + fit_intercept,) or (n_classes, ...)
         Coefficients in the bounded coordinates (intercept last).
     support_ : ndarray of int
         Indices of the nonzero coefficients (the intercept excluded).
@@ -274,7 +287,6 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
         tags.input_tags.sparse = True
         return tags
 
@@ -282,37 +294,47 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         return losses.Logistic()
 
     def _encode(self, y):
+        """Labels as +-1 (two classes, the larger positive) or, for more, the class index (one-vs-rest)."""
         check_classification_targets(y)
         if self.classes is not None:
             classes = np.unique(np.asarray(self.classes))
-            if classes.size != 2:
-                raise ValueError(f"classes must list exactly 2 distinct labels, got {list(self.classes)!r}")
+            if classes.size < 2:
+                raise ValueError(f"classes must list at least 2 distinct labels, got {list(self.classes)!r}")
             unknown = ~np.isin(y, classes)
             if unknown.any():
                 raise ValueError(f"y has labels outside classes={classes.tolist()}, e.g. {y[unknown][0]!r}")
         else:
             classes = np.unique(y)
-        if classes.size != 2:
-            raise ValueError(
-                f"Only binary classification is supported: y must have exactly 2 classes, "
-                f"got {classes.size}: {classes[:10].tolist()}"
-            )
+        if classes.size < 2:
+            raise ValueError(f"classification needs at least 2 classes, got {classes.size}: {classes.tolist()}")
         self._fit_classes = classes  # becomes classes_ once the fit succeeds
+        self._multiclass = classes.size > 2
+        if self._multiclass:
+            return np.searchsorted(classes, y).astype(float)
         return np.where(y == classes[1], 1.0, -1.0)
 
     def decision_function(self, X):
-        """Margins ``X @ coef_ + intercept_``, shape (n_samples,)."""
+        """Margins ``X @ coef_.T + intercept_``: shape (n_samples,) for two classes, (n_samples, n_classes)
+        for more (one column per class against the rest)."""
         return self._decision(X)
 
     def predict_proba(self, X):
-        """Class probabilities, shape (n_samples, 2), columns in the order of ``classes_``."""
-        p1 = expit(self._decision(X))
-        return np.column_stack([1.0 - p1, p1])
+        """Class probabilities, shape (n_samples, n_classes), columns in the order of ``classes_``.
+
+        More than two classes: each one-vs-rest probability, normalized over the classes
+        (as scikit-learn's one-vs-rest logistic regression).
+        """
+        scores = expit(self._decision(X))
+        if scores.ndim == 2:
+            return scores / scores.sum(axis=1, keepdims=True)
+        return np.column_stack([1.0 - scores, scores])
 
     def predict(self, X):
-        """Predicted labels, shape (n_samples,)."""
-        positive = self._decision(X) > 0
-        return self.classes_[positive.astype(int)]
+        """Predicted labels, shape (n_samples,): the class of the largest margin."""
+        scores = self._decision(X)
+        if scores.ndim == 2:
+            return self.classes_[np.argmax(scores, axis=1)]
+        return self.classes_[(scores > 0).astype(int)]
 
 
 class DPLinearSVC(DPLogisticRegression):

@@ -34,7 +34,8 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
-from .accounting import PrivacyBudget, PrivacyReport, _bisect, _bracket, check_privacy_params
+from .accounting import PrivacyBudget, PrivacyReport, _bisect, _bracket, check_privacy_params, epsilon_of_zcdp
+from .data import CLASSES_FROM_DATA
 from .mechanisms import get, make_plan
 from .noise import make_noise
 
@@ -115,11 +116,6 @@ def search_zcdp(epsilon, delta, mean_repetitions, rtol=1e-4):
     return 1.0 / hi
 
 
-def _epsilon_of_zcdp(rho, delta):
-    """``rho + 2 sqrt(rho log(1/delta))`` (Bun & Steinke 2016, Prop. 1.3): what a candidate's plan is told."""
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
-
-
 class _Candidate:
     """One point of the grid: an unfitted estimator, its mechanism, loss, penalty and options (public)."""
 
@@ -135,7 +131,7 @@ class _Candidate:
 
     def make_plan(self, design, rho, delta):
         """The public plan at zCDP ``rho`` (ValueError for a mechanism without zCDP calibration)."""
-        self.plan = make_plan(self.mechanism, design, self.loss, self.penalty, _epsilon_of_zcdp(rho, delta), delta,
+        self.plan = make_plan(self.mechanism, design, self.loss, self.penalty, epsilon_of_zcdp(rho, delta), delta,
                               "tight", self.options, zcdp=rho)
 
     def fit(self, design, noise):
@@ -252,6 +248,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         rho = search_zcdp(self.epsilon, delta, mean)
         noise = make_noise(self.random_state, self.noise)
         design = base._design(X, y)
+        if base._multiclass:
+            raise ValueError(f"DPSearchCV: {base._fit_classes.size} classes; the search supports two (fit a "
+                             "one-vs-rest model with fixed hyperparameters)")
         order = noise.rng.permutation(n)  # the split: independent of the data
         train = dataclasses.replace(design, X=design.X[order[m:]], y=design.y[order[m:]])
         valid = dataclasses.replace(design, X=design.X[order[:m]], y=design.y[order[:m]])
@@ -285,21 +284,23 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _report(self, design, rho, delta, mean, score, candidates, index, noise):
         chosen = "the constant predictor (intercept only)" if index is None else (
-            f"{candidates[index].mechanism.name} with {candidates[index].params}")
+            f"{candidates[index].mechanism.title}; " + ", ".join(
+                f"{k}={v}" for k, v in candidates[index].params.items() if k != "mechanism"))
         details = {
-            "candidates": f"{len(candidates)} grid points and the constant predictor",
-            "zCDP of each candidate fit (rho)": rho,
+            "what was searched": f"{len(candidates)} settings (mechanism, iterations, penalty strength) and the "
+                                 "constant predictor",
+            "zCDP budget of each candidate fit (rho)": rho,
             "base runs": f"{self.n_repetitions_} (geometric, mean {mean:g})",
             "validation score": score.describe(),
             "validation records": score.m,
             "selected": chosen,
         }
         if index is not None:
-            details.update({f"selected: {k}": v for k, v in candidates[index].plan.details.items()})
+            details.update({f"selected model, {k}": v for k, v in candidates[index].plan.details.items()})
         report = PrivacyReport(
             mechanism="dp-search", method="private hyperparameter search (Papernot & Steinke 2022)",
             calibration="tight", epsilon=float(self.epsilon), delta=float(delta),
-            accountant_epsilon=search_epsilon(rho, mean, delta), accountant="rdp", iterations=self.n_repetitions_,
+            accountant_epsilon=search_epsilon(rho, mean, delta), accountant="rdp", iterations=None,
             noise={**details, "source": SOURCE}, bounds_source=design.bounds_source,
             bounds_public=design.bounds_public,
             clipped={"feature values": design.clipped_values, "labels": design.clipped_labels,
@@ -309,8 +310,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         if not design.bounds_public:
             report.warnings.append("bounds were computed from the private data: no privacy guarantee")
         if self.estimator._classification and getattr(self.estimator, "classes", None) is None:
-            report.warnings.append("the label set (classes_) was read from the private data; pass classes= to "
-                                   "declare it publicly")
+            report.warnings.append(CLASSES_FROM_DATA)
         return report
 
     def predict(self, X):

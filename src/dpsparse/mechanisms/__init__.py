@@ -23,6 +23,7 @@ from .base import (
     Plan,
     PublicInfo,
     fit_mechanism,
+    fit_one_vs_rest,
     make_plan,
     public_info,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "dp_sgd",
     "dual_fw",
     "fit_mechanism",
+    "fit_one_vs_rest",
     "fw",
     "get",
     "make_plan",

@@ -22,12 +22,20 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from ..accounting import Ledger, PrivacyBudget, PrivacyReport, check_privacy_params
+from ..accounting import (
+    Ledger,
+    PrivacyBudget,
+    PrivacyReport,
+    check_privacy_params,
+    epsilon_of_zcdp,
+    zcdp_budget,
+    zcdp_epsilon,
+)
 from ..exceptions import PrivacyCalibrationWarning
 
 __all__ = [
@@ -37,6 +45,7 @@ __all__ = [
     "Plan",
     "PublicInfo",
     "fit_mechanism",
+    "fit_one_vs_rest",
     "loss_capabilities",
     "make_plan",
     "penalty_capabilities",
@@ -422,16 +431,85 @@ def fit_mechanism(mechanism, design, loss, penalty, *, epsilon, delta, calibrati
         A source paper's calibration gives an accountant epsilon above the target.
     """
     plan = make_plan(mechanism, design, loss, penalty, epsilon, delta, calibration, options)
-    info = plan.info
-    if plan.accountant_epsilon > info.epsilon * (1 + 1e-9):
-        msg = (f"the {info.calibration} calibration of {mechanism.name} gives epsilon={plan.accountant_epsilon:.4g} "
-               f"> target {info.epsilon:g} by the accountant{plan.miss_reason}; use calibration='tight'")
-        plan.warnings.append(msg)
-        warnings.warn(msg, PrivacyCalibrationWarning, stacklevel=3)
-    if budget is not None:
-        if not isinstance(budget, PrivacyBudget):
-            raise ValueError(f"budget must be a PrivacyBudget or None, got {type(budget).__name__}")
-        # the target, or the accountant's epsilon when a paper calibration overshoots it
-        budget.spend(max(info.epsilon, plan.accountant_epsilon), info.delta, label=label or mechanism.name)
+    _warn_miss(mechanism, plan, plan.info.epsilon)
+    # the target, or the accountant's epsilon when a paper calibration overshoots it
+    _charge(budget, max(plan.info.epsilon, plan.accountant_epsilon), plan.info.delta, label or mechanism.name)
     w = mechanism.run(design, plan, noise, callback)
-    return np.asarray(w, dtype=float), _report(mechanism, plan, info, design, noise)
+    return np.asarray(w, dtype=float), _report(mechanism, plan, plan.info, design, noise)
+
+
+def _warn_miss(mechanism, plan, target):
+    """Warn (and tell the report) when a source's calibration gives more than ``target`` by the accountant."""
+    if plan.accountant_epsilon > target * (1 + 1e-9):
+        msg = (f"the {plan.info.calibration} calibration of {mechanism.name} gives epsilon="
+               f"{plan.accountant_epsilon:.4g} > target {target:g} by the accountant{plan.miss_reason}; use "
+               "calibration='tight'")
+        plan.warnings.append(msg)
+        warnings.warn(msg, PrivacyCalibrationWarning, stacklevel=4)
+
+
+def _charge(budget, epsilon, delta, label):
+    if budget is None:
+        return
+    if not isinstance(budget, PrivacyBudget):
+        raise ValueError(f"budget must be a PrivacyBudget or None, got {type(budget).__name__}")
+    budget.spend(epsilon, delta, label=label)
+
+
+ZCDP_SOURCE = "Bun & Steinke, 'Concentrated differential privacy', TCC 2016, Lemma 1.7 (zCDP adds up)"
+BASIC_SOURCE = "Dwork & Roth, 'The algorithmic foundations of differential privacy', 2014, Theorem 3.16"
+
+
+def fit_one_vs_rest(mechanism, design, labels, n_classes, loss, penalty, *, epsilon, delta, calibration=None,
+                    options=None, noise, callback=None, budget=None, label=None):
+    """One-vs-rest: ``n_classes`` binary fits of a mechanism that together meet (epsilon, delta).
+
+    Each record is in every binary problem (class k against the rest), so the fits compose.
+    Mechanisms with a zCDP calibration split ``rho`` (the largest meeting the target by
+    dp-accounting's RDP accountant) evenly over the classes, and zCDP adds up (Bun & Steinke
+    2016, Lemma 1.7); the others get ``epsilon / K`` and ``delta / K`` each (basic composition,
+    Dwork & Roth 2014, Theorem 3.16). Every class has the same public plan (n, p, bounds and
+    options are the same), so one plan serves all.
+
+    Parameters
+    ----------
+    mechanism, loss, penalty, epsilon, delta, calibration, options, noise, callback, budget, label
+        As in ``fit_mechanism``.
+    design : data.BoundedDesign
+        The records mapped onto public bounds; its labels are not used.
+    labels : ndarray of int of shape (n,)
+        Class index in ``range(n_classes)`` of each record.
+    n_classes : int >= 3
+
+    Returns
+    -------
+    W : ndarray of shape (n_classes, p)
+        Row k separates class k (+1) from the rest (-1).
+    report : PrivacyReport
+        Of the whole fit: the target, and the accountant's epsilon of the K fits composed.
+    """
+    check_privacy_params(epsilon, delta)
+    k = int(n_classes)
+    tight = mechanism.zcdp_calibration and mechanism.resolve_calibration(calibration) == "tight"
+    if tight:
+        rho = zcdp_budget(epsilon, delta) / k
+        plan = make_plan(mechanism, design, loss, penalty, epsilon_of_zcdp(rho, delta), delta, calibration,
+                         options, zcdp=rho)
+        total = zcdp_epsilon(k * rho, delta)
+        split = f"zCDP rho={rho:.4g} per class, {k * rho:.4g} in all ({ZCDP_SOURCE})"
+    else:
+        plan = make_plan(mechanism, design, loss, penalty, epsilon / k, delta / k, calibration, options)
+        _warn_miss(mechanism, plan, epsilon / k)
+        total = k * plan.accountant_epsilon
+        split = f"epsilon/{k} and delta/{k} per class ({BASIC_SOURCE})"
+    _charge(budget, max(epsilon, total), delta, label or mechanism.name)
+    W = np.empty((k, design.p))
+    for c in range(k):
+        binary = replace(design, y=np.where(labels == c, 1.0, -1.0))
+        W[c] = mechanism.run(binary, plan, noise, callback)
+    report = _report(mechanism, plan, plan.info, design, noise)
+    report.method = f"{mechanism.title}, one-vs-rest over {k} classes"
+    report.epsilon, report.delta, report.accountant_epsilon = float(epsilon), float(delta), float(total)
+    report.accountant = "rdp" if tight else f"{plan.accountant}, {k} fits added"
+    report.noise = {"one-vs-rest budget split": split, **report.noise}
+    return W, report

@@ -250,11 +250,11 @@ def _plan(info):
     details = {
         "selection": f"{selection} report-noisy-max",
         "update": f"{update} noise",
-        "update scale": float(update_scales.max()),
-        "select scale": float(select_scales.max()),
-        "paper scale": float(s_paper * L.max()),
-        "step epsilon (select)": (c_laplace if selection == "laplace" else c_gumbel) / s,
-        "update noise/sensitivity": c_update * s,
+        "noise scale of each update": float(update_scales.max()),
+        "noise scale of each selection": float(select_scales.max()),
+        "scale by the source's formula": float(s_paper * L.max()),
+        "epsilon of one selection": (c_laplace if selection == "laplace" else c_gumbel) / s,
+        "update noise / sensitivity": c_update * s,
     }
     params = {"L": L, "M": M, "select_scales": select_scales, "update_scales": update_scales,
               "selection": selection, "update": update,

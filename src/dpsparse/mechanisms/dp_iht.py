@@ -87,7 +87,7 @@ def _plan(info):
         "score sensitivity (L_inf)": lam_max,
         "gumbel scale": float(u * lam_max),
         "noise std": float(u * lam_max * math.sqrt(s + kept.size)),
-        "step epsilon (peeling draw)": 2.0 / u,
+        "epsilon of one peeling draw": 2.0 / u,
     }
     params = {"eta": eta, "lam": lam, "kept": kept, "sparsity": s, "beta": u * lam_max,
               "sigma": u * lam_max * math.sqrt(s + kept.size)}

@@ -571,12 +571,12 @@ def _plan(info):
     }
     if kind == "exponential":
         details.update({"score sensitivity": float(delta_u), "gumbel scale": float(m * delta_u),
-                        "step epsilon (select)": 2.0 / m})
+                        "epsilon of one selection": 2.0 / m})
     elif kind == "gaussian":
         details.update({"selection sigma": float(sigma)})
     else:
         details.update({"score sensitivity": float(delta_u), "laplace scale": float(b),
-                        "step epsilon (select)": float(c_laplace)})
+                        "epsilon of one selection": float(c_laplace)})
     params = {"penalty": penalty, "alpha": alpha, "kind": kind, "structure": structure, "m": m, "sigma": sigma,
               "delta_w": delta_w, "delta_u": delta_u, "b": b, "r_inner": r_inner,
               "smoothness": float(solver_loss.smoothness) * R**2 + mu}

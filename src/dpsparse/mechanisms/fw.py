@@ -269,10 +269,10 @@ def _plan(info):
                       "gumbel": "gumbel report-noisy-min (exponential mechanism) per factor of C",
                       "gaussian": "gaussian noise on the gradient, then the exact LMO"}[selection],
         "scale": float(scale),
-        "paper scale": float(lam_paper) if lam_paper is not None else "n/a (no source constant)",
+        "scale by the source's formula": float(lam_paper) if lam_paper is not None else "n/a (no source constant)",
         "sensitivity": float(sens["l2"] if selection == "gaussian" else
                              sens["joint"] if selection == "laplace" else sens["ball"]),
-        "step epsilon (select)": (float(constants[0] / scale) if selection == "laplace"
+        "epsilon of one selection": (float(constants[0] / scale) if selection == "laplace"
                                   else [float(c / scale) for c in constants] if selection == "gumbel" else "n/a"),
         "ball": f"{'L1' if cset.kind == 'l1' else type(info.penalty).__name__} ball of radius {cset.radius:g} "
                 "(penalty alpha ignored)",

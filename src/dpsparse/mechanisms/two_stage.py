@@ -117,7 +117,7 @@ def _plan(info):
     details = {
         "stage 1": f"peeling: {s} gumbel report-noisy-max draws on |gradient at 0|, epsilon {info.epsilon * share:g}",
         "stage 1 gumbel scale": float(u * lam.max()),
-        "stage 1 step epsilon": 2.0 / u,
+        "epsilon of one stage-1 draw": 2.0 / u,
         "stage 2": f"{second.name} on the {s} selected features and the intercept",
         **{f"stage 2: {k}": v for k, v in plan2.details.items()},
     }

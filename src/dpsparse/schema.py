@@ -1,0 +1,303 @@
+"""Schema files: raw tabular data (CSV, with or without a header) with public metadata.
+
+A schema (JSON, format in docs/schema.md) declares the columns of a CSV file in order,
+the target, and for each feature its type with public metadata: ``numeric`` with a range
+(and an optional public transform, ``log1p``, applied after capping to the range),
+``categorical`` with its list of categories (one-hot, values outside the list and missing
+values go to an ``other`` column), or ``drop``. The target declares its classes (each
+with the spellings that mean it) or, for a regression, its range. Every number that
+shapes the model comes from the schema, never from the values: the bounds of the
+encoded features follow from it (``Schema.bounds``), so a fit is private without a
+separate bounds file.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sklearn.preprocessing import OneHotEncoder
+
+from .data import Bounds, _check_file, _open
+
+__all__ = ["FORMAT", "Schema", "load_schema", "template"]
+
+FORMAT = "dpsparse-schema/1"
+OTHER = "other"
+TYPES = ("numeric", "categorical", "drop")
+TRANSFORMS = {"log1p": np.log1p}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the file: ``name``, ``type`` and its public metadata."""
+
+    name: str
+    type: str
+    range: tuple | None = None
+    transform: str | None = None
+    categories: tuple = ()
+    fill: float | None = None
+
+    def encoded_names(self):
+        if self.type == "numeric":
+            return [self.name]
+        if self.type == "categorical":
+            return [f"{self.name}={c}" for c in (*self.categories, OTHER)]
+        return []
+
+    def encoded_range(self):
+        """(low, high) of each encoded column."""
+        if self.type == "numeric":
+            lo, hi = self.range
+            f = TRANSFORMS.get(self.transform, lambda v: v)
+            return [(float(f(lo)), float(f(hi)))]
+        return [(0.0, 1.0)] * (len(self.categories) + 1)
+
+
+@dataclass(frozen=True)
+class Target:
+    """The label column: ``classes`` (label -> spellings) or a regression ``range``."""
+
+    name: str
+    classes: dict | None = None
+    range: tuple | None = None
+
+    def encode(self, values, path):
+        """Labels as the declared class names (classification) or floats (regression)."""
+        values = np.char.strip(np.asarray(values, dtype=str))
+        if self.classes is None:
+            return _numbers(values, self.name, path, None)
+        spelling = {s: label for label, spellings in self.classes.items() for s in spellings}
+        unknown = sorted(set(np.unique(values)) - set(spelling))
+        if unknown:
+            raise ValueError(f"{path}: target column {self.name!r} has {len(unknown)} value(s) outside the "
+                             f"schema's classes {list(self.classes)} (add them as spellings of a class)")
+        return np.array([spelling[v] for v in values], dtype=object).astype(str)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """A parsed schema file (``load_schema``)."""
+
+    columns: tuple
+    target: Target
+    header: bool
+    delimiter: str
+    missing: tuple
+    comment: str | None
+    source: str
+
+    @property
+    def features(self):
+        return [c for c in self.columns if c.type != "drop" and c.name != self.target.name]
+
+    @property
+    def feature_names(self):
+        return [name for c in self.features for name in c.encoded_names()]
+
+    @property
+    def classes(self):
+        return None if self.target.classes is None else np.array(list(self.target.classes), dtype=str)
+
+    def bounds(self):
+        """The public ``Bounds`` of the encoded features (and the label range of a regression)."""
+        ranges = [r for c in self.features for r in c.encoded_range()]
+        lo, hi = map(list, zip(*ranges))
+        label = self.target.range or (None, None)
+        return Bounds(feature_low=lo, feature_high=hi, label_low=label[0], label_high=label[1],
+                      source=f"schema {self.source} (public metadata)")
+
+    def read(self, path, with_target=True):
+        """Read and encode a CSV file.
+
+        Returns
+        -------
+        X : ndarray of shape (n, n_encoded_features)
+        y : ndarray of shape (n,) (str for classes, float for a regression), or None
+        feature_names : list of str
+
+        Raises
+        ------
+        ValueError
+            Missing file, a row with the wrong number of fields, a non-numeric or missing
+            numeric value without ``fill``, a target value outside the classes (the column
+            is named, never the value's row).
+        """
+        rows = self._rows(path)
+        cols = {c.name: np.array([r[i] for r in rows], dtype=object) for i, c in enumerate(self.columns)
+                if c.type != "drop" or c.name == self.target.name}
+        if with_target and self.target.name not in cols:
+            raise ValueError(f"schema {self.source}: the target {self.target.name!r} is not a column")
+        blocks = [self._encode(c, cols[c.name], path) for c in self.features]
+        X = np.column_stack(blocks) if blocks else np.zeros((len(rows), 0))
+        y = self.target.encode(cols[self.target.name], path) if with_target else None
+        return X, y, self.feature_names
+
+    def _rows(self, path):
+        _check_file(path)
+        try:
+            with _open(path) as fh:
+                lines = (line for line in fh if not (self.comment and line.startswith(self.comment)))
+                rows = [r for r in csv.reader(lines, delimiter=self.delimiter, skipinitialspace=True) if r]
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise ValueError(f"data file {str(path)!r} cannot be read as CSV: {exc}") from None
+        if self.header:
+            rows = rows[1:]
+        if not rows:
+            raise ValueError(f"data file {str(path)!r} has no data rows")
+        bad = sum(len(r) != len(self.columns) for r in rows)
+        if bad:
+            raise ValueError(f"data file {str(path)!r}: {bad} rows do not have the schema's {len(self.columns)} "
+                             "fields")
+        return rows
+
+    def _encode(self, column, values, path):
+        values = np.char.strip(values.astype(str))
+        missing = np.isin(values, self.missing)
+        if column.type == "categorical":
+            known = np.isin(values, column.categories) & ~missing
+            values = np.where(known, values, OTHER).reshape(-1, 1)
+            enc = OneHotEncoder(categories=[[*column.categories, OTHER]], sparse_output=False, dtype=float)
+            return enc.fit_transform(values)
+        x = _numbers(values, column.name, path, None if column.fill is None else missing)
+        if column.fill is not None:
+            x[missing] = column.fill
+        if not column.transform:
+            return x  # data.prepare clips to the range and counts
+        lo, hi = column.range
+        f = TRANSFORMS[column.transform]
+        # the transform of the capped value; a value outside the range stays outside (by 1 after the
+        # transform) so that data.prepare clips it to the transformed bound and counts it
+        return f(np.clip(x, lo, hi)) + (x > hi) - (x < lo)
+
+
+def _numbers(values, name, path, missing):
+    ok = np.ones(values.shape, bool) if missing is None else ~missing
+    try:
+        out = np.zeros(values.shape)
+        out[ok] = values[ok].astype(float)
+    except ValueError:
+        raise ValueError(f"{path}: column {name!r} has non-numeric or missing values (declare it categorical, or "
+                         "give a public 'fill' value for missing ones)") from None
+    return out
+
+
+def _range(entry, what):
+    r = entry.get("range")
+    if (not isinstance(r, (list, tuple)) or len(r) != 2 or not all(isinstance(v, (int, float)) for v in r)
+            or not all(math.isfinite(v) for v in r) or not r[0] < r[1]):
+        raise ValueError(f"{what}: 'range' must be [low, high] with finite low < high, got {r!r} (fill in the "
+                         "public range: docs/schema.md)")
+    return float(r[0]), float(r[1])
+
+
+def _column(entry, k):
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        raise ValueError(f"column {k}: each column is an object with a 'name' (docs/schema.md)")
+    name, kind = entry["name"], entry.get("type")
+    what = f"column {name!r}"
+    if kind not in TYPES:
+        raise ValueError(f"{what}: 'type' must be one of {list(TYPES)}, got {kind!r}")
+    if kind == "drop":
+        return Column(name, kind)
+    if kind == "categorical":
+        cats = entry.get("categories")
+        if not isinstance(cats, list) or not cats or not all(isinstance(c, str) for c in cats):
+            raise ValueError(f"{what}: 'categories' must be a non-empty list of strings")
+        if OTHER in cats or len(set(cats)) != len(cats):
+            raise ValueError(f"{what}: categories must be distinct and not {OTHER!r} (it is added)")
+        return Column(name, kind, categories=tuple(cats))
+    low, high = _range(entry, what)
+    transform = entry.get("transform")
+    if transform is not None and transform not in TRANSFORMS:
+        raise ValueError(f"{what}: 'transform' must be one of {list(TRANSFORMS)} or absent, got {transform!r}")
+    if transform == "log1p" and low <= -1:
+        raise ValueError(f"{what}: log1p needs a range above -1, got {[low, high]}")
+    fill = entry.get("fill")
+    if fill is not None and not (isinstance(fill, (int, float)) and low <= fill <= high):
+        raise ValueError(f"{what}: 'fill' must be a number in the range {[low, high]}, got {fill!r}")
+    return Column(name, kind, range=(low, high), transform=transform, fill=fill)
+
+
+def _target(d, names):
+    t = d.get("target")
+    if not isinstance(t, dict) or t.get("name") not in names:
+        raise ValueError(f"'target' must be an object whose 'name' is one of the columns {names}")
+    if ("classes" in t) == ("range" in t):
+        raise ValueError("'target' declares either 'classes' (classification) or 'range' (regression)")
+    if "range" in t:
+        return Target(t["name"], range=_range(t, f"target {t['name']!r}"))
+    classes = t["classes"]
+    if isinstance(classes, list):
+        classes = {str(c): [str(c)] for c in classes}
+    if (not isinstance(classes, dict) or len(classes) < 2
+            or not all(isinstance(v, list) and all(isinstance(s, str) for s in v) for v in classes.values())):
+        raise ValueError("target 'classes': a list of at least 2 labels, or an object label -> list of spellings")
+    return Target(t["name"], classes={str(k): [str(s) for s in v] for k, v in classes.items()})
+
+
+def load_schema(path):
+    """Parse and check a schema file (docs/schema.md) before any data is read.
+
+    Raises
+    ------
+    ValueError
+        Unreadable JSON, a wrong ``format``, or a column or target entry that is
+        incomplete (each message names the column and the allowed values).
+    """
+    try:
+        with open(path) as fh:
+            d = json.load(fh)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"schema file {str(path)!r} cannot be read: {exc}") from None
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise ValueError(f"schema file {str(path)!r}: an object with \"format\": \"{FORMAT}\" (docs/schema.md)")
+    raw = d.get("columns")
+    if not isinstance(raw, list) or not raw:
+        raise ValueError(f"schema file {str(path)!r}: 'columns' must be a non-empty list")
+    names = [e.get("name") if isinstance(e, dict) else None for e in raw]
+    if len(set(names)) != len(names):
+        raise ValueError(f"schema file {str(path)!r}: column names must be distinct")
+    target = _target(d, names)
+    columns = tuple(Column(e["name"], "drop") if e.get("name") == target.name else _column(e, k)
+                    for k, e in enumerate(raw))
+    csv_opts = d.get("csv", {})
+    return Schema(columns=columns, target=target, header=bool(csv_opts.get("header", True)),
+                  delimiter=str(csv_opts.get("delimiter", ",")), missing=tuple(csv_opts.get("missing", [])),
+                  comment=csv_opts.get("comment"), source=Path(path).name)
+
+
+def template(path, header=True, delimiter=",", comment=None):
+    """A schema template for a CSV file, from its first line only.
+
+    The column names come from the header (or are ``column_1`` ... without one; lines
+    starting with ``comment`` are skipped); every
+    column is left ``numeric`` with an unset range. No value is read to guess a range or
+    a category: that would leak the data. The user fills in the public metadata.
+
+    Returns
+    -------
+    dict
+        The template (``json.dump`` it).
+    """
+    _check_file(path)
+    with _open(path) as fh:
+        lines = (line for line in fh if not (comment and line.startswith(comment)))
+        first = next(csv.reader(lines, delimiter=delimiter, skipinitialspace=True), None)
+    if not first:
+        raise ValueError(f"data file {str(path)!r} is empty")
+    names = [h.strip() for h in first] if header else [f"column_{k + 1}" for k in range(len(first))]
+    return {
+        "format": FORMAT,
+        "note": (f"Template for {Path(path).name}, written from its first line only: no value of the data was read "
+                 "to guess a range or a category (that would leak it). For each column, set 'type' to numeric "
+                 "(with the public 'range' [low, high], optionally 'transform': 'log1p'), categorical (with its "
+                 "public 'categories') or drop; set the target's 'classes' or 'range'. See docs/schema.md."),
+        "csv": {"header": header, "delimiter": delimiter, "missing": [], "comment": comment},
+        "target": {"name": names[-1], "classes": None},
+        "columns": [{"name": n, "type": "numeric", "range": None} for n in names],
+    }

@@ -1,0 +1,117 @@
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dpsparse import schema
+from dpsparse.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "adult.schema.json"
+
+SCHEMA = {
+    "format": "dpsparse-schema/1",
+    "csv": {"header": False, "missing": ["?"], "comment": "#"},
+    "target": {"name": "y", "classes": {"no": ["no", "no."], "yes": ["yes", "yes."]}},
+    "columns": [
+        {"name": "age", "type": "numeric", "range": [0, 100]},
+        {"name": "colour", "type": "categorical", "categories": ["red", "blue"]},
+        {"name": "id", "type": "drop"},
+        {"name": "gain", "type": "numeric", "range": [0, 999], "transform": "log1p"},
+        {"name": "y"},
+    ],
+}
+ROWS = "# a comment line\n30, red, 7, 0, no\n40, green, 8, 9, yes.\n50, ?, 9, 5000, yes\n"
+
+
+def _write(tmp_path, d=SCHEMA, rows=ROWS):
+    (tmp_path / "s.json").write_text(json.dumps(d))
+    (tmp_path / "d.csv").write_text(rows)
+    return tmp_path / "s.json", tmp_path / "d.csv"
+
+
+def test_columns_are_encoded_from_the_schema_alone(tmp_path):
+    s_path, d_path = _write(tmp_path)
+    s = schema.load_schema(s_path)
+    X, y, names = s.read(d_path)
+    assert names == ["age", "colour=red", "colour=blue", "colour=other", "gain"]
+    # unknown ("green") and missing ("?") categories go to "other"; log1p of the capped value, a value above
+    # the cap lands outside the transformed range so that the fit clips and counts it
+    np.testing.assert_allclose(X[:, :4], [[30, 1, 0, 0], [40, 0, 0, 1], [50, 0, 0, 1]])
+    np.testing.assert_allclose(X[:2, 4], np.log1p([0, 9]))
+    assert X[2, 4] == pytest.approx(np.log1p(999) + 1)
+    np.testing.assert_array_equal(y, ["no", "yes", "yes"])
+    b = s.bounds()
+    np.testing.assert_allclose(b.feature_low, [0, 0, 0, 0, 0])
+    np.testing.assert_allclose(b.feature_high, [100, 1, 1, 1, np.log1p(999)])
+    assert b.label_low is None and "public metadata" in b.source
+    np.testing.assert_array_equal(s.classes, ["no", "yes"])
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"columns": [{"name": "age", "type": "numeric", "range": None}, {"name": "y"}]},
+     "column 'age': 'range' must be"),
+    ({"columns": [{"name": "age", "type": "text"}, {"name": "y"}]}, "column 'age': 'type' must be one of"),
+    ({"columns": [{"name": "c", "type": "categorical", "categories": ["a", "other"]}, {"name": "y"}]},
+     "not 'other'"),
+    ({"target": {"name": "z", "classes": ["a", "b"]}}, "'target' must be an object whose 'name'"),
+    ({"target": {"name": "y", "classes": None}}, "target 'classes'"),
+    ({"format": "x"}, "dpsparse-schema/1"),
+])
+def test_incomplete_schemas_are_refused_naming_the_column(tmp_path, change, match):
+    s_path, _ = _write(tmp_path, {**SCHEMA, **change})
+    with pytest.raises(ValueError, match=match):
+        schema.load_schema(s_path)
+
+
+def test_bad_files_are_refused_naming_the_column(tmp_path):
+    s_path, d_path = _write(tmp_path, rows="30, red, 7, 0, maybe\n")
+    with pytest.raises(ValueError, match="outside the schema's classes"):
+        schema.load_schema(s_path).read(d_path)
+    s_path, d_path = _write(tmp_path, rows="?, red, 7, 0, no\n")
+    with pytest.raises(ValueError, match="column 'age' has non-numeric or missing values"):
+        schema.load_schema(s_path).read(d_path)
+    s_path, d_path = _write(tmp_path, rows="30, red, 7, no\n")
+    with pytest.raises(ValueError, match="1 rows do not have the schema's 5 fields"):
+        schema.load_schema(s_path).read(d_path)
+
+
+def test_the_template_reads_the_first_line_only(tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b" / "a.csv"
+    b.parent.mkdir()
+    a.write_text("x,y,label\n1,2,0\n3,4,1\n")
+    b.write_text("x,y,label\n-9,not a number,7\n")
+    assert schema.template(a) == schema.template(b)
+    t = schema.template(a)
+    assert [c["name"] for c in t["columns"]] == ["x", "y", "label"] and "no value of the data was read" in t["note"]
+    assert [c["name"] for c in schema.template(a, header=False)["columns"]] == ["column_1", "column_2", "column_3"]
+    (tmp_path / "t.json").write_text(json.dumps(t))
+    with pytest.raises(ValueError, match="target 'classes'"):  # a template must be filled in before use
+        schema.load_schema(tmp_path / "t.json")
+
+
+def test_cli_schema_writes_a_template_and_fit_refuses_conflicting_flags(tmp_path, capsys):
+    s_path, d_path = _write(tmp_path)
+    out = tmp_path / "t.json"
+    assert main(["schema", "--data", str(d_path), "--no-header", "--comment", "#", "--out", str(out)]) == 0
+    assert len(json.loads(out.read_text())["columns"]) == 5
+    assert main(["fit", "--data", str(d_path), "--schema", str(s_path), "--target", "y",
+                 "--out", str(tmp_path / "m.json")]) == 2
+    assert "drop --target" in capsys.readouterr().err and not (tmp_path / "m.json").exists()
+
+
+def test_raw_adult_fits_and_predicts_through_its_schema(tmp_path, capsys, shared_data):
+    adult = shared_data / "adult"
+    out = tmp_path / "m.json"
+    assert main(["fit", "--data", str(adult / "adult.data.gz"), "--schema", str(EXAMPLE), "--mechanism", "dp-gcd",
+                 "--iterations", "20", "--seed", "0", "--no-compare", "--json", "--out", str(out)]) == 0
+    res = json.loads(capsys.readouterr().out)
+    report = res["privacy_report"]
+    assert report["guarantee_holds"] and "schema" in report["bounds_source"]
+    assert not any("label set" in w for w in report["warnings"])  # the classes are declared by the schema
+    assert res["n_features"] == 112 and res["private"]["accuracy"] > 0.78  # majority class: 0.76
+    pred = tmp_path / "p.txt"
+    assert main(["predict", "--model", str(out), "--data", str(adult / "adult.test.gz"), "--schema", str(EXAMPLE),
+                 "--out", str(pred)]) == 0
+    labels = schema.load_schema(EXAMPLE).read(adult / "adult.test.gz")[1]
+    assert np.mean(np.array(pred.read_text().split()) == labels) > 0.78
