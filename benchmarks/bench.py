@@ -47,7 +47,7 @@ from dpsparse.mechanisms.one_pass_sgd import one_pass_sgd
 from dpsparse.noise import make_noise
 
 __all__ = [
-    "EPSILON", "CALIBRATIONS", "A_PRIORI_RANGES", "a_priori_bounds", "Problem", "make_problems",
+    "EPSILON", "CALIBRATIONS", "a_priori_bounds", "Problem", "make_problems",
     "lasso_alpha_max", "madelon", "cadata", "logistic_lognormal", "lasso_sparse", "reference",
     "relative_error", "private_run", "calibration_runs", "nonprivate_errors", "time_matvec", "run_problem", "run",
     "format_table", "write_json", "plot", "panel_figure", "save_figure", "epsilon_axis",
@@ -59,33 +59,15 @@ __all__ = [
 EPSILON = 1.0
 CALIBRATIONS = ("tight", "paper")
 
-# Public bounds of the real datasets. These are a-priori ranges (the UCI description of
-# Madelon; round physical ranges for California housing), NOT computed from the data;
+# Public bounds of the real datasets: a-priori ranges with their provenance, in
+# examples/bounds/ (shared with the tests and README's commands), NOT computed from the data;
 # values outside them are clipped by ``data.prepare`` and counted.
-A_PRIORI_RANGES = {
-    "madelon": {
-        # Madelon features are integers in [0, 999] (UCI description), all 500 of them.
-        "feature_low": [0.0] * 500,
-        "feature_high": [999.0] * 500,
-        "source": "a-priori range [0, 999] of every feature (UCI Madelon description)",
-    },
-    "cadata": {
-        # MedInc, HouseAge, TotalRooms, TotalBedrooms, Population, Households, Latitude, Longitude
-        "feature_low": [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 32.0, -125.0],
-        "feature_high": [16.0, 60.0, 40000.0, 7000.0, 36000.0, 6500.0, 42.0, -114.0],
-        "label_low": 0.0,
-        "label_high": 510000.0,  # median house value in dollars
-        "source": "a-priori round ranges of the 8 California-housing columns and of the price",
-        "feature_names": ["MedInc", "HouseAge", "TotalRooms", "TotalBedrooms", "Population",
-                          "Households", "Latitude", "Longitude"],
-    },
-}
-
+BOUNDS_DIR = Path(__file__).resolve().parents[1] / "examples" / "bounds"
 
 
 def a_priori_bounds(name):
-    """``data.Bounds`` of a real benchmark dataset (``A_PRIORI_RANGES``)."""
-    return data.Bounds.from_dict(A_PRIORI_RANGES[name])
+    """``data.Bounds`` of a real benchmark dataset (``examples/bounds/NAME.json``)."""
+    return data.Bounds.from_json(BOUNDS_DIR / f"{name}.json")
 
 
 # Synthetic problems: seed of the generator, spread of the Gaussian features before

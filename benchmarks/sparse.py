@@ -66,16 +66,12 @@ def planted(task, n, p, seed):
 
 # Real high-dimensional sets (binary classification) with a-priori bounds, NOT read from the data:
 # name -> (files, n_features, low, high, where the range comes from, label map).
-REAL = {
-    "leukemia": (("libsvm/leu.svm.gz", "libsvm/leu.t.svm.gz"), 7129, -5.0, 5.0,
-                 "z-scores (LIBSVM preprocessing): a-priori [-5, 5]", None),
-    "colon-cancer": (("libsvm/colon-cancer.svm.gz",), 2000, -5.0, 5.0,
-                     "z-scores (LIBSVM preprocessing): a-priori [-5, 5]", None),
-    "gisette": (("libsvm/gisette_scale.t.svm.gz",), 5000, -1.0, 1.0,
-                "[-1, 1]: the LIBSVM scaling of gisette_scale", None),
-    "dorothea": (("nips2003/dorothea_train.svm.gz",), None, 0.0, 1.0, "binary features (UCI description)", None),
-    "news20": (("libsvm/news20.multiclass.svm.gz",), None, 0.0, 10.0,
-               "word counts: a-priori cap of 10 per document", lambda y: (y > 10).astype(int)),
+REAL = {  # files, number of features, relabelling; public bounds in examples/bounds/NAME.json
+    "leukemia": (("libsvm/leu.svm.gz", "libsvm/leu.t.svm.gz"), 7129, None),
+    "colon-cancer": (("libsvm/colon-cancer.svm.gz",), 2000, None),
+    "gisette": (("libsvm/gisette_scale.t.svm.gz",), 5000, None),
+    "dorothea": (("nips2003/dorothea_train.svm.gz",), None, None),
+    "news20": (("libsvm/news20.multiclass.svm.gz",), None, lambda y: (y > 10).astype(int)),
 }
 
 
@@ -83,13 +79,13 @@ def load_real(data_dir, name):
     """X (CSR), y (0/1), bounds of a real set."""
     import scipy.sparse as sp
 
-    files, p, lo, hi, source, relabel = REAL[name]
+    files, p, relabel = REAL[name]
     parts = [data.load_svmlight(Path(data_dir) / f, n_features=p) for f in files]
     p = p or max(X.shape[1] for X, _ in parts)
     X = sp.vstack([sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], p)) for X, _ in parts]).tocsr()
     y = np.concatenate([y for _, y in parts])
     y = relabel(y) if relabel is not None else (y > 0).astype(int)
-    return X, y, data.Bounds(np.full(p, lo), np.full(p, hi), source=source)
+    return X, y, bench.a_priori_bounds(name).for_features(p)
 
 
 def real_run(X, y, bounds, epsilons, seed):

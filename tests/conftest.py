@@ -59,29 +59,11 @@ def intercept_weights(p):
     return w
 
 
-# Public bounds of the real datasets of the slow tests: a-priori ranges (the UCI description
-# of Madelon; round physical ranges for California housing), NOT computed from the data.
-# The same ranges as benchmarks/bench.py's A_PRIORI_RANGES (the tests do not import the
-# benchmarks, which need matplotlib).
-A_PRIORI_RANGES = {
-    "madelon": {
-        "feature_low": [0.0] * 500,
-        "feature_high": [999.0] * 500,
-        "source": "a-priori range [0, 999] of every feature (UCI Madelon description)",
-    },
-    "cadata": {
-        # MedInc, HouseAge, TotalRooms, TotalBedrooms, Population, Households, Latitude, Longitude
-        "feature_low": [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 32.0, -125.0],
-        "feature_high": [16.0, 60.0, 40000.0, 7000.0, 36000.0, 6500.0, 42.0, -114.0],
-        "label_low": 0.0,
-        "label_high": 510000.0,  # median house value in dollars
-        "source": "a-priori round ranges of the 8 California-housing columns and of the price",
-        "feature_names": ["MedInc", "HouseAge", "TotalRooms", "TotalBedrooms", "Population",
-                          "Households", "Latitude", "Longitude"],
-    },
-}
+# Public bounds of the real datasets: a-priori ranges with their provenance, in
+# examples/bounds/ (what README's commands use), NOT computed from the data.
+BOUNDS_DIR = Path(__file__).resolve().parents[1] / "examples" / "bounds"
 
 
 def a_priori_bounds(name):
-    """``data.Bounds`` of a real dataset (``A_PRIORI_RANGES``)."""
-    return data.Bounds.from_dict(A_PRIORI_RANGES[name])
+    """``data.Bounds`` of a real dataset (``examples/bounds/NAME.json``)."""
+    return data.Bounds.from_json(BOUNDS_DIR / f"{name}.json")

@@ -62,12 +62,89 @@ def test_json_output_and_csv_training(tmp_path, capsys):
     (["--data", "diabetes", "--loss", "logistic"], "more than the 50 classes"),
     (["--data", "breast_cancer", "--classes", "a,b"], "--classes a,b: not labels of this data"),
     (["--out", "/nonexistent-folder/m.json"], "does not exist"),
+    (["--iterations", "1000000000"], "--iterations must be an integer in [1, 1e+06]"),
+    (["--mechanism", "dp-sgd", "--learning-rate", "nan"], "--learning-rate must be a finite number in (0, 1e+06]"),
+    (["--repeats", "0"], "--repeats must be an integer in [1, 100]"),
+    (["--report", "card.pdf"], "give a .html or .md file name"),
+    (["--report", "/nonexistent-folder/card.html"], "does not exist"),
 ])
-def test_errors_exit_2_and_write_nothing(tmp_path, capsys, args, match):
+def test_errors_exit_2_and_write_nothing(tmp_path, capsys, args, match, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     out = tmp_path / "m.json"
     assert main(["fit", "--out", str(out), *args]) == 2
     assert match in capsys.readouterr().err
-    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_bounds_and_model_files_are_clear_errors(tmp_path, capsys):
+    bad = tmp_path / "list.json"
+    bad.write_text("[1, 2]")
+    assert main(["fit", "--bounds", str(bad), "--out", str(tmp_path / "m.json")]) == 2
+    assert "a JSON object with feature_low and feature_high" in capsys.readouterr().err
+    bad.write_text(json.dumps({"format": "dpsparse-model/1"}))
+    assert main(["predict", "--model", str(bad), "--data", "x.csv"]) == 2
+    assert "lacks task, coef, intercept, classes" in capsys.readouterr().err
+
+
+def test_the_summary_puts_the_guarantee_first_and_the_constant_predictor_beside(tmp_path, capsys):
+    out = tmp_path / "m.json"
+    assert main(["fit", "--seed", "0", "--no-tune", "--out", str(out), "--repeats", "3", "--epsilon", "2"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("This model is (2, ") and "-differentially private: replacing any one" in text
+    line = next(x for x in text.splitlines() if x.startswith("held-out accuracy"))
+    assert re.search(r"private [\d.]+ +constant 0\.6294 +non-private [\d.]+", line)  # majority class of the split
+    metrics = json.loads(out.read_text())["metrics"]
+    spread = metrics["repeats"]["accuracy"]
+    assert len(spread["values"]) == 3 and metrics["epsilon_spent"] == 6
+    assert spread["min"] <= metrics["private"]["accuracy"] <= spread["max"]  # the first fit is the one written
+    assert "3 fits: accuracy" in text and "together they spend epsilon = 6" in text
+
+
+def test_useless_models_clipped_data_and_weak_budgets_are_warned(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    csv = tmp_path / "d.csv"
+    X = rng.uniform(10, 20, (300, 2))  # every value outside the declared [0, 1]
+    y = (rng.random(300) < 0.9).astype(int)  # labels independent of X: nothing beats the majority class
+    csv.write_text("a,b,label\n" + "\n".join(f"{u},{v},{t}" for (u, v), t in zip(X, y)) + "\n")
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"feature_low": [0, 0], "feature_high": [1, 1]}))
+    args = ["fit", "--data", str(csv), "--target", "label", "--bounds", str(bounds), "--classes", "0,1",
+            "--mechanism", "dp-gcd", "--out", str(tmp_path / "m.json"), "--delta", "0.01", "--epsilon", "20"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "(100%) lie outside the declared bounds" in err
+    assert "epsilon = 20 is above 10" in err and "delta = 0.01 is above 1/n" in err
+    assert "label set" not in err  # declared by --classes
+    warnings = json.loads((tmp_path / "m.json").read_text())["metrics"]["warnings"]
+    assert any("does not beat the constant predictor" in w for w in warnings)
+
+
+@pytest.mark.parametrize("suffix", [".html", ".md"])
+def test_the_model_card_holds_the_summary_the_report_and_the_coefficients(tmp_path, capsys, suffix):
+    card = tmp_path / f"card{suffix}"
+    assert main(["fit", "--seed", "0", "--no-tune", "--out", str(tmp_path / "m.json"), "--report", str(card)]) == 0
+    text = card.read_text()
+    for needle in ["This model is (1, ", "held-out accuracy", "constant", "Privacy report", "Mangold"]:
+        assert needle in text
+    png = tmp_path / "card.coefficients.png"
+    if suffix == ".html":
+        assert "data:image/png;base64," in text and not png.exists()
+    else:
+        assert png.read_bytes()[:4] == b"\x89PNG" and "card.coefficients.png" in text
+
+
+def test_sweep_writes_a_table_json_and_the_privacy_utility_figure(tmp_path, capsys):
+    out, plot, card = tmp_path / "s.json", tmp_path / "s.png", tmp_path / "s.html"
+    assert main(["sweep", "--epsilons", "0.5,4", "--repeats", "2", "--seed", "0", "--no-tune", "--iterations", "5",
+                 "--out", str(out), "--plot", str(plot), "--report", str(card)]) == 0
+    res = json.loads(out.read_text())
+    assert [r["epsilon"] for r in res["rows"]] == [0.5, 4] and all(len(r["values"]) == 2 for r in res["rows"])
+    assert res["epsilon_spent"] == 9 and res["constant"] == pytest.approx(0.6294, abs=1e-4)
+    assert 0.9 < res["non_private"] <= 1
+    assert plot.read_bytes()[:4] == b"\x89PNG" and "data:image/png;base64," in card.read_text()
+    assert "epsilon spent      9 in all" in capsys.readouterr().out
+    assert main(["sweep", "--epsilons", "0.5,-1", "--out", str(tmp_path / "t.json")]) == 2
+    assert "epsilon must be a finite number > 0" in capsys.readouterr().err and not (tmp_path / "t.json").exists()
 
 
 def test_unknown_options_are_refused(capsys):
@@ -185,3 +262,20 @@ def test_an_output_folder_is_refused_and_integer_labels_are_classes_or_a_regress
             assert main(["predict", "--model", str(out), "--data", str(csv), "--target", "label",
                          "--out", str(pred)]) == 0
             assert set(pred.read_text().split()) <= {str(float(k)) for k in range(5)}
+
+
+@pytest.mark.slow
+def test_news20_runs_one_vs_rest_with_its_20_classes_and_one_range_for_all_features(tmp_path, capsys, shared_data):
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"feature_low": 0, "feature_high": 10, "source": "word counts, a-priori cap 10"}))
+    out = tmp_path / "m.json"
+    assert main(["fit", "--data", str(shared_data / "libsvm" / "news20.multiclass.svm.gz"), "--bounds", str(bounds),
+                 "--classes", ",".join(str(k) for k in range(1, 21)), "--iterations", "10", "--seed", "0",
+                 "--out", str(out)]) == 0
+    model = json.loads(out.read_text())
+    report, metrics = model["privacy_report"], model["metrics"]
+    assert np.shape(model["coef"]) == (20, 62061) and len(model["classes"]) == 20
+    assert report["guarantee_holds"] and "one-vs-rest over 20 classes" in report["method"]
+    assert "no non-private comparison for more than two classes" in capsys.readouterr().out
+    below = metrics["private"]["accuracy"] <= metrics["constant"]["accuracy"]
+    assert below == any("does not beat the constant predictor" in w for w in metrics["warnings"])

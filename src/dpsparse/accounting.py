@@ -139,6 +139,21 @@ class Ledger:
             total = one if total is None else total.compose(one)
         return float(total.get_epsilon_for_delta(delta))
 
+    def _gaussian_epsilon(self, delta):
+        """Exact epsilon of a ledger of Gaussian steps only.
+
+        Gaussian steps with noise multipliers ``m_i`` compose, adaptively, to exactly one
+        Gaussian mechanism with multiplier ``1 / sqrt(sum_i 1 / m_i^2)`` (Dong, Roth & Su,
+        "Gaussian differential privacy", JRSS B 2022, Corollary 3.3), whose epsilon at
+        ``delta`` is the analytic Gaussian mechanism's (Balle & Wang, ICML 2018, Theorem 8;
+        dp-accounting's ``get_epsilon_gaussian``): tight, and free of the PLD's
+        discretization.
+        """
+        from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
+
+        mu2 = sum(count / params["multiplier"] ** 2 for _, count, params in self.events)
+        return float(get_epsilon_gaussian(1.0 / math.sqrt(mu2), delta))
+
     def _replacement_rdp_epsilon(self, delta):
         """Epsilon of a ledger of ``replacement_gaussian`` events only (RDP bound of the method)."""
         from dp_accounting.rdp import rdp_privacy_accountant
@@ -220,11 +235,14 @@ class Ledger:
     def epsilons(self, delta, coarse=False):
         """Epsilon at ``delta`` from every accountant that supports all the events.
 
+        Gaussian steps only: the exact epsilon (``_gaussian_epsilon``), alone.
         ``coarse``: a PLD grid of 1e-3 instead of 2e-5 (still an upper bound, looser).
         The fine PLD is skipped when the coarse one is 2% above RDP's epsilon: every value
         returned is an upper bound, so a skip can only make the minimum more conservative.
         """
         kinds = {kind for kind, _, _ in self.events}
+        if kinds == {"gaussian"}:
+            return {"gaussian": self._gaussian_epsilon(delta)}
         if "replacement_gaussian" in kinds:
             if kinds != {"replacement_gaussian"}:
                 raise ValueError("sampling with replacement composes only with events of its own kind")

@@ -25,7 +25,12 @@ def guarantee_sentence(report):
                 ["the accounted epsilon exceeds the target"]) + ".")
     return (f"This model is ({report.epsilon:g}, {report.delta:.2g})-differentially private: replacing any one "
             f"training record by another changes the probability of any released model by at most a factor "
-            f"e^{report.epsilon:g} = {math.exp(report.epsilon):.3g}, except with probability {report.delta:.2g}.")
+            f"{odds(report.epsilon)}, except with probability {report.delta:.2g}.")
+
+
+def odds(epsilon):
+    """``e^epsilon`` in words (its value when it fits in a float)."""
+    return f"e^{epsilon:g}" + (f" = {math.exp(epsilon):.3g}" if epsilon < 700 else "")
 
 
 def clipped_share(report, n_values):

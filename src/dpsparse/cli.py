@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import os
 import sys
 import tempfile
@@ -248,6 +247,14 @@ def _add_mechanism_options(parser):
         group.add_argument(_flag(name), **kw)
 
 
+def _check_option_values(args):
+    """Every mechanism option given (and --iterations) within its declared range, before any data is read."""
+    for m in REGISTRY.values():
+        for o in m.options:
+            value = args.iterations if o.name in _OWN_FLAGS else getattr(args, o.name, None)
+            o.check(value, "--iterations" if o.name in _OWN_FLAGS else _flag(o.name))
+
+
 def _mechanism_options(args, mechanism):
     """The flags given on the command line, as ``mechanism_options``; an error for a foreign flag."""
     options = {}
@@ -330,8 +337,9 @@ def _reference(est, Xtr, ytr):
     def F(w):
         return solvers.objective(design.X, design.y, w, loss, penalty)
 
-    rel = (F(est.coef_bounded_) - ref.objective) / (F(np.zeros_like(ref.coef)) - ref.objective)
-    return ref, design, float(rel)
+    gain = F(np.zeros_like(ref.coef)) - ref.objective
+    rel = (F(est.coef_bounded_) - ref.objective) / gain if gain > 1e-12 else None  # None: 0 is optimal
+    return ref, design, rel
 
 
 def _write_atomic(path, text):
@@ -382,6 +390,7 @@ def _check_run_args(args, epsilons):
         raise ValueError(f"--repeats must be an integer in [1, {MAX_REPEATS}], got {args.repeats}")
     for eps in epsilons:
         check_privacy_params(eps, 0.5 if args.delta is None else args.delta)
+    _check_option_values(args)
     for path in (args.out, getattr(args, "plot", None), args.report):
         if path:
             _check_out(path)
@@ -394,7 +403,7 @@ def _check_run_args(args, epsilons):
         notes.append("--seed fixes the privacy noise: for experiments only, never for a model you release")
     if max(epsilons) > WEAK_EPSILON:
         notes.append(f"epsilon = {max(epsilons):g} is above {WEAK_EPSILON:g}: the guarantee allows a change of odds by "
-                f"e^{max(epsilons):g} = {math.exp(max(epsilons)):.3g}, which protects little")
+                f"{card.odds(max(epsilons))}, which protects little")
     return notes
 
 
@@ -553,7 +562,9 @@ def _summary(job, est, result, why):
     lines.append(f"support             {result['support_size']} of {result['n_features']} features{np_support}")
     count, share = card.clipped_share(est.privacy_report_, _stored_values(job.X_train))
     lines.append(f"clipped             {count} feature values outside the bounds ({share:.1%})")
-    if "relative_error" in result:
+    if result.get("relative_error") is None and "non_private" in result:
+        lines.append("relative error      n/a: the zero model is already optimal for this penalty strength")
+    elif "relative_error" in result:
         lines.append(f"relative error      (F(w) - F*) / (F(0) - F*) = {result['relative_error']:.4f} on the "
                      f"training objective (0: the non-private optimum, 1: no better than the zero model)")
     else:
@@ -629,9 +640,15 @@ def predict(args):
             model = json.load(fh)
     except (OSError, json.JSONDecodeError) as exc:
         raise ValueError(f"model file {args.model!r} cannot be read: {exc}") from None
-    if model.get("format") != MODEL_FORMAT:
+    if not isinstance(model, dict) or model.get("format") != MODEL_FORMAT:
         raise ValueError(f"model file {args.model!r} is not a {MODEL_FORMAT} model")
-    coef = np.asarray(model["coef"], dtype=float)
+    missing = [k for k in ("task", "coef", "intercept", "classes") if k not in model]
+    if missing:
+        raise ValueError(f"model file {args.model!r} lacks {', '.join(missing)}: write it with 'dpsparse fit'")
+    try:
+        coef = np.asarray(model["coef"], dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"model file {args.model!r}: 'coef' is not an array of numbers") from None
     _read_schema(args)
     fmt = data.data_format(args.data, args.format)
     if args.schema:

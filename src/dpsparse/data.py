@@ -175,6 +175,9 @@ class Bounds:
                 d = json.load(fh)
         except (OSError, json.JSONDecodeError) as exc:
             raise ValueError(f"bounds file {str(path)!r} cannot be read: {exc}") from None
+        if not isinstance(d, dict):
+            raise ValueError(f"bounds file {str(path)!r}: a JSON object with feature_low and feature_high "
+                             f"(docs/bounds.md), got a {type(d).__name__}")
         d.setdefault("source", f"file {Path(path).name}")
         return cls.from_dict(d)
 

@@ -106,7 +106,8 @@ class Option:
         """``value`` converted and checked; ValueError naming the option and its allowed values."""
         if value is None:
             return None
-        bad = ValueError(f"{owner}: option {self.name} must be {self.allowed()}, got {value!r}")
+        what = owner if owner.startswith("--") else f"{owner}: option {self.name}"  # a CLI flag names itself
+        bad = ValueError(f"{what} must be {self.allowed()}, got {value!r}")
         if self.kind == "choice" and value not in self.choices:
             raise ValueError(f"unknown {self.name} {value!r} for {owner}; allowed: {list(self.choices)}")
         if self.kind == "choice":
@@ -320,7 +321,7 @@ def loss_capabilities(loss):
     return caps
 
 
-_PENALTY_METHODS = ("prox", "value", "conjugate", "dual_scaling", "lmo_ball", "lmo_dual_ball", "dual_norm",
+_PENALTY_METHODS = ("prox", "prox_1d", "value", "conjugate", "dual_scaling", "lmo_ball", "lmo_dual_ball", "dual_norm",
                     "coordinate_values", "subdiff_distance")
 
 

@@ -72,9 +72,10 @@ from .direct import call_direct
 __all__ = ["CALIBRATIONS", "MECHANISM", "cd", "coordinate_gradient", "dp_cd", "noise_stds", "paper_multiplier"]
 
 CALIBRATIONS = ("tight", "paper")
-SOURCE = ("Mangold, Bellet, Salmon & Tommasi ICML 2022 (arXiv:2110.11688), Algorithm 1 (DP-CD) and its "
-          "privacy theorem (Thm 3.1 as recalled, printed text not checked: sigma_j^2 = 12 C_j^2 T K log(1/delta) / "
-          "(n^2 epsilon^2), re-derived by RDP); Gaussian mechanism composed by PLD/RDP (dp-accounting)")
+SOURCE = ("Mangold, Bellet, Salmon & Tommasi, 'Differentially private coordinate descent for composite empirical "
+          "risk minimization', ICML 2022, Algorithm 1 (DP-CD) with per-coordinate clipping; the 'paper' calibration "
+          "is its noise sigma_j^2 = 12 C_j^2 T K log(1/delta) / (n^2 epsilon^2); the tight one composes the Gaussian "
+          "updates exactly (Dong, Roth & Su, 'Gaussian differential privacy', JRSS B 2022, Corollary 3.3)")
 
 
 def paper_multiplier(n_updates, epsilon, delta):
@@ -170,7 +171,6 @@ def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callb
     clip = np.asarray(clip, dtype=float)
     stds = np.asarray(stds, dtype=float)
     sens = 2.0 * clip / n
-    v = w.copy()  # prox argument: equal to w except at the updated coordinate
     for t in range(n_epochs):
         coords = noise.rng.integers(p, size=n_inner)
         if average:  # lazy sum of the K inner iterates: coordinate j held w_j since iterate last[j]
@@ -179,8 +179,7 @@ def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callb
             j = int(coords[k])
             g = noise.release(coordinate_gradient(X, z, y, derivative, j, clip[j]), "gaussian", stds[j],
                               sensitivity=sens[j], name="coordinate gradient")
-            v[j] = w[j] - steps[j] * g
-            new = penalty.prox(v, steps)[j]
+            new = penalty.prox_1d(w[j] - steps[j] * g, steps[j], j)
             step = new - w[j]
             if average:
                 acc[j] += w[j] * (k - last[j])
@@ -189,10 +188,8 @@ def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callb
                 rows, vals = _column(X, j)
                 z[rows] += step * vals
                 w[j] = new
-            v[j] = w[j]
         if average:
             w = (acc + w * (n_inner - last)) / n_inner
-            v = w.copy()
             z = np.asarray(X @ w).ravel()
         if callback is not None:
             callback(t, w)
@@ -275,7 +272,7 @@ MECHANISM = Mechanism(
     ),
     calibrations=CALIBRATIONS,
     loss_needs=("smooth",),
-    penalty_needs=("separable", "prox"),
+    penalty_needs=("separable", "prox_1d"),
     plan=_plan, run=_run,
     zcdp_calibration=True,
 )

@@ -219,9 +219,7 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
         j = noise.select(selection_scores(g, w, M, penalty, rule), selection, select_scales,
                          sensitivity=select_sensitivity, name="coordinate selection")
         noisy_g = noise.release(g[j], update, update_scales[j], sensitivity=upd_sens[j], name="coordinate gradient")
-        v = w.copy()
-        v[j] -= noisy_g / M[j]
-        step = penalty.prox(v, 1.0 / M)[j] - w[j]
+        step = penalty.prox_1d(w[j] - noisy_g / M[j], 1.0 / M[j], j) - w[j]
         if step != 0.0:
             rows, vals = _column(X, j)
             z[rows] += step * vals
@@ -292,7 +290,7 @@ MECHANISM = Mechanism(
     ),
     calibrations=CALIBRATIONS,
     loss_needs=("smooth", "Lipschitz"),
-    penalty_needs=("separable", "prox", "coordinate_values", "subdiff_distance"),
+    penalty_needs=("separable", "prox", "prox_1d", "coordinate_values", "subdiff_distance"),
     plan=_plan, run=_run,
     zcdp_calibration=True,
 )

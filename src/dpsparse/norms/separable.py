@@ -20,6 +20,7 @@ Coordinates with weight 0 are unpenalized (the intercept).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -146,6 +147,16 @@ class ElasticNet(Penalty):
     def prox(self, x: np.ndarray, step: float | np.ndarray) -> np.ndarray:
         a, c = self.strengths(x.shape[0])
         return np.sign(x) * np.maximum(np.abs(x) - step * a, 0.0) / (1.0 + step * c)
+
+    def prox_1d(self, value: float, step: float, j: int) -> float:
+        """Prox of the ``j``-th term alone: ``prox(x, step)[j]`` where ``x[j] = value``, in O(1).
+
+        What coordinate methods (DP-CD, DP-GCD) take at each update instead of the prox of
+        the whole vector.
+        """
+        wj = 1.0 if self.weights is None else float(self.weights[j])
+        a, c = self.alpha * self.l1_ratio * wj, self.alpha * (1.0 - self.l1_ratio) * wj
+        return math.copysign(max(abs(value) - step * a, 0.0), value) / (1.0 + step * c)
 
     def subdiff_distance(self, g: np.ndarray, w: np.ndarray) -> np.ndarray:
         a, c = self.strengths(w.shape[0])
