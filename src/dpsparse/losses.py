@@ -10,6 +10,7 @@ solvers can certify a duality gap.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -53,6 +54,11 @@ class Datafit:
         """Per-sample derivative used by private mechanisms: ``|.| <= lipschitz`` always."""
         return self.derivative(z, y)
 
+    def derivative_kernel(self, bounded: bool = True) -> tuple[int, float] | None:
+        """How compiled loops (``dpsparse._kernels``) compute ``bounded_derivative`` (or ``derivative``):
+        ``(0, 0)`` logistic, ``(1, c)`` the residual ``z - y`` clipped to ``[-c, c]``; None: no kernel."""
+        return None
+
     #: True for a quadratic loss, whose minimizers solve linear equations.
     quadratic: bool = False
 
@@ -84,6 +90,9 @@ class Logistic(Datafit):
 
     def derivative(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return -y * expit(-y * z)
+
+    def derivative_kernel(self, bounded: bool = True) -> tuple[int, float]:
+        return 0, 0.0
 
     def second_derivative(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         """``f''(z, y) = sigma(y z) sigma(-y z) <= 1/4``."""
@@ -125,6 +134,9 @@ class Huber(Datafit):
 
     def derivative(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.clip(z - y, -self.tau, self.tau)
+
+    def derivative_kernel(self, bounded: bool = True) -> tuple[int, float]:
+        return 1, self.tau
 
     def conjugate(self, u: np.ndarray, y: np.ndarray) -> np.ndarray:
         return 0.5 * u**2 + u * y
@@ -179,6 +191,9 @@ class Squared(Datafit):
     def bounded_derivative(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
         """Clipped residual ``clip(z - y, -clip, clip)`` (per-sample gradient clipping)."""
         return np.clip(z - y, -self.lipschitz, self.lipschitz)
+
+    def derivative_kernel(self, bounded: bool = True) -> tuple[int, float]:
+        return 1, (self.lipschitz if bounded else math.inf)
 
     def bounded_datafit(self) -> Datafit:
         """The Huber loss with threshold ``clip``, whose derivative is the clipped residual."""

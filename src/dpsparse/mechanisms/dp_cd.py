@@ -66,6 +66,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..accounting import Ledger, calibrate
+from ..noise import NoiseSource
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 
@@ -132,7 +133,8 @@ def coordinate_gradient(X, z, y, derivative, j, clip_j):
     return float(np.sum(np.clip(terms, -clip_j, clip_j))) / X.shape[0]
 
 
-def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callback=None, average=False):
+def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callback=None, average=False,
+       kernel=None):
     """Randomized proximal coordinate descent with given noise (``stds = 0``: non-private).
 
     The margins ``z = X w`` are updated in O(nnz of column j) per update, so an epoch of
@@ -160,6 +162,11 @@ def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callb
     average : bool
         Replace the iterate by the average of the ``K`` inner iterates at the end of each
         epoch (the paper's convex variant); False keeps the last iterate.
+    kernel : (int, float) or None
+        ``loss.derivative_kernel()``: with a plain ``NoiseSource`` and a penalty with
+        ``strengths``, each epoch runs compiled (``_kernels.cd_epoch``) on its noise drawn
+        beforehand, the same draws in the same order; otherwise (the audit's noise sources,
+        OpenDP's) every update goes through ``noise.release``.
 
     Returns
     -------
@@ -171,11 +178,15 @@ def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callb
     clip = np.asarray(clip, dtype=float)
     stds = np.asarray(stds, dtype=float)
     sens = 2.0 * clip / n
+    compiled = _compiled_epoch(X, y, penalty, steps, clip, kernel, noise, average)
     for t in range(n_epochs):
         coords = noise.rng.integers(p, size=n_inner)
         if average:  # lazy sum of the K inner iterates: coordinate j held w_j since iterate last[j]
-            acc, last = np.zeros(p), np.zeros(p, dtype=int)
-        for k in range(n_inner):
+            acc, last = np.zeros(p), np.zeros(p, dtype=np.int64)
+        if compiled is not None:
+            eta = noise.gaussian(stds[coords]) if np.any(stds > 0) else np.zeros(n_inner)
+            compiled(z, w, coords, eta, acc if average else None, last if average else None)
+        for k in range(0 if compiled is not None else n_inner):
             j = int(coords[k])
             g = noise.release(coordinate_gradient(X, z, y, derivative, j, clip[j]), "gaussian", stds[j],
                               sensitivity=sens[j], name="coordinate gradient")
@@ -194,6 +205,26 @@ def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callb
         if callback is not None:
             callback(t, w)
     return w
+
+
+def _compiled_epoch(X, y, penalty, steps, clip, kernel, noise, average):
+    """The compiled epoch (``_kernels.cd_epoch``) bound to the data, or None where it does not apply."""
+    if kernel is None or type(noise) is not NoiseSource or not callable(getattr(penalty, "strengths", None)):
+        return None
+    from .._kernels import cd_epoch
+
+    Xc = sp.csc_matrix(X, dtype=float)
+    a, c = penalty.strengths(steps.shape[0])
+    thresholds, shrink = steps * a, 1.0 / (1.0 + steps * c)
+    code, kc = kernel
+
+    def epoch(z, w, coords, eta, acc, last):
+        if not average:
+            acc, last = np.zeros(1), np.zeros(1, dtype=np.int64)
+        cd_epoch(Xc.indptr, Xc.indices, Xc.data, z, y, w, np.asarray(coords, dtype=np.int64), eta, steps, clip,
+                 thresholds, shrink, int(code), float(kc), acc, last, average)
+
+    return epoch
 
 
 def _derivative_and_clip(loss, clip, b):
@@ -219,12 +250,12 @@ def _derivative_and_clip(loss, clip, b):
         if C.shape != (p,) or not np.all(np.isfinite(C)) or np.any(C <= 0):
             raise ValueError(f"clip must be a finite number > 0 or {p} of them, got {clip!r}")
     derivative = loss.bounded_derivative if lipschitz is not None else loss.derivative
-    return derivative, C
+    return derivative, C, loss.derivative_kernel(bounded=lipschitz is not None)
 
 
 def _plan(info):
     o, n, p = info.options, info.n, info.p
-    derivative, C = _derivative_and_clip(info.loss, o["clipping_norm"], info.feature_bounds)
+    derivative, C, kernel = _derivative_and_clip(info.loss, o["clipping_norm"], info.feature_bounds)
     K = p if o["updates_per_epoch"] is None else o["updates_per_epoch"]
     n_updates = o["n_iter"] * K
     m_paper = paper_multiplier(n_updates, info.epsilon, info.delta)
@@ -242,7 +273,7 @@ def _plan(info):
         "coordinate choice": "uniform, independent of the data (no amplification claimed)",
         "iterate": "average of each epoch" if o["average"] else "last",
     }
-    params = {"derivative": derivative, "C": C, "K": K, "stds": stds,
+    params = {"derivative": derivative, "kernel": kernel, "C": C, "K": K, "stds": stds,
               "M": info.loss.coordinate_smoothness(info.feature_bounds)}
     return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
                 iterations=o["n_iter"], details=details, params=params,
@@ -253,7 +284,7 @@ def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     X = design.X.tocsc() if sp.issparse(design.X) else np.asfortranarray(design.X, dtype=float)
     return cd(X, np.asarray(design.y, dtype=float), q["derivative"], info.penalty, q["M"], q["C"],
-              info.options["n_iter"], q["K"], q["stds"], noise, callback, info.options["average"])
+              info.options["n_iter"], q["K"], q["stds"], noise, callback, info.options["average"], q["kernel"])
 
 
 MECHANISM = Mechanism(

@@ -197,7 +197,8 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
         Step sizes are ``1 / M_j``.
     n_iter : int
     rule : {"gs-r", "gs-s", "gs-q"}
-    select_scales, update_scales : ndarray of shape (p,)
+    select_scales : float or ndarray of shape (p,)
+    update_scales : ndarray of shape (p,)
         Scales of the selection noise (Laplace, or Gumbel with a common scale) and of
         the update noise (Laplace scale or Gaussian standard deviation).
     noise : NoiseSource
@@ -243,13 +244,14 @@ def _plan(info):
     ledger = _ledger(s, constants, n_iter, selection, update)
     update_scales = s * L
     ratio = L / np.sqrt(M)
-    select_scales = update_scales / np.sqrt(M) if selection == "laplace" else np.full(info.p, s * ratio.max())
+    # one Gumbel scale for every coordinate: a scalar, so each selection draws p variates at one scale
+    select_scales = update_scales / np.sqrt(M) if selection == "laplace" else float(s * ratio.max())
     c_laplace, c_gumbel, c_update = constants
     details = {
         "selection": f"{selection} report-noisy-max",
         "update": f"{update} noise",
         "noise scale of each update": float(update_scales.max()),
-        "noise scale of each selection": float(select_scales.max()),
+        "noise scale of each selection": float(np.max(select_scales)),
         "scale by the source's formula": float(s_paper * L.max()),
         "epsilon of one selection": (c_laplace if selection == "laplace" else c_gumbel) / s,
         "update noise / sensitivity": c_update * s,
