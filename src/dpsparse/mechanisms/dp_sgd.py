@@ -91,6 +91,16 @@ def _plan(info):
                 params={"m": m, "C": C, "eta": eta, "sigma": multiplier * C})
 
 
+def _poisson_batch(rng, n, q):
+    """Poisson sampling in O(batch): each of the ``n`` records independently with probability ``q``.
+
+    Its size is Binomial(n, q) and, given the size, every subset of that size is equally
+    likely, which is how it is drawn (sorted row indices).
+    """
+    k = int(rng.binomial(n, q))
+    return np.sort(rng.choice(n, size=k, replace=False))
+
+
 def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     n, p = design.n, design.p
@@ -100,7 +110,7 @@ def _run(design, plan, noise, callback):
     poisson = info.options["sampling"] == "poisson"
     w = np.zeros(p)
     for t in range(info.options["n_iter"]):
-        batch = np.flatnonzero(noise.rng.random(n) < m / n) if poisson else noise.rng.integers(n, size=int(m))
+        batch = _poisson_batch(noise.rng, n, m / n) if poisson else noise.rng.integers(n, size=int(m))
         Xb = X[batch]
         g = noise.release(clipped_gradient_sum(Xb, Xb @ w, y[batch], info.loss, C), "gaussian", sigma,
                           sensitivity=2.0 * C, name="clipped gradient sum")

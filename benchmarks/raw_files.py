@@ -1,0 +1,125 @@
+"""Every raw file of ../shared/data through ``dpsparse fit``, as README shows it.
+
+For each file, the command of README's table (the file, and its schema or public bounds
+from ``examples/``; none for cpusmall, bardet and riboflavin, whose features have no
+a-priori range: their fit has no guarantee and says so) runs with the defaults (a private
+search within epsilon = 1, delta = 1/n^2), and the table prints the held-out metric of the
+private model beside the constant predictor and the non-private optimum, whether the
+guarantee holds, and the wall time of the command.
+
+    python benchmarks/raw_files.py [--data-dir DIR] [--out-dir DIR] [--seed S]
+
+Writes ``raw_files.json`` and ``raw_files.png`` (private, constant and non-private per
+file) in the output folder (default ``benchmarks/results``).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+import time
+from pathlib import Path
+
+import bench
+from dpsparse.cli import main
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO_ROOT / "examples"
+
+# name -> (file under the data folder, the options of README's command)
+COMMANDS = {
+    "adult": ("adult/adult.data.gz", ["--schema", str(EXAMPLES / "adult.schema.json")]),
+    "birthwt": ("regression/birthwt.csv", ["--schema", str(EXAMPLES / "birthwt.schema.json")]),
+    "cadata": ("libsvm/cadata.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "cadata.json")]),
+    "madelon": ("libsvm/madelon.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "madelon.json")]),
+    "leukemia": ("libsvm/leu.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "leukemia.json")]),
+    "colon-cancer": ("libsvm/colon-cancer.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "colon-cancer.json")]),
+    "gisette": ("libsvm/gisette_scale.t.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "gisette.json")]),
+    "dorothea": ("nips2003/dorothea_train.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "dorothea.json")]),
+    "news20": ("libsvm/news20.multiclass.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "news20.json"),
+                                                   "--classes", ",".join(str(k) for k in range(1, 21))]),
+    "mushrooms": ("libsvm/mushrooms.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "mushrooms.json")]),
+    "phishing": ("libsvm/phishing.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "phishing.json")]),
+    "cpusmall": ("libsvm/cpusmall.svm.gz", []),
+    "bardet": ("regression/bardet.svm.gz", []),
+    "riboflavin": ("regression/riboflavin.svm.gz", []),
+}
+
+
+def run_one(data_dir, name, out_dir, seed):
+    """One README command, in process; its JSON result and wall time."""
+    path, options = COMMANDS[name]
+    argv = ["fit", "--data", str(Path(data_dir) / path), *options, "--json",
+            "--out", str(Path(out_dir) / f"{name}.model.json")]
+    if seed is not None:
+        argv += ["--seed", str(seed)]
+    out, err = io.StringIO(), io.StringIO()
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(argv)
+    seconds = time.perf_counter() - start
+    if rc != 0:
+        return {"error": err.getvalue().strip().splitlines()[-1], "seconds": seconds}
+    res = json.loads(out.getvalue())
+    key = "accuracy" if "accuracy" in res["private"] else "r2"
+    return {"metric": key, "private": res["private"][key], "constant": res["constant"][key],
+            "non_private": res.get("non_private", {}).get(key), "n": res["n_train"] + res["n_test"],
+            "p": res["n_features"], "guarantee": res["privacy_report"]["guarantee_holds"],
+            "support": res["support_size"], "seconds": seconds, "warnings": res["warnings"]}
+
+
+def table(results):
+    lines = [f"{'data':<13}{'n':>7}{'p':>7}  {'metric':<9}{'private':>8}{'constant':>9}{'non-priv':>9}"
+             f"  {'guarantee':<10}{'time':>7}"]
+    for name, r in results.items():
+        if "error" in r:
+            lines.append(f"{name:<13}  error: {r['error']}")
+            continue
+        nonpriv = "n/a" if r["non_private"] is None else f"{r['non_private']:.3f}"
+        lines.append(f"{name:<13}{r['n']:>7}{r['p']:>7}  {r['metric']:<9}{r['private']:>8.3f}{r['constant']:>9.3f}"
+                     f"{nonpriv:>9}  {'yes' if r['guarantee'] else 'NO':<10}{r['seconds']:>6.1f}s")
+    return "\n".join(lines)
+
+
+def plot(results, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    names = [k for k, r in results.items() if "error" not in r]
+    x = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(10, 4))
+    for offset, key, colour in [(-0.27, "private", "tab:red"), (0.0, "constant", "gray"),
+                                (0.27, "non_private", "tab:blue")]:
+        values = [results[k][key] if results[k][key] is not None else np.nan for k in names]
+        ax.bar(x + offset, np.maximum(values, -0.5), 0.27, color=colour, label=key.replace("_", "-"))
+    ax.set_xticks(x, [f"{k}\n({results[k]['metric']})" + ("" if results[k]["guarantee"] else "\nNO guarantee")
+                      for k in names], fontsize=7)
+    ax.set_ylim(-0.5, 1.0)
+    ax.axhline(0, color="black", lw=0.5)
+    ax.set_ylabel("held-out accuracy or R^2 (cut at -0.5)")
+    ax.legend(fontsize=8)
+    bench.save_figure(fig, path, "dpsparse fit on every raw file, epsilon = 1 (defaults: private search)",
+                      fontsize=10)
+
+
+def main_cli(argv):
+    args = dict(zip(argv[::2], argv[1::2]))
+    data_dir = Path(args.get("--data-dir", REPO_ROOT.parent / "shared" / "data"))
+    out_dir = Path(args.get("--out-dir", REPO_ROOT / "benchmarks" / "results"))
+    seed = int(args["--seed"]) if "--seed" in args else None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    results = {}
+    for name in COMMANDS:
+        results[name] = run_one(data_dir, name, out_dir, seed)
+        print(f"{name}: done in {results[name]['seconds']:.1f}s", file=sys.stderr, flush=True)
+    print(table(results))
+    bench.write_json(results, out_dir / "raw_files.json")
+    plot(results, out_dir / "raw_files.png")
+
+
+if __name__ == "__main__":
+    main_cli(sys.argv[1:])

@@ -1,0 +1,181 @@
+"""Speed: each hot loop as a ratio to one ``X^T v`` on the same matrix, and what a CLI run costs.
+
+Measured side by side in one process, BLAS on one thread (``threadpoolctl``):
+
+- DP-GCD: one iteration (``run`` of the mechanism, its plan excluded, divided by ``T``) on
+  news20 (binary, 15,935 x 62,061 sparse) and dorothea (800 x 88,119 sparse); target <= 1.5;
+- DP-CD: one epoch (``p`` coordinate updates) on a dense 10,000 x 1,000 matrix and on
+  news20; targets <= 3 and <= 10;
+- private Frank-Wolfe: one iteration on the dense matrix and news20; target <= 2;
+- DP-SGD: the fixed cost before its first step (planning, i.e. calibration, on a fresh
+  process's first call and on a repeated setting); target <= 0.5 s;
+- ``dpsparse fit`` on the bundled data with ``--no-tune``, split into import, load,
+  private fit and the non-private comparison (separate processes, wall time).
+
+Each ratio is the median of ``--repeats`` timings (default 3). Every matrix is the bounded
+design a mechanism sees (``data.prepare``: features on [-1, 1], the intercept column).
+
+    python benchmarks/speed.py [--data-dir DIR] [--out-dir DIR] [--repeats K]
+
+Writes ``speed.json`` and ``speed.png`` (each ratio beside its target).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+import bench
+from dpsparse import data, losses, norms
+from dpsparse.mechanisms import get, make_plan
+from dpsparse.noise import make_noise
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+TARGETS = {  # (mechanism, matrix) -> target ratio to one X^T v
+    ("dp-gcd", "news20"): 1.5, ("dp-gcd", "dorothea"): 1.5,
+    ("dp-cd", "dense 10000x1000"): 3.0, ("dp-cd", "news20"): 10.0,
+    ("fw", "dense 10000x1000"): 2.0, ("fw", "news20"): 2.0,
+}
+ITERATIONS = {"dp-gcd": 20, "dp-cd": 2, "fw": 20}  # iterations (epochs for DP-CD) timed per run
+SGD_FIXED_TARGET = 0.5
+
+
+def designs(data_dir):
+    """The bounded designs: name -> (BoundedDesign, loss)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (10000, 1000))
+    y = np.where(X[:, :10].sum(axis=1) + 0.5 * rng.standard_normal(10000) > 0, 1.0, -1.0)
+    out = {"dense 10000x1000": data.prepare(X, y, data.Bounds(-1.0, 1.0).for_features(1000), True)}
+    for name, path, relabel in [("news20", "libsvm/news20.multiclass.svm.gz", lambda t: t > 10),
+                                ("dorothea", "nips2003/dorothea_train.svm.gz", lambda t: t > 0)]:
+        Xs, t = data.load_svmlight(Path(data_dir) / path)
+        bounds = bench.a_priori_bounds(name).for_features(Xs.shape[1])
+        out[name] = data.prepare(Xs, np.where(relabel(t), 1.0, -1.0), bounds, True)
+    return out
+
+
+def _median_time(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def matvec_time(design, repeats):
+    v = np.random.default_rng(0).standard_normal(design.n)
+    return _median_time(lambda: design.X.T @ v, max(repeats, 5))
+
+
+def loop_ratio(name, design, matvec, repeats):
+    """Time of one iteration (DP-CD: one epoch) of ``name``'s run, over one ``X^T v``."""
+    mech = get(name)
+    loss = losses.Logistic()
+    weights = np.r_[np.ones(design.p - 1), 0.0]
+    penalty = norms.L1(1e-3, weights=weights)
+    T = ITERATIONS[name]
+    plan = make_plan(mech, design, loss, penalty, 1.0, 1.0 / design.n**2, None, {"n_iter": T})
+    mech.run(design, plan, make_noise(np.random.default_rng(0)), None)  # warm-up (compilation, caches)
+    seconds = _median_time(lambda: mech.run(design, plan, make_noise(np.random.default_rng(1)), None), repeats)
+    return seconds / T / matvec
+
+
+def sgd_fixed_cost():
+    """Seconds of DP-SGD's plan (its calibration) in a fresh process, then for the same setting again."""
+    code = ("import time, warnings, numpy as np; warnings.simplefilter('ignore');"
+            "from dpsparse import data, losses, norms; from dpsparse.mechanisms import get, make_plan;"
+            "rng = np.random.default_rng(0); X = rng.uniform(-1, 1, (20000, 50)); y = np.sign(X[:, 0]);"
+            "d = data.prepare(X, y, data.Bounds(-1.0, 1.0).for_features(50), True);"
+            "m = get('dp-sgd'); pen = norms.L1(1e-3, weights=np.r_[np.ones(50), 0.0]);"
+            "t = time.perf_counter(); make_plan(m, d, losses.Logistic(), pen, 1.0, 1e-9, None, {});"
+            "a = time.perf_counter() - t; t = time.perf_counter();"
+            "make_plan(m, d, losses.Logistic(), pen, 1.0, 1e-9, None, {}); b = time.perf_counter() - t;"
+            "print(a, b)")
+    first, again = map(float, subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                             check=True).stdout.split())
+    return first, again
+
+
+def cli_split(out_dir):
+    """Wall seconds of ``dpsparse fit --no-tune`` on the bundled data: import, load, private fit, reference."""
+    code = ("import time; t0 = time.perf_counter(); import warnings; warnings.simplefilter('ignore');"
+            "import dpsparse.cli as c; from dpsparse import data; t1 = time.perf_counter();"
+            "X, y, b, _ = data.load_bundled('breast_cancer'); t2 = time.perf_counter();"
+            "from dpsparse import DPLogisticRegression; e = DPLogisticRegression(bounds=b).fit(X, y);"
+            "t3 = time.perf_counter(); c._reference(e, X, y); t4 = time.perf_counter();"
+            "print(t1 - t0, t2 - t1, t3 - t2, t4 - t3)")
+    parts = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    return dict(zip(["import", "load", "private fit", "non-private comparison"], map(float, parts)))
+
+
+def run(data_dir, repeats):
+    out = {"ratios": {}, "matvec_s": {}}
+    with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = designs(data_dir)
+        for (mech, matrix) in TARGETS:
+            design = ds[matrix]
+            mv = out["matvec_s"].setdefault(matrix, matvec_time(design, repeats))
+            out["ratios"][f"{mech} on {matrix}"] = {"ratio": loop_ratio(mech, design, mv, repeats),
+                                                    "target": TARGETS[(mech, matrix)]}
+    first, again = sgd_fixed_cost()
+    out["dp-sgd fixed cost"] = {"first_s": first, "repeated_s": again, "target_s": SGD_FIXED_TARGET}
+    out["cli"] = cli_split(None)
+    return out
+
+
+def table(res):
+    lines = [f"{'loop':<32}{'ratio to X^T v':>15}{'target':>8}  met"]
+    for k, r in res["ratios"].items():
+        lines.append(f"{k:<32}{r['ratio']:>15.2f}{r['target']:>8.1f}  {'yes' if r['ratio'] <= r['target'] else 'NO'}")
+    s = res["dp-sgd fixed cost"]
+    lines.append(f"{'dp-sgd fixed cost (s), 1st':<32}{s['first_s']:>15.2f}{s['target_s']:>8.1f}  "
+                 f"{'yes' if s['first_s'] <= s['target_s'] else 'NO'}")
+    lines.append(f"{'dp-sgd fixed cost (s), again':<32}{s['repeated_s']:>15.3f}{s['target_s']:>8.1f}  "
+                 f"{'yes' if s['repeated_s'] <= s['target_s'] else 'NO'}")
+    lines.append("dpsparse fit --no-tune (bundled data), seconds: "
+                 + ", ".join(f"{k} {v:.2f}" for k, v in res["cli"].items()))
+    lines.append("one X^T v (ms): " + ", ".join(f"{k} {1e3 * v:.2f}" for k, v in res["matvec_s"].items()))
+    return "\n".join(lines)
+
+
+def plot(res, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(res["ratios"])
+    ratios = [res["ratios"][k]["ratio"] for k in names]
+    targets = [res["ratios"][k]["target"] for k in names]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    x = np.arange(len(names))
+    ax.bar(x, ratios, 0.6, color=["tab:green" if r <= t else "tab:red" for r, t in zip(ratios, targets)],
+           label="measured")
+    ax.scatter(x, targets, marker="_", s=600, color="black", label="target", zorder=3)
+    ax.set_yscale("log")
+    ax.set_xticks(x, names, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("time / one X^T v")
+    ax.legend(fontsize=8)
+    bench.save_figure(fig, path, "hot loops against one X^T v (green: target met)", fontsize=10)
+
+
+def main(argv):
+    args = dict(zip(argv[::2], argv[1::2]))
+    data_dir = Path(args.get("--data-dir", REPO_ROOT.parent / "shared" / "data"))
+    out_dir = Path(args.get("--out-dir", REPO_ROOT / "benchmarks" / "results"))
+    res = run(data_dir, int(args.get("--repeats", 3)))
+    print(table(res))
+    bench.write_json(res, out_dir / "speed.json")
+    plot(res, out_dir / "speed.png")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
