@@ -161,6 +161,7 @@ def plot(res, path):
            label="measured")
     ax.scatter(x, targets, marker="_", s=600, color="black", label="target", zorder=3)
     ax.set_yscale("log")
+    ax.set_ylim(bottom=1.0)
     ax.set_xticks(x, names, rotation=20, ha="right", fontsize=8)
     ax.set_ylabel("time / one X^T v")
     ax.legend(fontsize=8)

@@ -83,8 +83,8 @@ def plot_coefficients(path, names, private, nonprivate=None):
         ax.bar(x + 0.2, per_feature(nonprivate)[shown], 0.4, color="tab:blue", alpha=0.6, label="non-private")
     ax.axhline(0, color="black", lw=0.5)
     ax.set_xticks(x, [str(names[i]) if names is not None else str(i) for i in shown], rotation=90, fontsize=7)
-    ax.set_ylabel("coefficient, feature scaled to [-1, 1]\nby its public bounds"
-                  + (" (L2 norm over classes)" if np.ndim(private) == 2 else ""), fontsize=8)
+    ax.set_ylabel("coefficient (feature on [-1, 1])" + ("\nL2 norm over classes" if np.ndim(private) == 2 else ""),
+                  fontsize=8)
     ax.set_title(f"coefficients: {int(np.count_nonzero(w))} of {w.size} features in the private model's support"
                  + (f" (largest {shown.size} shown)" if shown.size < w.size else ""), fontsize=9)
     ax.legend(fontsize=8)

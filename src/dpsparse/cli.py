@@ -158,6 +158,8 @@ def _load(args):
         return X, y, args.schema.bounds(), names
     if args.data in data.BUNDLED and not os.path.exists(args.data):
         X, y, bounds, names = data.load_bundled(args.data)
+        if args.classes is None and args.data in data.BUNDLED_CLASSES and args.loss not in ("squared", "huber"):
+            args.classes = [str(c) for c in data.BUNDLED_CLASSES[args.data]]  # public, from its description
     else:
         X, y, names = data.load(args.data, args.format, args.target)
         bounds = None

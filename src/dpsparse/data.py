@@ -41,6 +41,9 @@ __all__ = [
 ]
 
 BUNDLED = {"breast_cancer": "classification", "diabetes": "regression"}
+# The public label sets of the bundled classification data (scikit-learn's description of
+# the Wisconsin diagnostic breast-cancer data: 0 malignant, 1 benign).
+BUNDLED_CLASSES = {"breast_cancer": (0, 1)}
 
 
 CLASSES_FROM_DATA = ("the label set (classes_) was read from the private data; declare it (classes= in Python, "

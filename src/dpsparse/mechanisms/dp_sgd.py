@@ -66,6 +66,13 @@ def _tight_sigma(n, m, n_iter, epsilon, delta, sampling):
     return calibrate(lambda mult: _ledger(mult, n, m, n_iter, sampling), epsilon, delta, 1.0)
 
 
+@functools.lru_cache(maxsize=256)
+def _accounted(multiplier, n, m, n_iter, sampling, delta):
+    """The ledger, its epsilon at ``delta`` and the accountant: computed once per setting (public inputs)."""
+    ledger = _ledger(multiplier, n, m, n_iter, sampling)
+    return ledger, ledger.epsilon(delta), ledger.accountant
+
+
 def _plan(info):
     o, n = info.options, info.n
     R, loss = info.row_norm, info.loss
@@ -83,10 +90,10 @@ def _plan(info):
     smooth = loss.smoothness if np.isfinite(loss.smoothness) else 1.0
     eta = 1.0 / (smooth * R**2) if o["learning_rate"] is None else o["learning_rate"]
     multiplier = _tight_sigma(n, m, o["n_iter"], info.epsilon, info.delta, o["sampling"])
-    ledger = _ledger(multiplier, n, m, o["n_iter"], o["sampling"])
+    ledger, accountant_epsilon, accountant = _accounted(multiplier, n, m, o["n_iter"], o["sampling"], info.delta)
     details = {"noise multiplier": multiplier, "clipping norm": C, "sampling rate": m / n,
                "sampling": o["sampling"], "gaussian std (sum)": multiplier * C, "learning rate": eta}
-    return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
+    return Plan(ledger=ledger, accountant_epsilon=accountant_epsilon, accountant=accountant,
                 iterations=o["n_iter"], details=details,
                 params={"m": m, "C": C, "eta": eta, "sigma": multiplier * C})
 
