@@ -187,7 +187,8 @@ def test_hinge_loss_uses_the_one_pass_mechanism(tmp_path, capsys):
 
 @pytest.mark.parametrize("args,match", [
     (["--batch-size", "10"], "--batch-size is an option of dp-sgd, not of dp-gcd"),
-    (["--clipping-norm", "1", "--mechanism", "one-pass-sgd"], "--clipping-norm is an option of dp-cd and dp-sgd"),
+    (["--clipping-norm", "1", "--mechanism", "one-pass-sgd"],
+     "--clipping-norm is an option of dp-gcd, dp-cd and dp-sgd"),
     (["--penalty", "group-linf"], "needs --groups"),
     (["--penalty", "linf", "--mechanism", "dp-gcd"], "separable"),
 ])

@@ -275,7 +275,8 @@ def _mechanism_options(args, mechanism):
                 continue
             if o.name not in declared:
                 owners = [k for k, d in REGISTRY.items() if o.name in d.option_names]
-                raise ValueError(f"{_flag(o.name)} is an option of {' and '.join(owners)}, not of {mechanism}")
+                names = ", ".join(owners[:-1]) + " and " + owners[-1] if len(owners) > 1 else owners[0]
+                raise ValueError(f"{_flag(o.name)} is an option of {names}, not of {mechanism}")
             options[o.name] = value
     return options
 

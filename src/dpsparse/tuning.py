@@ -54,14 +54,18 @@ _SEARCH_KEYS = {"epsilon", "delta", "budget", "random_state", "noise", "calibrat
 DEFAULT_MECHANISMS = ("dp-gcd", "dp-cd", "fw")
 DEFAULT_ITERATIONS = (2, 5, 10, 20, 50)
 DEFAULT_ALPHAS = (1e-3, 1e-2)
+# DP-GCD with per-coordinate clipping of the gradient (Mangold et al. 2022) at these fractions of the
+# loss's bound on |f'|: less noise, biased gradients (breast cancer, 10 splits, epsilon = 1: 0.80 -> 0.87).
+DEFAULT_CLIP_FRACTIONS = (0.5, 0.2)
 
 
 def default_grid(estimator, n_features):
     """The grid ``dpsparse fit`` searches when no hyperparameter is given (public quantities only).
 
     The mechanisms of ``DEFAULT_MECHANISMS`` that accept the estimator's loss and penalty,
-    crossed with ``DEFAULT_ITERATIONS`` and ``DEFAULT_ALPHAS``; and dp-iht (its default
-    sparsity) with the iteration counts up to 20.
+    crossed with ``DEFAULT_ITERATIONS`` and ``DEFAULT_ALPHAS``; DP-GCD again with the
+    gradient clipped per coordinate at ``DEFAULT_CLIP_FRACTIONS`` of the loss's bound on
+    ``|f'|``; and dp-iht (its default sparsity) with the iteration counts up to 20.
 
     Returns
     -------
@@ -79,6 +83,10 @@ def default_grid(estimator, n_features):
     grid = []
     if mechanisms:
         grid.append({"mechanism": mechanisms, "max_iter": list(DEFAULT_ITERATIONS), "alpha": list(DEFAULT_ALPHAS)})
+    if "dp-gcd" in mechanisms:
+        clips = [{"clipping_norm": f * float(loss.lipschitz)} for f in DEFAULT_CLIP_FRACTIONS]
+        grid.append({"mechanism": ["dp-gcd"], "max_iter": list(DEFAULT_ITERATIONS), "alpha": list(DEFAULT_ALPHAS),
+                     "mechanism_options": clips})
     try:  # hard thresholding: its sparsity replaces the penalty (alpha is not searched)
         get("dp-iht").check_compatible(loss, penalty)
         grid.append({"mechanism": ["dp-iht"], "max_iter": list(DEFAULT_ITERATIONS[:-1])})
@@ -287,8 +295,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             f"{candidates[index].mechanism.title}; " + ", ".join(
                 f"{k}={v}" for k, v in candidates[index].params.items() if k != "mechanism"))
         details = {
-            "what was searched": f"{len(candidates)} settings (mechanism, iterations, penalty strength) and the "
-                                 "constant predictor",
+            "what was searched": f"{len(candidates)} settings (mechanism, iterations, penalty strength, clipping) "
+                                 "and the constant predictor",
             "zCDP budget of each candidate fit (rho)": rho,
             "base runs": f"{self.n_repetitions_} (geometric, mean {mean:g})",
             "validation score": score.describe(),

@@ -180,8 +180,34 @@ def _column(X, j):
     return slice(None), X[:, j]
 
 
+def clipped_gradient(X, d, clip, columns=None):
+    """``(1/n) sum_i clip_{C_j}(d_i x_ij)`` for every ``j``: the coordinate-wise clipped gradient
+    (Mangold et al. 2022, per-coordinate thresholds), O(nnz of X).
+
+    Parameters
+    ----------
+    X : ndarray or CSC matrix of shape (n, p)
+    d : ndarray of shape (n,)
+        Per-sample derivatives ``f'(z_i, y_i)``.
+    clip : ndarray of shape (p,)
+        Thresholds ``C_j > 0``: every record's term lies in ``[-C_j, C_j]``.
+    columns : ndarray of int or None
+        The column of each stored value of a CSC ``X`` (computed when None).
+
+    Returns
+    -------
+    ndarray of shape (p,)
+    """
+    n, p = X.shape
+    if sp.issparse(X):
+        cols = np.repeat(np.arange(p), np.diff(X.indptr)) if columns is None else columns
+        terms = np.clip(X.data * d[X.indices], -clip[cols], clip[cols])
+        return np.bincount(cols, terms, minlength=p) / n
+    return np.clip(X * d[:, None], -clip, clip).sum(axis=0) / n
+
+
 def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, noise, callback=None,
-        selection="laplace", update="laplace", select_sensitivity=None, update_sensitivity=None):
+        selection="laplace", update="laplace", select_sensitivity=None, update_sensitivity=None, clip=None):
     """Greedy coordinate descent with given noise scales (0 gives the non-private method).
 
     The margins ``z = X w`` are updated in O(nnz of a column) per step; the gradient
@@ -207,16 +233,21 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
     update : {"laplace", "gaussian"}
     select_sensitivity, update_sensitivity : ndarray of shape (p,) or None
         Declared sensitivities of the scores and of ``g_j`` (for the audit).
+    clip : ndarray of shape (p,) or None
+        Per-sample coordinate-wise clipping thresholds of the gradient (``clipped_gradient``);
+        None: the plain gradient ``X^T f'(z) / n``.
 
     Returns
     -------
     w : ndarray of shape (p,)
     """
     n, p = X.shape
+    columns = np.repeat(np.arange(p), np.diff(X.indptr)) if clip is not None and sp.issparse(X) else None
     w, z = np.zeros(p), np.zeros(n)
     upd_sens = np.full(p, np.nan) if update_sensitivity is None else update_sensitivity
     for t in range(n_iter):
-        g = (X.T @ loss.bounded_derivative(z, y)) / n
+        d = loss.bounded_derivative(z, y)
+        g = (X.T @ d) / n if clip is None else clipped_gradient(X, d, clip, columns)
         j = noise.select(selection_scores(g, w, M, penalty, rule), selection, select_scales,
                          sensitivity=select_sensitivity, name="coordinate selection")
         noisy_g = noise.release(g[j], update, update_scales[j], sensitivity=upd_sens[j], name="coordinate gradient")
@@ -230,10 +261,25 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
     return w
 
 
+def _clip_thresholds(clipping_norm, L):
+    """The thresholds ``C_j`` as a ``(p,)`` array, or None when none is below ``L_j`` (nothing to clip)."""
+    if clipping_norm is None:
+        return None
+    C = np.broadcast_to(np.asarray(clipping_norm, dtype=float), L.shape) if np.ndim(clipping_norm) == 0 else \
+        np.asarray(clipping_norm, dtype=float)
+    if C.shape != L.shape:
+        raise ValueError(f"mechanism dp-gcd: option clipping_norm must be one number or {L.size} (one per column, "
+                         f"the intercept last), got {C.size}")
+    return np.array(C) if np.any(C < L) else None
+
+
 def _plan(info):
     o, n = info.options, info.n
     selection, update = _noise_families(info.calibration, o["selection"], o["update_noise"])
     L, M = info.loss.coordinate_lipschitz(info.feature_bounds), info.loss.coordinate_smoothness(info.feature_bounds)
+    clip = _clip_thresholds(o["clipping_norm"], L)
+    if clip is not None:
+        L = np.minimum(L, clip)  # each record's term of g_j lies in [-L_j, L_j]
     constants = _step_constants(L, M, n)
     n_iter = o["n_iter"]
     s_paper = paper_scale(n, info.epsilon, info.delta, n_iter)
@@ -258,7 +304,7 @@ def _plan(info):
     }
     params = {"L": L, "M": M, "select_scales": select_scales, "update_scales": update_scales,
               "selection": selection, "update": update,
-              "select_sensitivity": 2.0 * L / (n * np.sqrt(M)), "update_sensitivity": 2.0 * L / n}
+              "select_sensitivity": 2.0 * L / (n * np.sqrt(M)), "update_sensitivity": 2.0 * L / n, "clip": clip}
     return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
                 iterations=n_iter, details=details, params=params,
                 miss_reason=" once the non-monotone report-noisy-max is accounted for")
@@ -270,7 +316,7 @@ def _run(design, plan, noise, callback):
     X = design.X.tocsc() if sp.issparse(design.X) else design.X
     return gcd(X, design.y, info.loss, info.penalty, q["M"], o["n_iter"], o["rule"], q["select_scales"],
                q["update_scales"], noise, callback, q["selection"], q["update"], q["select_sensitivity"],
-               q["update_sensitivity"])
+               q["update_sensitivity"], q["clip"])
 
 
 MECHANISM = Mechanism(
@@ -289,6 +335,9 @@ MECHANISM = Mechanism(
                default_help="gumbel"),
         Option("update_noise", "choice", None, "noise of the coordinate update (tight calibration)",
                choices=UPDATES, default_help="gaussian"),
+        Option("clipping_norm", "floats", None,
+               "per-sample coordinate-wise clipping threshold C_j of the gradient (one, or one per column)",
+               low=0.0, low_open=True, default_help="sup|f'| b_j: clips nothing"),
     ),
     calibrations=CALIBRATIONS,
     loss_needs=("smooth", "Lipschitz"),
