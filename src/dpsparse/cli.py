@@ -725,7 +725,9 @@ def audit(args):
     bounds, pairs = _audit.neighbouring_pairs(n=10, p=2, classification=classification)
     kw = dict(epsilon=args.epsilon, delta=args.delta, options=options, classification=classification)
     print(f"audit of {mech.name} ({mech.title}), claimed epsilon={args.epsilon:g}, delta={args.delta:g}")
-    print(f"setting: {args.loss} loss, n=10, p=2, features in [-1, 1], L1 strength 1e-6, options {options}")
+    penalty_text = ("no penalty (the mechanism's own constraint or sparsity replaces it)" if not mech.penalty_needs
+                    else "L1 penalty of strength 1e-6")
+    print(f"setting: {args.loss} loss, n=10, p=2, features in [-1, 1], {penalty_text}, options {options}")
     print("sensitivity replay (change / declared sensitivity, largest of 5 seeds; above 1 breaks the claim):")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
