@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 __all__ = ["cd_epoch"]
@@ -35,11 +34,13 @@ def _derivative(code, c, z, y):
 @njit(cache=True)
 def cd_epoch(indptr, indices, data, z, y, w, coords, eta, steps, clip, thresholds, shrink, code, c, acc, last,
              average):
-    """``K`` proximal coordinate updates (``dp_cd.cd``'s inner loop) on a CSC matrix, in place.
+    """``K`` proximal coordinate updates (``dp_cd.cd``'s inner loop), in place.
 
     Parameters
     ----------
-    indptr, indices, data : arrays of the CSC matrix X (n, p)
+    indptr, indices, data : arrays of X (n, p) by columns
+        A CSC matrix; or a dense Fortran-ordered array as ``data = X.ravel(order="F")``
+        (a view), ``indptr = n * arange(p + 1)`` and an empty ``indices`` (row ``q - indptr[j]``).
     z : float array (n,)
         Margins ``X w``, updated.
     y : float array (n,)
@@ -56,25 +57,17 @@ def cd_epoch(indptr, indices, data, z, y, w, coords, eta, steps, clip, threshold
     acc, last : float array (p,), int array (p,)
         Running sums of the inner iterates (``average``), updated.
     average : bool
-
-    Returns
-    -------
-    float array (K,)
-        The clipped coordinate gradient of each update, before its noise (what was
-        released, minus ``eta``).
     """
     n = z.shape[0]
-    grads = np.empty(coords.shape[0])
+    dense = indices.shape[0] == 0
     for k in range(coords.shape[0]):
         j = coords[k]
         g = 0.0
         for q in range(indptr[j], indptr[j + 1]):
-            i = indices[q]
+            i = q - indptr[j] if dense else indices[q]
             term = _derivative(code, c, z[i], y[i]) * data[q]
             g += min(max(term, -clip[j]), clip[j])
-        g /= n
-        grads[k] = g
-        v = w[j] - steps[j] * (g + eta[k])
+        v = w[j] - steps[j] * (g / n + eta[k])
         new = math.copysign(max(abs(v) - thresholds[j], 0.0), v) * shrink[j]
         if average:
             acc[j] += w[j] * (k - last[j])
@@ -82,6 +75,5 @@ def cd_epoch(indptr, indices, data, z, y, w, coords, eta, steps, clip, threshold
         step = new - w[j]
         if step != 0.0:
             for q in range(indptr[j], indptr[j + 1]):
-                z[indices[q]] += step * data[q]
+                z[q - indptr[j] if dense else indices[q]] += step * data[q]
             w[j] = new
-    return grads

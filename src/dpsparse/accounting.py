@@ -284,14 +284,19 @@ def zcdp_epsilon(rho, delta):
     return float(acc.get_epsilon(delta))
 
 
-def zcdp_budget(epsilon, delta, rtol=1e-4):
-    """Largest ``rho`` (to ``rtol``) such that ``rho``-zCDP is (epsilon, delta)-DP by ``zcdp_epsilon``:
-    public inputs only. Bisection on ``1 / rho``."""
+def largest_zcdp(epsilon_of_rho, epsilon, rtol=1e-4):
+    """Largest ``rho`` (to ``rtol``) with ``epsilon_of_rho(rho) <= epsilon`` (increasing in ``rho``):
+    bisection on ``1 / rho``, public inputs only."""
     def eps_of_scale(s):
-        return zcdp_epsilon(1.0 / s, delta)
+        return epsilon_of_rho(1.0 / s)
 
     lo, hi = _bisect(eps_of_scale, epsilon, *_bracket(eps_of_scale, epsilon, 1.0 / epsilon**2, 2.0), rtol)
     return 1.0 / hi
+
+
+def zcdp_budget(epsilon, delta, rtol=1e-4):
+    """Largest ``rho`` such that ``rho``-zCDP is (epsilon, delta)-DP by ``zcdp_epsilon``."""
+    return largest_zcdp(lambda rho: zcdp_epsilon(rho, delta), epsilon, rtol)
 
 
 def _bisect(epsilon_of_scale, target, lo, hi, rtol):

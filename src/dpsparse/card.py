@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["guarantee_sentence", "plot_coefficients", "plot_sweep", "write_card"]
+__all__ = ["guarantee_sentence", "plot_coefficients", "plot_sweep", "render_card"]
 
 CLIPPED_WARNING_SHARE = 0.05  # a larger share of clipped values gets a warning
 
@@ -126,34 +126,30 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
     plt.close(fig)
 
 
-def write_card(path, title, sections, figures):
-    """A model card: Markdown (``.md``, figures as PNG files beside it) or HTML (``.html``, figures inline).
+def render_card(title, sections, figures, html_output):
+    """A model card's text: Markdown (figures linked by file name, beside it) or HTML (figures inline).
 
     Parameters
     ----------
-    path : str or Path
     title : str
     sections : list of (heading, list of str, bool)
         The heading, its lines, and whether they are preformatted (tables, the report).
     figures : list of (caption, Path)
-        PNG files; an HTML card embeds them (the files can be removed afterwards).
+        PNG files, already written.
+    html_output : bool
 
     Returns
     -------
-    list of Path
-        The files written besides ``path`` (the PNGs of a Markdown card).
+    str
     """
-    path = Path(path)
-    if path.suffix.lower() in (".html", ".htm"):
-        path.write_text(_html(title, sections, figures))
-        return []
+    if html_output:
+        return _html(title, sections, figures)
     lines = [f"# {title}", ""]
     for heading, body, pre in sections:
         lines += [f"## {heading}", ""] + (["```", *body, "```"] if pre else body) + [""]
     for caption, png in figures:
         lines += [f"![{caption}]({png.name})", "", f"*{caption}*", ""]
-    path.write_text("\n".join(lines))
-    return [png for _, png in figures]
+    return "\n".join(lines)
 
 
 def _html(title, sections, figures):

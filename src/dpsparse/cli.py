@@ -329,8 +329,9 @@ def _metrics(est, X, y):
     return {"r2": float(r2_score(y, pred)), "mse": float(mean_squared_error(y, pred))}
 
 
-def _main_metric(metrics):
-    return "accuracy" if "accuracy" in metrics else "r2"
+def _main_metric(est):
+    """The metric the report compares and plots: accuracy, or R^2."""
+    return "accuracy" if isinstance(est, DPLogisticRegression) else "r2"
 
 
 def _stored_values(X):
@@ -402,7 +403,7 @@ def _check_run_args(args, epsilons):
                          "(docs/norms.md)")
     if not 1 <= args.repeats <= MAX_REPEATS:
         raise ValueError(f"--repeats must be an integer in [1, {MAX_REPEATS}], got {args.repeats}")
-    for eps in epsilons:
+    for eps in epsilons:  # delta=None means 1/n^2, checked once n is known; 0.5 only stands in for it here
         check_privacy_params(eps, 0.5 if args.delta is None else args.delta)
     _check_option_values(args)
     for path in (args.out, getattr(args, "plot", None), args.report):
@@ -494,7 +495,7 @@ def _spread(values):
 def _fit_warnings(job, result, report):
     """What the user must hear: a model no better than the constant, many clipped values, a weak guarantee."""
     notes = list(job.warnings)
-    key = _main_metric(result["private"])
+    key = _main_metric(job.estimator)
     private = result["repeats"][key]["mean"] if "repeats" in result else result["private"][key]
     constant = result["constant"][key]
     if private <= constant:
@@ -514,13 +515,13 @@ def fit(args):
     fits = [_fit_private(job, args.epsilon, seed) for seed in _seeds(args)]
     est = fits[0]
     report = est.privacy_report_
+    per_fit = [_metrics(e, job.X_test, job.y_test) for e in fits]
     result = {
         "data": args.data, "n_train": int(job.X_train.shape[0]), "n_test": int(job.X_test.shape[0]),
-        "n_features": int(job.X_train.shape[1]), "private": _metrics(est, job.X_test, job.y_test),
+        "n_features": int(job.X_train.shape[1]), "private": per_fit[0],
         "constant": _constant_metrics(job, est), "support_size": int(est.support_.size),
     }
     if args.repeats > 1:
-        per_fit = [_metrics(e, job.X_test, job.y_test) for e in fits]
         result["repeats"] = {k: _spread([m[k] for m in per_fit]) for k in per_fit[0]}
         result["epsilon_spent"] = args.repeats * args.epsilon
     nonprivate, why = _non_private(job, est)
@@ -565,7 +566,7 @@ def _summary(job, est, result, why):
         np_part = f"   non-private {result['non_private'][k]:.4f}" if "non_private" in result else ""
         lines.append(f"held-out {k:<10} private {v:.4f}   constant {result['constant'][k]:.4f}{np_part}")
     if "repeats" in result:
-        k = _main_metric(result["private"])
+        k = _main_metric(est)
         r = result["repeats"][k]
         lines.append(f"spread              {len(r['values'])} fits: {k} {r['mean']:.4f} +- {r['std']:.4f} "
                      f"(from {r['min']:.4f} to {r['max']:.4f}); together they spend epsilon = "
@@ -602,22 +603,20 @@ def _write_fit_card(path, summary, report, job, est, nonprivate):
 
 def _write_card(path, title, sections, figures, keep_figures=False):
     """Write a card atomically; an HTML card embeds its figures, whose files go unless ``keep_figures``."""
-    tmp = Path(path).with_name(f".dpsparse-{Path(path).name}")
-    kept = card.write_card(tmp, title, sections, figures)
-    os.replace(tmp, path)
-    if not keep_figures:
-        for png in {p for _, p in figures} - set(kept):
+    html_output = path.lower().endswith((".html", ".htm"))
+    _write_atomic(path, card.render_card(title, sections, figures, html_output))
+    if html_output and not keep_figures:
+        for _, png in figures:
             png.unlink()
 
 
 def sweep(args):
     """``dpsparse sweep``: fits at each epsilon, a table, JSON and a privacy-utility PNG."""
     job = _job(args, args.epsilons)
-    rows, est = [], None
+    rows, key = [], _main_metric(job.estimator)
     for eps in sorted(args.epsilons):
         fits = [_fit_private(job, eps, seed) for seed in _seeds(args)]
         est = fits[0]
-        key = _main_metric(_metrics(est, job.X_test, job.y_test))
         rows.append({"epsilon": eps, "values": [_metrics(e, job.X_test, job.y_test)[key] for e in fits],
                      "guarantee_holds": all(e.privacy_report_.guarantee_holds for e in fits)})
     constant = _constant_metrics(job, est)[key]

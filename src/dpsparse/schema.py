@@ -141,8 +141,7 @@ class Schema:
         _check_file(path)
         try:
             with _open(path) as fh:
-                lines = (line for line in fh if not (self.comment and line.startswith(self.comment)))
-                rows = [r for r in csv.reader(lines, delimiter=self.delimiter, skipinitialspace=True) if r]
+                rows = [r for r in _reader(fh, self.delimiter, self.comment) if r]
         except (OSError, UnicodeDecodeError, csv.Error) as exc:
             raise ValueError(f"data file {str(path)!r} cannot be read as CSV: {exc}") from None
         if self.header:
@@ -173,6 +172,12 @@ class Schema:
         # the transform of the capped value; a value outside the range stays outside (by 1 after the
         # transform) so that data.prepare clips it to the transformed bound and counts it
         return f(np.clip(x, lo, hi)) + (x > hi) - (x < lo)
+
+
+def _reader(fh, delimiter, comment):
+    """CSV rows of an open file, lines starting with ``comment`` skipped, spaces after a delimiter ignored."""
+    lines = (line for line in fh if not (comment and line.startswith(comment)))
+    return csv.reader(lines, delimiter=delimiter, skipinitialspace=True)
 
 
 def _numbers(values, name, path, missing):
@@ -286,8 +291,7 @@ def template(path, header=True, delimiter=",", comment=None):
     """
     _check_file(path)
     with _open(path) as fh:
-        lines = (line for line in fh if not (comment and line.startswith(comment)))
-        first = next(csv.reader(lines, delimiter=delimiter, skipinitialspace=True), None)
+        first = next(_reader(fh, delimiter, comment), None)
     if not first:
         raise ValueError(f"data file {str(path)!r} is empty")
     names = [h.strip() for h in first] if header else [f"column_{k + 1}" for k in range(len(first))]

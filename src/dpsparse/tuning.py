@@ -34,7 +34,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
-from .accounting import PrivacyBudget, PrivacyReport, _bisect, _bracket, check_privacy_params, epsilon_of_zcdp
+from .accounting import PrivacyBudget, PrivacyReport, check_privacy_params, epsilon_of_zcdp, largest_zcdp
 from .data import CLASSES_FROM_DATA
 from .mechanisms import get, make_plan
 from .noise import make_noise
@@ -113,15 +113,8 @@ def search_epsilon(rho, mean_repetitions, delta):
 
 
 def search_zcdp(epsilon, delta, mean_repetitions, rtol=1e-4):
-    """Largest ``rho`` (to ``rtol``) whose search meets (epsilon, delta): public inputs only.
-
-    Bisection on ``1 / rho`` (the search's epsilon increases with ``rho``).
-    """
-    def eps_of_scale(s):
-        return search_epsilon(1.0 / s, mean_repetitions, delta)
-
-    lo, hi = _bisect(eps_of_scale, epsilon, *_bracket(eps_of_scale, epsilon, 1.0 / epsilon**2, 2.0), rtol)
-    return 1.0 / hi
+    """Largest ``rho`` (to ``rtol``) whose search meets (epsilon, delta): public inputs only."""
+    return largest_zcdp(lambda rho: search_epsilon(rho, mean_repetitions, delta), epsilon, rtol)
 
 
 class _Candidate:

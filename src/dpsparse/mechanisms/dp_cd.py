@@ -213,7 +213,11 @@ def _compiled_epoch(X, y, penalty, steps, clip, kernel, noise, average):
         return None
     from .._kernels import cd_epoch
 
-    Xc = sp.csc_matrix(X, dtype=float)
+    if sp.issparse(X):  # X is CSC (``_run``)
+        indptr, indices, data = X.indptr, X.indices, X.data
+    else:  # a Fortran-ordered array (``_run``), read by columns in place: no copy
+        n, p = X.shape
+        indptr, indices, data = n * np.arange(p + 1, dtype=np.int64), np.zeros(0, np.int32), X.ravel(order="F")
     a, c = penalty.strengths(steps.shape[0])
     thresholds, shrink = steps * a, 1.0 / (1.0 + steps * c)
     code, kc = kernel
@@ -221,7 +225,7 @@ def _compiled_epoch(X, y, penalty, steps, clip, kernel, noise, average):
     def epoch(z, w, coords, eta, acc, last):
         if not average:
             acc, last = np.zeros(1), np.zeros(1, dtype=np.int64)
-        cd_epoch(Xc.indptr, Xc.indices, Xc.data, z, y, w, np.asarray(coords, dtype=np.int64), eta, steps, clip,
+        cd_epoch(indptr, indices, data, z, y, w, np.asarray(coords, dtype=np.int64), eta, steps, clip,
                  thresholds, shrink, int(code), float(kc), acc, last, average)
 
     return epoch

@@ -121,8 +121,8 @@ def _plan(info):
         "stage 2": f"{second.name} on the {s} selected features and the intercept",
         **{f"stage 2: {k}": v for k, v in plan2.details.items()},
         "budget split": (f"each stage is calibrated to its share ({share:g} and {1 - share:g} of epsilon), which "
-                         "meets the target by basic composition; the accountant, composing both stages together, "
-                         "finds the fit more private than the target (a smaller epsilon)"),
+                         "meets the target by basic composition; the accountant line gives the smaller of that and "
+                         "the epsilon of both stages composed together"),
     }
     params = {"lam": lam, "beta": u * lam.max(), "kept": kept, "sparsity": s, "second": second, "plan2": plan2}
     return Plan(ledger=ledger, accountant_epsilon=min(eps, basic),
