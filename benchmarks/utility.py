@@ -7,6 +7,9 @@ For each dataset and each total epsilon (delta = 1/n^2), on ``--runs`` random sp
 - ``search``: ``DPSearchCV`` over ``tuning.default_grid`` (what ``dpsparse fit`` searches:
   dp-gcd, dp-cd and fw by iterations and alpha, dp-iht by iterations), with the constant
   predictor as a candidate, all inside the stated epsilon (public bounds);
+- ``private bounds``: the same search on bounds bought with 10% of the budget
+  (``bounds="private"``, what ``dpsparse fit`` does on a file without bounds), all inside
+  the stated epsilon; "refused" where n is too small for the budget;
 - ``default``: the estimator with its default hyperparameters (public bounds);
 - ``non-private``: scikit-learn's ``LogisticRegression`` / ``LassoCV`` on the same data;
 - ``constant``: the majority class, or the training mean;
@@ -30,6 +33,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.linear_model import LassoCV, LogisticRegression
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
@@ -41,7 +45,7 @@ from dpsparse.tuning import default_grid
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 QUICK_EPSILONS = (0.5, 2.0)
-ROWS = ("search", "default", "diffprivlib", "non-private", "constant")
+ROWS = ("search", "private bounds", "default", "diffprivlib", "non-private", "constant")
 
 
 def _planted_lasso(seed=0, n=1000, p=200, s=10):
@@ -86,6 +90,12 @@ def _fits(X, y, bounds, classification, epsilon, seed, peer):
     out = {}
     search = DPSearchCV(est, default_grid(est, X.shape[1]), epsilon=epsilon, random_state=seed).fit(Xtr, ytr)
     out["search"] = _metric(classification, search, Xte, yte)
+    try:
+        private = DPSearchCV(clone(est).set_params(bounds="private"), default_grid(est, X.shape[1]), epsilon=epsilon,
+                             random_state=seed).fit(Xtr, ytr)
+        out["private bounds"] = _metric(classification, private, Xte, yte)
+    except ValueError:  # too few records to buy the bounds at this epsilon: refused before the data is read
+        out["private bounds"] = float("nan")
     out["default"] = _metric(classification, est.set_params(epsilon=epsilon, random_state=seed).fit(Xtr, ytr),
                              Xte, yte)
     if peer is not None:
@@ -123,13 +133,14 @@ def format_table(results):
     eps = results["epsilons"]
     lines = [f"held-out metric, mean of {results['runs']} splits; epsilon is the total (search included), "
              f"delta = 1/n^2; diffprivlib: {results['diffprivlib']}",
-             f"{'dataset':<15}{'row':<13}" + "".join(f"{'eps=' + format(e, 'g'):>10}" for e in eps)]
+             f"{'dataset':<15}{'row':<15}" + "".join(f"{'eps=' + format(e, 'g'):>10}" for e in eps)]
     for name, entry in results["datasets"].items():
         for r in ROWS:
             vals = entry["rows"][r]
             if vals[0] is None:
                 continue
-            lines.append(f"{name:<15}{r:<13}" + "".join(f"{v:>10.3f}" for v in vals))
+            lines.append(f"{name:<15}{r:<15}" + "".join(f"{v:>10.3f}" if np.isfinite(v) else f"{'refused':>10}"
+                                                      for v in vals))
         below = [f"{e:g}" for e, s, c in zip(eps, entry["rows"]["search"], entry["rows"]["constant"]) if s < c]
         lines.append(f"{'':<15}search below the constant predictor at epsilon: {', '.join(below) or 'none'}")
     return "\n".join(lines)

@@ -159,7 +159,9 @@ def test_fit_without_bounds_says_the_guarantee_does_not_hold(tmp_path, capsys):
     rng = np.random.default_rng(0)
     lines = [f"{rng.choice([-1, 1])} 1:{rng.uniform():.3f} 2:{rng.uniform():.3f}" for _ in range(100)]
     path.write_text("\n".join(lines) + "\n")
-    assert main(["fit", "--data", str(path), "--out", str(tmp_path / "m.json")]) == 0
+    assert main(["fit", "--data", str(path), "--out", str(tmp_path / "m.json")]) == 2  # private bounds: too few
+    assert "too few to buy" in capsys.readouterr().err and not (tmp_path / "m.json").exists()
+    assert main(["fit", "--data", str(path), "--bounds-from-data", "--out", str(tmp_path / "m.json")]) == 0
     assert "NO differential-privacy guarantee" in capsys.readouterr().out
 
 
@@ -254,7 +256,8 @@ def test_an_output_folder_is_refused_and_integer_labels_are_classes_or_a_regress
         csv.write_text("a,b,label\n" + "\n".join(f"{u:.3f},{v:.3f},{k}" for u, v, k in
                                                 zip(rng.random(400), rng.random(400), labels)) + "\n")
         out = tmp_path / f"m{n_classes}.json"
-        assert main(["fit", "--data", str(csv), "--target", "label", "--out", str(out), "--no-tune"]) == 0
+        assert main(["fit", "--data", str(csv), "--target", "label", "--out", str(out), "--no-tune",
+                     "--bounds-from-data"]) == 0
         model = json.loads(out.read_text())
         assert model["task"] == task
         if task == "classification":  # one-vs-rest, a row per class

@@ -135,7 +135,12 @@ def _add_fit_arguments(f):
                         "docs/privacy.md); default: on unless --mechanism, --iterations, --alpha, --calibration or a "
                         "mechanism option is given")
     f.add_argument("--clip", type=float, default=1.0, help="residual clipping / Huber threshold (regression)")
-    f.add_argument("--bounds", help="public bounds JSON (docs/bounds.md); without it bounds leak from the data")
+    f.add_argument("--bounds", help="public bounds JSON (docs/bounds.md); without it (and without --schema) the "
+                   "bounds are bought privately with --bounds-share of the budget (differentially private quantiles)")
+    f.add_argument("--bounds-share", type=float, default=0.1,
+                   help="share of the budget spent on private bounds when no --bounds is given, in (0, 1)")
+    f.add_argument("--bounds-from-data", action="store_true",
+                   help="read the bounds off the data instead: NO privacy guarantee (for experiments only)")
     f.add_argument("--test-size", type=float, default=0.25, help="held-out fraction, in (0, 1)")
     f.add_argument("--seed", type=int, help="seed of the split and the noise (experiments only)")
     f.add_argument("--noise", choices=["fast", "secure"], default="fast",
@@ -162,7 +167,7 @@ def _load(args):
             args.classes = [str(c) for c in data.BUNDLED_CLASSES[args.data]]  # public, from its description
     else:
         X, y, names = data.load(args.data, args.format, args.target)
-        bounds = None
+        bounds = None if args.bounds_from_data else "private"
     if args.bounds:
         bounds = data.Bounds.from_json(args.bounds)
     if hasattr(X, "toarray") and X.shape[0] * X.shape[1] <= DENSE_LIMIT:
@@ -214,7 +219,7 @@ def _classes(args, y, bounds):
         return None
     if args.classes is not None:
         return np.unique(args.classes)
-    regression_declared = bounds is not None and bounds.label_low is not None
+    regression_declared = isinstance(bounds, data.Bounds) and bounds.label_low is not None
     # integer labels with few distinct values read as classes; many (counts, prices) as a regression target
     categorical = (values.size <= MAX_CLASSES and np.issubdtype(values.dtype, np.number)
                    and bool(np.all(np.mod(values, 1) == 0)))
@@ -345,7 +350,7 @@ def _reference(est, Xtr, ytr):
     """Non-private optimum on the same bounded training data (accelerated proximal gradient to a certified
     gap of 1e-8 or ``REFERENCE_ITERATIONS``: no compilation, under a second at the default sizes), and the
     relative error."""
-    design = est._design(Xtr, ytr)
+    design = clone(est).set_params(bounds=est.bounds_)._design(Xtr, ytr)  # the bounds of the private model
     penalty = est._penalty(Xtr.shape[1])
     loss = est.reference_loss()
     ref = solvers.solve_prox(design.X, design.y, loss, penalty, max_iter=REFERENCE_ITERATIONS, check_every=20)
@@ -406,6 +411,10 @@ def _check_run_args(args, epsilons):
     for eps in epsilons:  # delta=None means 1/n^2, checked once n is known; 0.5 only stands in for it here
         check_privacy_params(eps, 0.5 if args.delta is None else args.delta)
     _check_option_values(args)
+    if not 0 < args.bounds_share < 1:
+        raise ValueError(f"--bounds-share must be in (0, 1), got {args.bounds_share}")
+    if args.bounds_from_data and (args.bounds or args.schema):
+        raise ValueError("--bounds-from-data replaces declared bounds: drop it, or drop --bounds / --schema")
     for path in (args.out, getattr(args, "plot", None), args.report):
         if path:
             _check_out(path)
@@ -414,6 +423,9 @@ def _check_run_args(args, epsilons):
     if args.report or getattr(args, "plot", None):
         card.check_matplotlib()
     notes = []
+    if args.bounds_from_data:
+        notes.append("--bounds-from-data: the bounds are read off the private data, so the model has NO privacy "
+                     "guarantee; drop it to buy the bounds privately, or give --bounds")
     if args.seed is not None and args.noise != "secure":
         notes.append("--seed fixes the privacy noise: for experiments only, never for a model you release")
     if max(epsilons) > WEAK_EPSILON:
@@ -430,7 +442,7 @@ def _job(args, epsilons):
         args.classes = _declared_classes(args.classes, y)
     classes = _classes(args, y, bounds)
     est = _estimator(args, classes)
-    est.set_params(bounds=bounds)
+    est.set_params(bounds=bounds, bounds_share=args.bounds_share)
     strat = y if classes is not None else None
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=args.test_size, random_state=args.seed, stratify=strat)
     if args.delta is not None and args.delta > 1.0 / Xtr.shape[0]:
@@ -492,6 +504,11 @@ def _spread(values):
             "max": float(v.max())}
 
 
+def _private_bounds(est):
+    """Whether the bounds are bought privately (their quantiles clip the tails by design)."""
+    return isinstance(est.bounds, str) and est.bounds == "private"
+
+
 def _fit_warnings(job, result, report):
     """What the user must hear: a model no better than the constant, many clipped values, a weak guarantee."""
     notes = list(job.warnings)
@@ -504,7 +521,7 @@ def _fit_warnings(job, result, report):
                      f"{'the majority class' if key == 'accuracy' else 'the mean'} is as good; a larger epsilon, "
                      "more records or fewer features would help")
     count, share = card.clipped_share(report, _stored_values(job.X_train))
-    if share > card.CLIPPED_WARNING_SHARE:
+    if share > card.CLIPPED_WARNING_SHARE and not _private_bounds(job.estimator):
         notes.append(f"{count} feature values ({share:.0%}) lie outside the declared bounds and were clipped: "
                      "check that the bounds match the data's units")
     return notes
@@ -536,6 +553,7 @@ def fit(args):
         "coef": est.coef_.tolist(), "intercept": np.asarray(est.intercept_).tolist(),
         "classes": est.classes_.tolist() if hasattr(est, "classes_") else None,
         "label_range": list(est.label_range_) if hasattr(est, "label_range_") else None,
+        "bounds": est.bounds_.to_dict() if est.bounds_ is not None else None,
         "feature_names": list(job.names) if job.names is not None else None,
         "params": {k: v for k, v in est.get_params().items() if k != "bounds"},
         "privacy_report": report.to_dict(),
@@ -675,6 +693,8 @@ def predict(args):
     if X.shape[1] != coef.shape[-1]:
         raise ValueError(f"the data has {X.shape[1]} features, the model {coef.shape[-1]}")
     X, _ = data.check_data(X)
+    if model.get("bounds") is not None:  # as the estimator's predict: the features clipped to the model's bounds
+        X = data.clip_to_bounds(X, data.Bounds.from_dict(model["bounds"]))
     if coef.ndim == 2:  # one-vs-rest: a row per class, the class of the largest margin
         pred = np.asarray(model["classes"])[np.argmax(np.asarray(X @ coef.T) + model["intercept"], axis=1)]
         _write_predictions(args.out, pred)

@@ -32,6 +32,7 @@ __all__ = [
     "Bounds",
     "bounds_from_data",
     "check_data",
+    "clip_to_bounds",
     "data_format",
     "load",
     "load_bundled",
@@ -383,6 +384,35 @@ class BoundedDesign:
         coef = w[:p] * self.scale / self.label_scale
         intercept = (w[:p] @ self.shift + w0 - self.label_shift) / self.label_scale
         return coef, float(intercept)
+
+
+def clip_to_bounds(X, bounds):
+    """``X`` with each feature clipped to its range, as ``prepare`` clips the training data (in the
+    original units): the model is a function of the clipped features, so predictions clip too.
+
+    Dense input: each column to ``[feature_low, feature_high]``. Sparse input: each stored value to
+    ``[-r, r]``, ``r = max(|low|, |high|)`` (zeros stay zeros, as in ``prepare``). ``bounds`` None
+    returns ``X`` unchanged.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, p)
+    bounds : Bounds or None
+
+    Returns
+    -------
+    ndarray or CSR matrix of shape (n, p)
+    """
+    if bounds is None:
+        return X
+    bounds = bounds.for_features(X.shape[1])
+    lo, hi = bounds.feature_low, bounds.feature_high
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=float, copy=True)
+        radius = np.maximum(np.abs(lo), np.abs(hi))[X.indices]
+        np.clip(X.data, -radius, radius, out=X.data)
+        return X
+    return np.clip(X, lo, hi)
 
 
 def _feature_map(bounds, sparse):

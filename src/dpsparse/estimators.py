@@ -19,14 +19,17 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import losses, norms
 from .accounting import check_privacy_params
-from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, prepare
+from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, clip_to_bounds, prepare
 from .mechanisms import fit_mechanism, fit_one_vs_rest, get
 from .noise import make_noise
+from .private_bounds import PendingDesign
 
 __all__ = ["DPElasticNet", "DPLasso", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression"]
 
 
 def _resolve_bounds(bounds, X, y, regression):
+    if isinstance(bounds, str) and bounds == "private":
+        return bounds
     if bounds is None:
         return bounds_from_data(X, y, regression)
     if isinstance(bounds, Bounds):
@@ -117,6 +120,7 @@ class _DPLinearModel(BaseEstimator):
                                         penalty, **kw)
         else:
             w, report = fit_mechanism(mechanism, design, loss, penalty, **kw)
+        design = getattr(design, "design", design)  # private bounds: the design mapped onto them
         if self._classification and getattr(self, "classes", None) is None:
             report.warnings.append(CLASSES_FROM_DATA)
         self._set_fitted(design, w)
@@ -126,8 +130,9 @@ class _DPLinearModel(BaseEstimator):
         return self
 
     def _set_fitted(self, design, w):
-        """``coef_``, ``intercept_`` (original units), ``coef_bounded_``, ``support_``, and ``classes_`` or
-        ``label_range_``."""
+        """``coef_``, ``intercept_`` (original units), ``coef_bounded_``, ``support_``, ``bounds_``, and
+        ``classes_`` or ``label_range_``."""
+        self.bounds_ = design.bounds
         if self._classification:
             self.classes_ = self._fit_classes
         else:
@@ -159,9 +164,12 @@ class _DPLinearModel(BaseEstimator):
         return options
 
     def _design(self, X, y):
-        """The training data mapped onto the bounds (``data.prepare``); sets ``classes_``."""
+        """The training data mapped onto the bounds (``data.prepare``), or a ``PendingDesign`` whose bounds are
+        bought privately (``bounds="private"``); sets ``classes_``."""
         yi = self._encode(y)
         bounds = _resolve_bounds(self.bounds, X, y, not self._classification)
+        if isinstance(bounds, str):
+            return PendingDesign(X, yi, self._classification, self.fit_intercept, self.bounds_share)
         return prepare(X, yi, bounds, self._classification, self.fit_intercept)
 
     def reference_loss(self):
@@ -171,6 +179,7 @@ class _DPLinearModel(BaseEstimator):
     def _decision(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = clip_to_bounds(X, getattr(self, "bounds_", None))  # the features as the model was trained on them
         if self.coef_.ndim == 2:
             return np.asarray(X @ self.coef_.T) + self.intercept_
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
@@ -222,9 +231,14 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     calibration : {"tight", "paper"} or None
         None: the mechanism's default ("tight" wherever it exists; objective perturbation
         has "paper" only; DP-SGD and the one-pass SGD "tight" only).
-    bounds : Bounds, dict, str (JSON file) or None
-        Public bounds. None computes them from the data and voids the guarantee
+    bounds : Bounds, dict, str (JSON file), "private" or None
+        Public bounds. "private" buys them with ``bounds_share`` of the budget
+        (differentially private quantiles, ``dpsparse.private_bounds``; at most 1000
+        features). None computes them from the data and voids the guarantee
         (``PrivacyLeakWarning``).
+    bounds_share : float in (0, 1)
+        Share of the budget spent on ``bounds="private"`` (of the zCDP budget rho for the
+        mechanisms calibrated in zCDP, of epsilon otherwise).
     fit_intercept : bool
         Learn an unpenalized intercept (a bounded feature of ones).
     random_state : None, int or numpy Generator
@@ -257,6 +271,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Coefficients in the bounded coordinates (intercept last).
     support_ : ndarray of int
         Indices of the nonzero coefficients (the intercept excluded).
+    bounds_ : Bounds
+        The bounds the model was fitted on (declared, bought privately, or read from the data).
     privacy_report_ : PrivacyReport
     n_iter_ : int
     """
@@ -264,8 +280,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     _classification = True
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
-                 mechanism="dp-gcd", max_iter=None, rule="gs-r", calibration=None, bounds=None, fit_intercept=True,
-                 random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast", classes=None):
+                 mechanism="dp-gcd", max_iter=None, rule="gs-r", calibration=None, bounds=None, bounds_share=0.1,
+                 fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast",
+                 classes=None):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -277,6 +294,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self.rule = rule
         self.calibration = calibration
         self.bounds = bounds
+        self.bounds_share = bounds_share
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.verbose = verbose
@@ -348,11 +366,12 @@ class DPLinearSVC(DPLogisticRegression):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
                  mechanism="one-pass-sgd", max_iter=None, rule="gs-r", calibration=None, bounds=None,
-                 fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast",
-                 classes=None):
+                 bounds_share=0.1, fit_intercept=True, random_state=None, verbose=0, mechanism_options=None,
+                 budget=None, noise="fast", classes=None):
         super().__init__(epsilon=epsilon, delta=delta, alpha=alpha, penalty=penalty, l1_ratio=l1_ratio, groups=groups,
                          mechanism=mechanism, max_iter=max_iter, rule=rule, calibration=calibration,
-                         bounds=bounds, fit_intercept=fit_intercept, random_state=random_state,
+                         bounds=bounds, bounds_share=bounds_share, fit_intercept=fit_intercept,
+                         random_state=random_state,
                          verbose=verbose, mechanism_options=mechanism_options, budget=budget, noise=noise,
                          classes=classes)
 
@@ -374,9 +393,10 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
 
     Parameters
     ----------
-    epsilon, delta, alpha, mechanism, max_iter, rule, calibration, bounds,
+    epsilon, delta, alpha, mechanism, max_iter, rule, calibration, bounds, bounds_share,
     fit_intercept, random_state, verbose
-        As in ``DPLogisticRegression``; ``bounds`` must include the label range.
+        As in ``DPLogisticRegression``; ``bounds`` must include the label range
+        (``bounds="private"`` buys it too).
     l1_ratio : float in [0, 1]
     loss : {"squared", "huber"}
         ``huber``: the Huber loss with threshold ``clip`` instead of the squared loss.
@@ -399,8 +419,8 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, l1_ratio=0.5, loss="squared", clip=1.0, mechanism="dp-gcd",
-                 max_iter=None, rule="gs-r", calibration=None, bounds=None, fit_intercept=True,
-                 random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
+                 max_iter=None, rule="gs-r", calibration=None, bounds=None, bounds_share=0.1,
+                 fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -412,6 +432,7 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
         self.rule = rule
         self.calibration = calibration
         self.bounds = bounds
+        self.bounds_share = bounds_share
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.verbose = verbose
@@ -458,7 +479,7 @@ class DPLasso(DPElasticNet):
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=None,
-                 rule="gs-r", calibration=None, bounds=None, fit_intercept=True, random_state=None,
+                 rule="gs-r", calibration=None, bounds=None, bounds_share=0.1, fit_intercept=True, random_state=None,
                  verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
@@ -470,6 +491,7 @@ class DPLasso(DPElasticNet):
         self.rule = rule
         self.calibration = calibration
         self.bounds = bounds
+        self.bounds_share = bounds_share
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.verbose = verbose
@@ -490,8 +512,8 @@ class DPLinearRegression(DPElasticNet):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
                  loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=None, rule="gs-r", calibration="tight",
-                 bounds=None, fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None,
-                 noise="fast"):
+                 bounds=None, bounds_share=0.1, fit_intercept=True, random_state=None, verbose=0,
+                 mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -505,6 +527,7 @@ class DPLinearRegression(DPElasticNet):
         self.rule = rule
         self.calibration = calibration
         self.bounds = bounds
+        self.bounds_share = bounds_share
         self.fit_intercept = fit_intercept
         self.random_state = random_state
         self.verbose = verbose

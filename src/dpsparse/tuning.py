@@ -28,16 +28,25 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from types import SimpleNamespace
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
-from .accounting import PrivacyBudget, PrivacyReport, check_privacy_params, epsilon_of_zcdp, largest_zcdp
+from .accounting import (
+    PrivacyBudget,
+    PrivacyReport,
+    check_privacy_params,
+    epsilon_of_zcdp,
+    largest_zcdp,
+    zcdp_budget,
+)
 from .data import CLASSES_FROM_DATA
 from .mechanisms import get, make_plan
 from .noise import make_noise
+from .private_bounds import PendingDesign
 
 __all__ = ["DPSearchCV", "default_grid", "search_epsilon", "search_event", "search_zcdp"]
 
@@ -95,26 +104,30 @@ def default_grid(estimator, n_features):
     return grid or None
 
 
-def search_event(rho, mean_repetitions):
-    """The dp-accounting event of a search: ``RepeatAndSelect(ZCDp(rho), mean, 1)`` and the constant model."""
+def search_event(rho, mean_repetitions, bounds_rho=0.0):
+    """The dp-accounting event of a search: ``RepeatAndSelect(ZCDp(rho), mean, 1)``, the constant model, and
+    the private bounds (``bounds_rho``-zCDP) when they were bought."""
     from dp_accounting import dp_event
 
     base = dp_event.ZCDpEvent(float(rho))
-    return dp_event.ComposedDpEvent([dp_event.RepeatAndSelectDpEvent(base, float(mean_repetitions), SHAPE), base])
+    events = [dp_event.RepeatAndSelectDpEvent(base, float(mean_repetitions), SHAPE), base]
+    if bounds_rho > 0:
+        events.append(dp_event.ZCDpEvent(float(bounds_rho)))
+    return dp_event.ComposedDpEvent(events)
 
 
-def search_epsilon(rho, mean_repetitions, delta):
+def search_epsilon(rho, mean_repetitions, delta, bounds_rho=0.0):
     """Epsilon at ``delta`` of a search whose base runs are ``rho``-zCDP (dp-accounting, RDP)."""
     from dp_accounting.rdp import rdp_privacy_accountant
 
     acc = rdp_privacy_accountant.RdpAccountant()
-    acc.compose(search_event(rho, mean_repetitions))
+    acc.compose(search_event(rho, mean_repetitions, bounds_rho))
     return float(acc.get_epsilon(delta))
 
 
-def search_zcdp(epsilon, delta, mean_repetitions, rtol=1e-4):
+def search_zcdp(epsilon, delta, mean_repetitions, rtol=1e-4, bounds_rho=0.0):
     """Largest ``rho`` (to ``rtol``) whose search meets (epsilon, delta): public inputs only."""
-    return largest_zcdp(lambda rho: search_epsilon(rho, mean_repetitions, delta), epsilon, rtol)
+    return largest_zcdp(lambda rho: search_epsilon(rho, mean_repetitions, delta, bounds_rho), epsilon, rtol)
 
 
 class _Candidate:
@@ -246,19 +259,27 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
         candidates = [_Candidate(base, params, p) for params in grid]
-        rho = search_zcdp(self.epsilon, delta, mean)
-        noise = make_noise(self.random_state, self.noise)
         design = base._design(X, y)
         if base._multiclass:
             raise ValueError(f"DPSearchCV: {base._fit_classes.size} classes; the search supports two (fit a "
                              "one-vs-rest model with fixed hyperparameters)")
+        pending = design if isinstance(design, PendingDesign) else None
+        bounds_rho = 0.0
+        if pending is not None:
+            bounds_rho = pending.plan_zcdp(pending.share * zcdp_budget(self.epsilon, delta)).ledger.zcdp()
+        rho = search_zcdp(self.epsilon, delta, mean, bounds_rho=bounds_rho)
+        noise = make_noise(self.random_state, self.noise)
+        # the training part's public shape: what the candidates' plans read
+        shape = SimpleNamespace(n=n - m, p=design.p, feature_bounds=design.feature_bounds, row_norm=design.row_norm)
+        for c in candidates:
+            c.make_plan(shape, rho, delta)
+        if self.budget is not None:
+            self.budget.spend(self.epsilon, delta, label=f"DPSearchCV ({len(grid)} candidates)")
+        if pending is not None:
+            design = pending.release(noise)
         order = noise.rng.permutation(n)  # the split: independent of the data
         train = dataclasses.replace(design, X=design.X[order[m:]], y=design.y[order[m:]])
         valid = dataclasses.replace(design, X=design.X[order[:m]], y=design.y[order[:m]])
-        for c in candidates:
-            c.make_plan(train, rho, delta)
-        if self.budget is not None:
-            self.budget.spend(self.epsilon, delta, label=f"DPSearchCV ({len(grid)} candidates)")
         score = _Score(valid, base._classification, rho, noise)
         w = _constant_model(train, base._classification, rho, noise)
         best = (score(w), None, w)
@@ -277,13 +298,13 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         est._set_fitted(design, w)
         est.n_features_in_ = base.n_features_in_
         self.privacy_report_ = est.privacy_report_ = self._report(design, rho, delta, mean, score, candidates, index,
-                                                                  noise)
+                                                                  noise, pending)
         self.privacy_report_.support_size = int(est.support_.size)
         est.n_iter_ = None
         self.best_estimator_ = est
         return self
 
-    def _report(self, design, rho, delta, mean, score, candidates, index, noise):
+    def _report(self, design, rho, delta, mean, score, candidates, index, noise, pending):
         chosen = "the constant predictor (intercept only)" if index is None else (
             f"{candidates[index].mechanism.title}; " + ", ".join(
                 f"{k}={v}" for k, v in candidates[index].params.items() if k != "mechanism"))
@@ -298,10 +319,15 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         }
         if index is not None:
             details.update({f"selected model, {k}": v for k, v in candidates[index].plan.details.items()})
+        bounds_rho = 0.0
+        if pending is not None:
+            bounds_rho = pending.ledger.zcdp()
+            details.update({**pending.details(), "bounds: budget": f"zCDP rho={bounds_rho:.4g}, composed with the "
+                            "search (dp-accounting, RDP)"})
         report = PrivacyReport(
             mechanism="dp-search", method="private hyperparameter search (Papernot & Steinke 2022)",
             calibration="tight", epsilon=float(self.epsilon), delta=float(delta),
-            accountant_epsilon=search_epsilon(rho, mean, delta), accountant="rdp", iterations=None,
+            accountant_epsilon=search_epsilon(rho, mean, delta, bounds_rho), accountant="rdp", iterations=None,
             noise={**details, "source": SOURCE}, bounds_source=design.bounds_source,
             bounds_public=design.bounds_public,
             clipped={"feature values": design.clipped_values, "labels": design.clipped_labels,

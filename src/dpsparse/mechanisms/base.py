@@ -395,8 +395,9 @@ def fit_mechanism(mechanism, design, loss, penalty, *, epsilon, delta, calibrati
     Parameters
     ----------
     mechanism : Mechanism
-    design : data.BoundedDesign
-        The records mapped onto public bounds, with the bounds' provenance.
+    design : data.BoundedDesign or private_bounds.PendingDesign
+        The records mapped onto public bounds, with the bounds' provenance; or records
+        whose bounds are bought with a share of (epsilon, delta) after the charge.
     loss : Datafit
     penalty : Penalty
     epsilon : float > 0
@@ -431,12 +432,13 @@ def fit_mechanism(mechanism, design, loss, penalty, *, epsilon, delta, calibrati
     PrivacyCalibrationWarning
         A source paper's calibration gives an accountant epsilon above the target.
     """
-    plan = make_plan(mechanism, design, loss, penalty, epsilon, delta, calibration, options)
-    _warn_miss(mechanism, plan, plan.info.epsilon)
-    # the target, or the accountant's epsilon when a paper calibration overshoots it
-    _charge(budget, max(plan.info.epsilon, plan.accountant_epsilon), plan.info.delta, label or mechanism.name)
+    split = _Split(mechanism, calibration, design, epsilon, delta)
+    plan = make_plan(mechanism, design, loss, penalty, split.epsilon, split.delta, calibration, options, split.zcdp)
+    total = split.total(plan)
+    split.charge(budget, total, label or mechanism.name)
+    design = split.release(design, noise)
     w = mechanism.run(design, plan, noise, callback)
-    return np.asarray(w, dtype=float), _report(mechanism, plan, plan.info, design, noise)
+    return np.asarray(w, dtype=float), split.report(_report(mechanism, plan, plan.info, design, noise), total)
 
 
 def _warn_miss(mechanism, plan, target):
@@ -491,26 +493,86 @@ def fit_one_vs_rest(mechanism, design, labels, n_classes, loss, penalty, *, epsi
     """
     check_privacy_params(epsilon, delta)
     k = int(n_classes)
-    tight = mechanism.zcdp_calibration and mechanism.resolve_calibration(calibration) == "tight"
-    if tight:
-        rho = zcdp_budget(epsilon, delta) / k
-        plan = make_plan(mechanism, design, loss, penalty, epsilon_of_zcdp(rho, delta), delta, calibration,
-                         options, zcdp=rho)
-        total = zcdp_epsilon(k * rho, delta)
-        split = f"zCDP rho={rho:.4g} per class, {k * rho:.4g} in all ({ZCDP_SOURCE})"
-    else:
-        plan = make_plan(mechanism, design, loss, penalty, epsilon / k, delta / k, calibration, options)
-        _warn_miss(mechanism, plan, epsilon / k)
-        total = k * plan.accountant_epsilon
-        split = f"epsilon/{k} and delta/{k} per class ({BASIC_SOURCE})"
-    _charge(budget, max(epsilon, total), delta, label or mechanism.name)
+    split = _Split(mechanism, calibration, design, epsilon, delta, parts=k)
+    plan = make_plan(mechanism, design, loss, penalty, split.epsilon, split.delta, calibration, options, split.zcdp)
+    total = split.total(plan)
+    split.charge(budget, total, label or mechanism.name)
+    design = split.release(design, noise)
     W = np.empty((k, design.p))
     for c in range(k):
         binary = replace(design, y=np.where(labels == c, 1.0, -1.0))
         W[c] = mechanism.run(binary, plan, noise, callback)
-    report = _report(mechanism, plan, plan.info, design, noise)
+    report = split.report(_report(mechanism, plan, plan.info, design, noise), total)
     report.method = f"{mechanism.title}, one-vs-rest over {k} classes"
-    report.epsilon, report.delta, report.accountant_epsilon = float(epsilon), float(delta), float(total)
-    report.accountant = "rdp" if tight else f"{plan.accountant}, {k} fits added"
-    report.noise = {"one-vs-rest budget split": split, **report.noise}
+    report.noise = {"one-vs-rest budget split": split.describe(), **report.noise}
     return W, report
+
+
+class _Split:
+    """The budget of each of ``parts`` fits, once private bounds (a ``PendingDesign``) took their share.
+
+    Several parts, or private bounds, compose: in zCDP for a mechanism calibrated in zCDP
+    (``rho``, the largest meeting (epsilon, delta) by dp-accounting's RDP accountant, split
+    into the bounds' share and ``parts`` equal fits; zCDP adds up, Bun & Steinke 2016,
+    Lemma 1.7), by basic composition otherwise (the bounds' share of epsilon, pure DP, then
+    ``epsilon / parts`` and ``delta / parts`` per fit; Dwork & Roth 2014, Theorem 3.16). One
+    fit on public bounds keeps the whole target (no split).
+    """
+
+    def __init__(self, mechanism, calibration, design, epsilon, delta, parts=1):
+        from ..private_bounds import PendingDesign
+
+        self.mechanism, self.parts = mechanism, int(parts)
+        self.pending = design if isinstance(design, PendingDesign) else None
+        self.target, self.zcdp = float(epsilon), None
+        self.tight = mechanism.zcdp_calibration and mechanism.resolve_calibration(calibration) == "tight"
+        if self.pending is None and self.parts == 1:
+            self.epsilon, self.delta = float(epsilon), float(delta)
+        elif self.tight:
+            rho = zcdp_budget(epsilon, delta)
+            self.bounds_cost = self.pending.plan_zcdp(self.pending.share * rho).ledger.zcdp() if self.pending else 0.0
+            self.zcdp = (rho - self.bounds_cost) / self.parts
+            self.epsilon, self.delta = epsilon_of_zcdp(self.zcdp, delta), float(delta)
+        else:
+            self.bounds_cost = self.pending.share * epsilon if self.pending else 0.0
+            if self.pending:
+                self.pending.plan_pure(self.bounds_cost)
+            self.epsilon, self.delta = (epsilon - self.bounds_cost) / self.parts, delta / self.parts
+        self.full_delta = float(delta)
+
+    def total(self, plan):
+        """The accountant's epsilon of the whole (warned when a paper's calibration overshoots its part)."""
+        if self.zcdp is not None:
+            return zcdp_epsilon(self.bounds_cost + self.parts * self.zcdp, self.full_delta)
+        _warn_miss(self.mechanism, plan, self.epsilon)
+        if self.pending is None and self.parts == 1:
+            return plan.accountant_epsilon
+        return self.bounds_cost + self.parts * plan.accountant_epsilon
+
+    def charge(self, budget, total, label):
+        """Charge the target, or the accountant's total when a paper's calibration overshoots it."""
+        _charge(budget, max(self.target, total), self.full_delta, label)
+
+    def release(self, design, noise):
+        """The bounded design: private bounds are bought here, after the charge."""
+        return design if self.pending is None else self.pending.release(noise)
+
+    def describe(self):
+        if self.zcdp is not None:
+            return (f"zCDP rho={self.zcdp:.4g} per fit, {self.parts * self.zcdp:.4g} for the {self.parts} fits "
+                    f"({ZCDP_SOURCE})")
+        return f"epsilon/{self.parts} and delta/{self.parts} per fit ({BASIC_SOURCE})"
+
+    def report(self, report, total):
+        """``report`` of the whole: the target, the accountant's total and the bounds' release."""
+        report.epsilon, report.delta, report.accountant_epsilon = self.target, self.full_delta, float(total)
+        if self.zcdp is not None:
+            report.accountant = "rdp (zCDP of the fits added)"
+        elif self.pending is not None or self.parts > 1:
+            report.accountant = f"{report.accountant}, fits added"
+        if self.pending is not None:
+            report.bounds_source = self.pending.describe_source()
+            cost = (f"zCDP rho={self.bounds_cost:.4g} of {self.bounds_cost + self.parts * self.zcdp:.4g}"
+                    if self.zcdp is not None else f"epsilon={self.bounds_cost:.4g} (pure DP)")
+            report.noise = {**report.noise, **self.pending.details(), "bounds: budget": cost}
+        return report

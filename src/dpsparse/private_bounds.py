@@ -1,0 +1,230 @@
+"""Bounds bought with a share of the privacy budget: differentially private quantiles.
+
+When the user has no public bounds, a declared share of the budget (``bounds_share``,
+default 10%) buys a range for every feature (and for the label of a regression): its
+``tail`` and ``1 - tail`` quantiles, each chosen by the exponential mechanism over a fixed
+grid of round numbers (``CANDIDATES``). The quantile scores are OpenDP's
+(``make_quantile_score_candidates``, the utility of Smith 2011, with the replace-one
+sensitivity OpenDP derives for a dataset of known size); the choice is report-noisy-max
+with Gumbel noise drawn by the fit's ``NoiseSource``, each grid step outward penalized (a public
+tie-break among the grid points beyond the data, which all score alike). Each choice is ``epsilon_q``-DP and
+``epsilon_q^2 / 8``-zCDP (bounded range: Durfee & Rogers 2019, Cesar & Rogers 2021); the
+choices compose with the fit in one ledger: zCDP for the mechanisms calibrated in zCDP
+(the bounds take ``bounds_share`` of the zCDP budget ``rho``), basic composition otherwise
+(``bounds_share`` of epsilon). The analysis is in docs/privacy.md, "Private bounds".
+
+Everything that sets a noise scale or the tail share is public: n, p, the budget, the
+share and the grid. The grid is written here, before any data is seen; values outside it
+are clipped to its ends.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from .accounting import Ledger
+from .data import Bounds, prepare
+
+__all__ = ["CANDIDATES", "MAX_FEATURES", "PendingDesign", "tail_share"]
+
+_STEPS = (1.0, 1.25, 1.6, 2.0, 2.5, 3.2, 4.0, 5.0, 6.3, 8.0)  # ten round numbers a decade (Renard series)
+_POSITIVE = [s * 10.0**k for k in range(-4, 8) for s in _STEPS]
+CANDIDATES = np.array([-v for v in reversed(_POSITIVE)] + [0.0] + _POSITIVE)
+"""The public search grid of every private bound: 0 and +-{1, 1.25, ..., 8} x 10^k, k = -4..7."""
+
+MAX_FEATURES = 1000
+"""Private bounds are refused above this many features: each range costs two selections,
+so the budget of one falls with the width (declare bounds for wide data)."""
+
+FAILURE = 0.05
+"""beta of the tail-share rule: with probability at least ``1 - beta`` no selection of a
+fit misses its target rank by more than the rule's rank error (union bound)."""
+
+MIN_TAIL, MAX_TAIL = 0.005, 0.25
+
+SOURCE = ("exponential mechanism on OpenDP's quantile scores (Smith 2011); epsilon-DP selection is "
+          "epsilon^2/8-zCDP (Cesar & Rogers 2021)")
+
+
+def tail_share(n, epsilon_q, selections):
+    """The quantile level of the lower bound (the upper is ``1 - tail``), from public numbers.
+
+    The exponential mechanism at ``epsilon_q`` (score sensitivity 1, ``K`` candidates)
+    misses the target rank by more than ``r = 2 ln(K / b) / epsilon_q`` with probability at
+    most ``b`` (McSherry & Talwar 2007); ``b = beta / selections`` bounds every selection of
+    the fit at once. The tail is ``r / n``, at least 0.005: far enough inside the data that
+    grid points beyond the extremes, all tied at score ``tail n``, lose to the quantile.
+
+    Raises
+    ------
+    ValueError
+        When the tail would exceed 0.25: too few records for this budget, the bounds would
+        be noise (declare public bounds instead).
+    """
+    rank_error = 2.0 * math.log(CANDIDATES.size * selections / FAILURE) / epsilon_q
+    if rank_error / n > MAX_TAIL:
+        raise ValueError(
+            f"bounds='private': {n} records are too few to buy {selections} private quantiles with this share of "
+            f"the budget (epsilon {epsilon_q:.3g} per selection: each could miss its quantile by {rank_error:.0f} "
+            f"records); declare public bounds (docs/bounds.md), raise bounds_share or epsilon, or read them off "
+            f"the data for an experiment without guarantee (bounds=None, --bounds-from-data)")
+    return float(max(MIN_TAIL, rank_error / n))
+
+
+class PendingDesign:
+    """The public shape of a design whose bounds are bought privately.
+
+    Mechanisms plan on it as on a ``BoundedDesign`` (n, p, unit feature bounds, row
+    norm: none of them depends on the bounds' values); ``fit_mechanism`` gives it its
+    share of the budget (``plan_zcdp`` or ``plan_pure``), charges the whole, then calls
+    ``release``, which buys the bounds and maps the data onto them.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n, p)
+    y : ndarray of shape (n,)
+        Labels as ``data.prepare`` takes them.
+    classification : bool
+    fit_intercept : bool
+    share : float in (0, 1)
+        Share of the budget spent on the bounds.
+
+    Raises
+    ------
+    ValueError
+        ``share`` outside (0, 1), or more than ``MAX_FEATURES`` features.
+    """
+
+    bounds_public = True
+
+    def __init__(self, X, y, classification, fit_intercept, share):
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+            raise ValueError(f"bounds_share must be in (0, 1), got {share!r}")
+        if X.shape[1] > MAX_FEATURES:
+            raise ValueError(f"private bounds are for at most {MAX_FEATURES} features (each costs two selections), "
+                             f"got {X.shape[1]}: declare public bounds (docs/bounds.md)")
+        self.X, self.y, self.classification, self.fit_intercept = X, y, classification, fit_intercept
+        self.share = float(share)
+        self.n_quantiles = 2 * X.shape[1] + (0 if classification else 2)
+        self.ledger = self.epsilon_q = self.tail = self.design = None
+
+    @property
+    def n(self):
+        return self.X.shape[0]
+
+    @property
+    def p(self):
+        return self.X.shape[1] + self.fit_intercept
+
+    @property
+    def feature_bounds(self):
+        return np.ones(self.p)
+
+    @property
+    def row_norm(self):
+        return math.sqrt(self.p)
+
+    @property
+    def bounds_source(self):
+        return "differentially private quantiles (bought with a share of the budget)"
+
+    def plan_zcdp(self, rho):
+        """Spend zCDP ``rho`` on the bounds: ``epsilon_q = sqrt(8 rho / k)`` for each of the ``k`` selections."""
+        self._plan(math.sqrt(8.0 * rho / self.n_quantiles))
+        return self
+
+    def plan_pure(self, epsilon):
+        """Spend ``epsilon`` (basic composition): ``epsilon_q = epsilon / k`` for each of the ``k`` selections."""
+        self._plan(epsilon / self.n_quantiles)
+        return self
+
+    def _plan(self, epsilon_q):
+        self.epsilon_q = float(epsilon_q)
+        self.tail = tail_share(self.n, self.epsilon_q, self.n_quantiles)
+        self.ledger = Ledger().exponential(self.epsilon_q, self.n_quantiles)
+
+    def release(self, noise):
+        """Buy the bounds and map the data onto them.
+
+        Returns
+        -------
+        data.BoundedDesign
+            With ``bounds.source`` naming the release.
+        """
+        lo, hi = self._ranges(noise)
+        label = (None, None)
+        if not self.classification:
+            a, b = self._range(np.asarray(self.y, dtype=float), noise, "label")
+            label = (a, b) if a < b else _widen(a)
+        bounds = Bounds(lo, hi, *label, source=self.describe_source())
+        self.design = prepare(self.X, self.y, bounds, self.classification, self.fit_intercept)
+        return self.design
+
+    def _ranges(self, noise):
+        X = self.X.tocsc() if sp.issparse(self.X) else self.X
+        p = X.shape[1]
+        lo, hi = np.empty(p), np.empty(p)
+        for j in range(p):
+            col = X[:, j].toarray().ravel() if sp.issparse(X) else X[:, j]
+            lo[j], hi[j] = self._range(col, noise, f"feature {j}")
+        return lo, hi
+
+    def _range(self, values, noise, name):
+        a = self._quantile(values, self.tail, noise, f"lower bound of {name}")
+        b = self._quantile(values, 1.0 - self.tail, noise, f"upper bound of {name}")
+        return min(a, b), max(a, b)
+
+    def _quantile(self, values, level, noise, name):
+        scores, sensitivity = _scores(values, level)
+        scale = 2.0 / self.epsilon_q  # exp(-score / scale) = exp(-epsilon_q score / (2 sensitivity))
+        # Public tie-break: the grid points beyond the data all score alike (``tail n``). A penalty per grid step
+        # outward (down for a lower bound, up for an upper one) makes the mechanism prefer the tightest: one
+        # noise scale, at most (1 - 2 tail) n / (2 K) so that the whole penalty stays below half the score of
+        # the far side of the grid, which has the data on its wrong side.
+        slope = min(scale, (1.0 - 2.0 * self.tail) * self.n / (2.0 * CANDIDATES.size))
+        steps = np.arange(CANDIDATES.size) * (1.0 if level > 0.5 else -1.0)
+        index = noise.select(-scores / sensitivity - slope * steps, "gumbel", scale, sensitivity=1.0, name=name)
+        return float(CANDIDATES[index])
+
+    def describe_source(self):
+        return (f"differentially private quantiles ({self.tail:.3g}, {1 - self.tail:.3g}) of each "
+                f"{'feature' if self.classification else 'feature and of the label'}, on a fixed grid of "
+                f"round numbers (+-1e-4 to +-8e7)")
+
+    def details(self):
+        """Lines for the privacy report."""
+        return {
+            "bounds: share of the budget": self.share,
+            "bounds: selections": self.n_quantiles,
+            "bounds: epsilon of one selection": self.epsilon_q,
+            "bounds: tail share clipped at each end": self.tail,
+            "bounds: source": SOURCE,
+        }
+
+
+def _widen(value):
+    """A label range around a single grid point: its neighbours on the grid."""
+    i = int(np.searchsorted(CANDIDATES, value))
+    return float(CANDIDATES[max(i - 1, 0)]), float(CANDIDATES[min(i + 1, CANDIDATES.size - 1)])
+
+
+_TRANSFORMS = {}
+
+
+def _scores(values, level):
+    """OpenDP's quantile scores of the grid (lower is better) and their replace-one sensitivity."""
+    import opendp.prelude as dp
+
+    n = values.size
+    key = (n, level)
+    if key not in _TRANSFORMS:
+        dp.enable_features("contrib")
+        t = dp.t.make_quantile_score_candidates(dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n),
+                                                dp.symmetric_distance(), CANDIDATES.tolist(), float(level))
+        _TRANSFORMS.clear()
+        _TRANSFORMS[key] = (t, float(t.map(2)))  # replace one record: symmetric distance 2
+    t, sensitivity = _TRANSFORMS[key]
+    clipped = np.clip(values, CANDIDATES[0], CANDIDATES[-1])
+    return np.asarray(t(clipped.tolist()), dtype=float), sensitivity

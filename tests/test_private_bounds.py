@@ -1,0 +1,182 @@
+"""Private bounds: the accounting of the quantile selections, their noise and sensitivity, their accuracy,
+and their composition with the fit and the search."""
+import json
+import math
+
+import numpy as np
+import pytest
+from dp_accounting import dp_event
+from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
+
+from doubles import RecordingNoise
+from dpsparse import DPLasso, DPLogisticRegression, data
+from dpsparse.accounting import PrivacyBudget, zcdp_budget, zcdp_epsilon
+from dpsparse.cli import main
+from dpsparse.noise import make_noise
+from dpsparse.private_bounds import CANDIDATES, MAX_TAIL, MIN_TAIL, PendingDesign, _scores, tail_share
+from dpsparse.tuning import DPSearchCV
+
+
+def _regression(n=4000, p=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform([0.0, -50.0, 1e3][:p], [1.0, 50.0, 5e3][:p], (n, p))
+    y = 2.0 + X @ np.array([1.0, 0.01, 1e-3][:p]) + 0.1 * rng.standard_normal(n)
+    return X, y
+
+
+def test_tail_share_closed_form_and_refusal():
+    k, n, eps = 10, 20000, 0.05
+    r = 2.0 * math.log(CANDIDATES.size * k / 0.05) / eps
+    assert tail_share(n, eps, k) == pytest.approx(r / n)
+    assert tail_share(10**9, eps, k) == MIN_TAIL
+    with pytest.raises(ValueError, match="bounds='private'.*too few"):
+        tail_share(int(r / MAX_TAIL) - 1, eps, k)
+
+
+def test_candidates_are_sorted_round_numbers_with_zero():
+    assert np.all(np.diff(CANDIDATES) > 0) and 0.0 in CANDIDATES
+    assert CANDIDATES[-1] == pytest.approx(8e7) and CANDIDATES[0] == -CANDIDATES[-1]
+
+
+@pytest.mark.parametrize("rho", [1e-3, 0.05])
+def test_zcdp_ledger_and_noise_drawn_match_the_claim(rho):
+    X, y = _regression()
+    pending = PendingDesign(X, y, classification=False, fit_intercept=True, share=0.1).plan_zcdp(rho)
+    k = 2 * 3 + 2
+    assert pending.n_quantiles == k
+    assert pending.ledger.zcdp() == pytest.approx(rho, rel=1e-12)  # k selections, each epsilon_q^2 / 8
+    noise = RecordingNoise(seed=1)
+    pending.release(noise)
+    gumbel = noise.of("gumbel")
+    assert len(gumbel) == k and all(d.values.size == CANDIDATES.size for d in gumbel)
+    # exponential mechanism at epsilon_q on a score of sensitivity 1: Gumbel scale 2 / epsilon_q
+    assert all(np.allclose(d.scale, 2.0 / math.sqrt(8.0 * rho / k)) for d in gumbel)
+
+
+def test_pure_budget_splits_epsilon_evenly():
+    X, y = _regression()
+    pending = PendingDesign(X, y, False, True, 0.1).plan_pure(0.3)
+    assert pending.epsilon_q == pytest.approx(0.3 / 8)
+    assert pending.ledger.epsilon(1e-6) <= 0.3 * (1 + 1e-9)
+
+
+def test_score_sensitivity_is_one_on_neighbouring_datasets():
+    rng = np.random.default_rng(0)
+    for level in (0.02, 0.5, 0.97):
+        for _ in range(20):
+            x = rng.lognormal(2.0, 2.0, 300) * rng.choice([-1, 1], 300)
+            x2 = x.copy()
+            x2[rng.integers(300)] = rng.choice([-1e9, 0.0, 1e9, rng.normal()])  # replace one record
+            s, sens = _scores(x, level)
+            s2, _ = _scores(x2, level)
+            assert np.max(np.abs(s - s2)) / sens <= 1.0 + 1e-9
+
+
+def test_bounds_bracket_the_quantiles_with_a_large_budget():
+    X, y = _regression(n=20000)
+    pending = PendingDesign(X, y, False, True, 0.5).plan_zcdp(1.0)
+    design = pending.release(make_noise(3))
+    b = design.bounds
+    for j in range(3):  # within the grid's step (25%) of the tail quantiles
+        q_lo, q_hi = np.quantile(X[:, j], [pending.tail / 3, 1 - pending.tail / 3])
+        Q_lo, Q_hi = np.quantile(X[:, j], [3 * pending.tail, 1 - 3 * pending.tail])
+        assert q_lo - 0.3 * abs(q_lo) - 1e-3 <= b.feature_low[j] <= Q_lo + 0.3 * abs(Q_lo) + 1e-3
+        assert Q_hi - 0.3 * abs(Q_hi) - 1e-3 <= b.feature_high[j] <= q_hi + 0.3 * abs(q_hi) + 1e-3
+    assert b.label_low < np.median(y) < b.label_high
+    assert design.clipped_values <= 4 * pending.tail * X.size
+
+
+def test_estimator_composes_bounds_and_fit_in_zcdp():
+    X, y = _regression(n=20000)
+    budget = PrivacyBudget(1.0, 1e-6)
+    est = DPLasso(epsilon=1.0, delta=1e-6, bounds="private", random_state=0, budget=budget).fit(X, y)
+    rep = est.privacy_report_
+    rho = zcdp_budget(1.0, 1e-6)
+    assert rep.noise["bounds: share of the budget"] == 0.1
+    assert rep.accountant_epsilon == pytest.approx(zcdp_epsilon(rho, 1e-6), rel=1e-9)
+    assert rep.accountant_epsilon <= 1.0 + 1e-4 and rep.guarantee_holds
+    assert "differentially private quantiles" in rep.bounds_source and rep.bounds_public
+    assert budget.spent[0][0] == 1.0  # the target (the accountant gives at most it)
+    assert est.bounds_.label_low < est.bounds_.label_high
+    assert est.score(X, y) > 0.9  # the signal survives (constant predictor: 0; public bounds: 0.97)
+
+
+def test_estimator_basic_composition_for_a_mechanism_without_zcdp():
+    X, y = _regression(n=20000)
+    est = DPLasso(epsilon=1.0, delta=1e-6, bounds="private", mechanism="dp-sgd", max_iter=20,
+                  random_state=0).fit(X, y)
+    rep = est.privacy_report_
+    assert rep.noise["bounds: budget"].startswith("epsilon=0.1")
+    assert rep.accountant_epsilon <= 1.0 + 1e-9
+
+
+def test_search_composes_the_bounds_in_its_event():
+    rng = np.random.default_rng(0)
+    X = rng.normal(0, 2, (6000, 4))
+    y = (X[:, 0] + 0.5 * rng.normal(size=6000) > 0).astype(int)
+    grid = {"mechanism": ["dp-gcd"], "max_iter": [10, 30]}
+    s = DPSearchCV(DPLogisticRegression(bounds="private", classes=[0, 1]), grid, epsilon=1.0, delta=1e-6,
+                   mean_repetitions=4, random_state=0).fit(X, y)
+    rep = s.privacy_report_
+    rho_b = 0.1 * zcdp_budget(1.0, 1e-6)
+    acc = RdpAccountant()
+    rho = rep.noise["zCDP budget of each candidate fit (rho)"]
+    acc.compose(dp_event.RepeatAndSelectDpEvent(dp_event.ZCDpEvent(rho), 4.0, 1.0))
+    acc.compose(dp_event.ZCDpEvent(rho))
+    acc.compose(dp_event.ZCDpEvent(rho_b))
+    assert rep.accountant_epsilon == pytest.approx(acc.get_epsilon(1e-6), rel=1e-9)
+    assert rep.accountant_epsilon <= 1.0 + 1e-4
+    assert s.score(X, y) > 0.8
+
+
+def test_refusal_before_the_data_is_used():
+    X, y = _regression(n=50)
+    budget = PrivacyBudget(1.0, 1e-3)
+    with pytest.raises(ValueError, match="too few"):
+        DPLasso(bounds="private", budget=budget, random_state=0).fit(X, y)
+    assert budget.spent == []
+    with pytest.raises(ValueError, match="bounds_share"):
+        DPLasso(bounds="private", bounds_share=1.5).fit(X, y)
+
+
+def test_predictions_clip_features_to_the_model_bounds():
+    X, y = _regression()
+    est = DPLasso(bounds=data.Bounds([0, -50, 1e3], [1, 50, 5e3], -10, 20), random_state=0).fit(X, y)
+    far = X[:5].copy()
+    far[:, 1] = 1e6
+    inside = far.copy()
+    inside[:, 1] = 50.0
+    assert np.allclose(est.predict(far), est.predict(inside))
+
+
+def test_cli_buys_bounds_by_default_on_a_user_file(tmp_path):
+    X, y = _regression(n=6000)
+    csv = tmp_path / "d.csv"
+    np.savetxt(csv, np.column_stack([X, y]), delimiter=",", header="a,b,c,label", comments="")
+    out = tmp_path / "m.json"
+    assert main(["fit", "--data", str(csv), "--target", "label", "--seed", "0", "--out", str(out),
+                 "--iterations", "20"]) == 0
+    model = json.loads(out.read_text())
+    assert "differentially private quantiles" in model["privacy_report"]["bounds_source"]
+    assert model["privacy_report"]["bounds_public"] and model["bounds"]["label_low"] is not None
+    pred = tmp_path / "p.csv"
+    assert main(["predict", "--model", str(out), "--data", str(csv), "--target", "label", "--out", str(pred)]) == 0
+    assert len(pred.read_text().split()) == 6000
+
+
+def test_cli_bounds_options_are_checked_before_reading(tmp_path, capsys):
+    missing = tmp_path / "nothing.csv"  # never read: the checks come first
+    assert main(["fit", "--data", str(missing), "--target", "y", "--bounds-share", "0"]) == 2
+    assert "--bounds-share must be in (0, 1)" in capsys.readouterr().err
+    assert main(["fit", "--data", str(missing), "--target", "y", "--bounds-from-data", "--bounds", "b.json"]) == 2
+    assert "--bounds-from-data replaces declared bounds" in capsys.readouterr().err
+
+
+def test_cli_bounds_from_data_says_no_guarantee(tmp_path, capsys):
+    X, y = _regression(n=300)
+    csv = tmp_path / "d.csv"
+    np.savetxt(csv, np.column_stack([X, y]), delimiter=",", header="a,b,c,label", comments="")
+    assert main(["fit", "--data", str(csv), "--target", "label", "--bounds-from-data", "--seed", "0",
+                 "--iterations", "5", "--out", str(tmp_path / "m.json")]) == 0
+    err = capsys.readouterr().err
+    assert "NO privacy guarantee" in err and "no privacy guarantee" in err
