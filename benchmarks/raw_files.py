@@ -2,8 +2,9 @@
 
 For each file, the command of README's table (the file, and its schema or public bounds
 from ``examples/``; none for cpusmall, bardet and riboflavin, whose features have no
-a-priori range: their fit has no guarantee and says so) runs with the defaults (a private
-search within epsilon = 1, delta = 1/n^2), and the table prints the held-out metric of the
+a-priori range: their bounds are bought privately with 10% of the budget, or the fit is
+refused when the records are too few for that) runs with the defaults (a private search
+within epsilon = 1, delta = 1/n^2), and the table prints the held-out metric of the
 private model beside the constant predictor and the non-private optimum, whether the
 guarantee holds, and the wall time of the command.
 

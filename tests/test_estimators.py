@@ -271,3 +271,16 @@ def test_regression_predictions_stay_in_the_public_label_range():
     assert est.label_range_ == pytest.approx((-2.0, 2.0))
     raw = X @ est.coef_ + est.intercept_
     assert np.all(est.predict(X) == np.clip(raw, -2.0, 2.0))
+
+
+@pytest.mark.parametrize("mechanism", ["dp-gcd", "dp-cd", "fw"])
+def test_sparse_input_gets_the_same_model_as_dense(mechanism):
+    import scipy.sparse as sp
+
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    kw = dict(epsilon=1.0, bounds=bounds, mechanism=mechanism, max_iter=10, random_state=3, classes=[0, 1])
+    dense = DPLogisticRegression(**kw).fit(X, y)
+    sparse = DPLogisticRegression(**kw).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
+    assert sparse.intercept_ == pytest.approx(dense.intercept_, rel=1e-9)
+    np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))

@@ -16,7 +16,7 @@ import math
 
 from numba import njit
 
-__all__ = ["cd_epoch"]
+__all__ = ["cd_epoch", "csr_to_csc_with_ones"]
 
 
 @njit(cache=True, inline="always")
@@ -77,3 +77,28 @@ def cd_epoch(indptr, indices, data, z, y, w, coords, eta, steps, clip, threshold
             for q in range(indptr[j], indptr[j + 1]):
                 z[q - indptr[j] if dense else indices[q]] += step * data[q]
             w[j] = new
+
+
+@njit(cache=True)
+def csr_to_csc_with_ones(n, p, indptr, indices, data, scale, out_indptr, out_indices, out_data):
+    """CSR ``(n, p)`` times ``scale`` per column, as CSC ``(n, p + 1)`` with a last column of ones, written
+    into the preallocated ``out_*`` arrays (a counting sort by column: no other copy of the data)."""
+    counts = out_indptr  # column counts first, then their running sum
+    counts[:] = 0
+    for k in range(indptr[n]):
+        counts[indices[k] + 1] += 1
+    counts[p + 1] = n
+    for j in range(p + 1):
+        counts[j + 1] += counts[j]
+    fill = counts[:-1].copy()
+    for i in range(n):
+        for k in range(indptr[i], indptr[i + 1]):
+            j = indices[k]
+            q = fill[j]
+            out_indices[q] = i
+            out_data[q] = data[k] * scale[j]
+            fill[j] = q + 1
+        q = fill[p]
+        out_indices[q] = i
+        out_data[q] = 1.0
+        fill[p] = q + 1

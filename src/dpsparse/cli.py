@@ -154,7 +154,6 @@ def _list(text):
     return [v.strip() for v in text.split(",") if v.strip()]
 
 
-DENSE_LIMIT = 2e7  # a sparse file with at most this many cells (n p) is fitted dense
 
 
 def _load(args):
@@ -170,11 +169,7 @@ def _load(args):
         bounds = None if args.bounds_from_data else "private"
     if args.bounds:
         bounds = data.Bounds.from_json(args.bounds)
-    if hasattr(X, "toarray") and X.shape[0] * X.shape[1] <= DENSE_LIMIT:
-        # dense input is centred onto [-1, 1]; sparse input is only divided (data.prepare), which fits worse:
-        # a file small enough (by its public shape) is fitted dense
-        X = X.toarray()
-    return X, y, bounds, names
+    return data.dense_if_small(X), y, bounds, names
 
 
 def _read_schema(args):

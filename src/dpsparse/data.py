@@ -3,7 +3,8 @@
 Privacy rests on bounds declared before seeing the data (SPEC section 2). ``Bounds``
 holds per-feature ranges, a label range and an optional row-norm bound; ``prepare`` maps
 each feature affinely from its public range onto [-1, 1] (sparse input: divided by
-``max(|low|, |high|)`` so zeros stay zeros), clips what falls outside and counts it
+``max(|low|, |high|)`` so zeros stay zeros; the estimators fit a sparse matrix of at most
+``DENSE_LIMIT`` cells dense, ``dense_if_small``), clips what falls outside and counts it
 (the rows themselves are never reported), maps labels onto [-1, 1] (regression) or
 {-1, +1} (binary classification) and appends the intercept column of ones.
 
@@ -33,6 +34,7 @@ __all__ = [
     "bounds_from_data",
     "check_data",
     "clip_to_bounds",
+    "dense_if_small",
     "data_format",
     "load",
     "load_bundled",
@@ -386,6 +388,22 @@ class BoundedDesign:
         return coef, float(intercept)
 
 
+DENSE_LIMIT = 2e7
+"""A sparse design with at most this many cells (n p, 160 MB as float64) is fitted dense."""
+
+
+def dense_if_small(X):
+    """``X`` as a dense array when it is sparse with at most ``DENSE_LIMIT`` cells, else ``X``.
+
+    Dense input is centred onto [-1, 1] by the affine map of its bounds; sparse input is only
+    divided (zeros stay zeros), which fits worse. Densifying a matrix small enough (by its
+    public shape) gives sparse input the same model as dense input.
+    """
+    if sp.issparse(X) and X.shape[0] * X.shape[1] <= DENSE_LIMIT:
+        return X.toarray()
+    return X
+
+
 def clip_to_bounds(X, bounds):
     """``X`` with each feature clipped to its range, as ``prepare`` clips the training data (in the
     original units): the model is a function of the clipped features, so predictions clip too.
@@ -427,11 +445,68 @@ def _feature_map(bounds, sparse):
     return scale, shift
 
 
-def _clip(values):
-    """Clip to [-1, 1] in place; return the number of values clipped."""
-    out = np.abs(values) > 1.0
-    np.clip(values, -1.0, 1.0, out=values)
-    return int(out.sum())
+def _mapped_dense(X, scale, shift, fit_intercept):
+    """``X * scale + shift`` and the column of ones, in one new Fortran array (the one copy of ``X``): the
+    coordinate methods read columns."""
+    n, p = X.shape
+    Xb = np.empty((n, p + fit_intercept), order="F")
+    np.multiply(X, scale, out=Xb[:, :p])
+    np.add(Xb[:, :p], shift, out=Xb[:, :p])
+    if fit_intercept:
+        Xb[:, p] = 1.0
+    return Xb
+
+
+def _mapped_sparse(X, scale, fit_intercept):
+    """``X * scale`` (per column) and the column of ones, as one new CSC matrix (the one copy of ``X``'s
+    values): the coordinate methods read columns."""
+    from ._kernels import csr_to_csc_with_ones
+
+    X = sp.csr_matrix(X)
+    n, p = X.shape
+    if not fit_intercept:
+        Xb = X.tocsc(copy=True).astype(float, copy=False)
+        Xb.data *= np.repeat(scale, np.diff(Xb.indptr))
+        return Xb
+    nnz = X.indptr[-1]
+    index = np.int64 if nnz + n > np.iinfo(np.int32).max else np.int32
+    indptr, indices, data = np.empty(p + 2, dtype=index), np.empty(nnz + n, dtype=index), np.empty(nnz + n)
+    csr_to_csc_with_ones(n, p, X.indptr, X.indices, X.data.astype(float, copy=False), scale, indptr, indices, data)
+    return sp.csc_matrix((data, indices, indptr), shape=(n, p + 1))
+
+
+def _clip_rows_in_place(Xb, bound, p):
+    """Scale the rows of the bounded design whose feature part (the first ``p`` columns) has L2 norm above
+    ``bound`` down to it, in place; return how many."""
+    if sp.issparse(Xb):
+        feature = Xb.indices[: Xb.indptr[p]]
+        sq = np.bincount(feature, weights=Xb.data[: Xb.indptr[p]] ** 2, minlength=Xb.shape[0])
+    else:
+        sq = np.einsum("ij,ij->i", Xb[:, :p], Xb[:, :p])
+    norms = np.sqrt(sq)
+    over = norms > bound
+    if not over.any():
+        return 0
+    factor = np.where(over, bound / np.where(over, norms, 1.0), 1.0)
+    if sp.issparse(Xb):
+        Xb.data[: Xb.indptr[p]] *= factor[feature]
+    else:
+        Xb[:, :p] *= factor[:, None]
+    return int(over.sum())
+
+
+def _clip(values, chunk=1 << 20):
+    """Clip to [-1, 1] in place; return the number of values clipped. Runs over blocks of about ``chunk``
+    values, so that no temporary is as large as ``values``."""
+    if values.shape[0] == 0:
+        return 0
+    rows = max(1, chunk * values.shape[0] // max(1, values.size))
+    count = 0
+    for start in range(0, values.shape[0], rows):
+        part = values[start:start + rows]
+        count += int(np.count_nonzero(part > 1.0)) + int(np.count_nonzero(part < -1.0))
+        np.clip(part, -1.0, 1.0, out=part)
+    return count
 
 
 def _clip_rows(X, bound):
@@ -471,16 +546,11 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
     bounds = bounds.for_features(p)
     sparse = sp.issparse(X)
     scale, shift = _feature_map(bounds, sparse)
-    if sparse:
-        Xb = sp.csr_matrix(X, dtype=float, copy=True)
-        Xb.data *= scale[Xb.indices]
-        clipped = _clip(Xb.data)
-    else:
-        Xb = X * scale + shift
-        clipped = _clip(Xb)
+    Xb = _mapped_sparse(X, scale, fit_intercept) if sparse else _mapped_dense(X, scale, shift, fit_intercept)
+    clipped = _clip(Xb.data[: Xb.indptr[p]] if sparse else Xb[:, :p])  # the features, not the ones
     clipped_rows = 0
     if bounds.row_norm is not None:
-        Xb, clipped_rows = _clip_rows(Xb, bounds.row_norm)
+        clipped_rows = _clip_rows_in_place(Xb, bounds.row_norm, p)
     # Public bound on ||x_i||_2 over every column the mechanism sees, the intercept included.
     feature_norm = np.sqrt(p) if bounds.row_norm is None else min(bounds.row_norm, np.sqrt(p))
     row_norm = float(np.sqrt(feature_norm**2 + fit_intercept))
@@ -493,9 +563,6 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
         label_shift = -1.0 - label_scale * bounds.label_low
         yb = yb * label_scale + label_shift
         clipped_labels = _clip(yb)
-    if fit_intercept:
-        ones = np.ones((n, 1))
-        Xb = sp.hstack([Xb, sp.csr_matrix(ones)], format="csr") if sparse else np.hstack([Xb, ones])
     return BoundedDesign(
         X=Xb, y=yb, feature_bounds=np.ones(p + fit_intercept), scale=scale, shift=shift,
         label_scale=label_scale, label_shift=label_shift, fit_intercept=fit_intercept,

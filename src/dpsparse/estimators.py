@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import losses, norms
 from .accounting import check_privacy_params
-from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, clip_to_bounds, prepare
+from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, clip_to_bounds, dense_if_small, prepare
 from .mechanisms import fit_mechanism, fit_one_vs_rest, get
 from .noise import make_noise
 from .private_bounds import PendingDesign
@@ -146,11 +146,12 @@ class _DPLinearModel(BaseEstimator):
         self.support_ = np.flatnonzero(np.any(np.atleast_2d(self.coef_) != 0, axis=0))
 
     def _validate_xy(self, X, y):
-        """``X`` (dense or CSR) and ``y`` as float arrays; sets ``n_features_in_``; ValueError below 2 samples."""
+        """``X`` (dense, or CSR above ``data.DENSE_LIMIT`` cells) and ``y`` as float arrays; sets
+        ``n_features_in_``; ValueError below 2 samples."""
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=not self._classification)
         if X.shape[0] < 2:
             raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {X.shape[0]}")
-        return X, y
+        return dense_if_small(X), y
 
     def _mechanism_options(self, mechanism):
         """``mechanism_options`` plus ``max_iter`` (as ``n_iter``, unless None) and ``rule`` where the mechanism
@@ -179,7 +180,8 @@ class _DPLinearModel(BaseEstimator):
     def _decision(self, X):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        X = clip_to_bounds(X, getattr(self, "bounds_", None))  # the features as the model was trained on them
+        # the features as the model was trained on them: dense when small, clipped to the bounds
+        X = clip_to_bounds(dense_if_small(X), getattr(self, "bounds_", None))
         if self.coef_.ndim == 2:
             return np.asarray(X @ self.coef_.T) + self.intercept_
         return np.asarray(X @ self.coef_).ravel() + self.intercept_
