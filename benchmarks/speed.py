@@ -10,12 +10,16 @@ Measured side by side in one process, BLAS on one thread (``threadpoolctl``):
 - DP-SGD: the fixed cost before its first step (planning, i.e. calibration, on a fresh
   process's first call and on a repeated setting); target <= 0.5 s;
 - ``dpsparse fit`` on the bundled data with ``--no-tune``, split into import, load,
-  private fit and the non-private comparison (separate processes, wall time).
+  private fit and the non-private comparison (separate processes, wall time);
+- peak memory of a whole fit (``DPLogisticRegression``, DP-GCD, 20 iterations) beyond the
+  data itself, as a multiple of the size of X, for dense X (p = 100) and sparse X
+  (p = 10,000, 0.1% nonzero: above the size that is fitted dense) at n = 10^4 .. ``--max-rows`` (default 10^6); target <= 1 extra
+  copy. Each n in a fresh process, traced by ``tracemalloc`` (numpy's allocations).
 
 Each ratio is the median of ``--repeats`` timings (default 3). Every matrix is the bounded
 design a mechanism sees (``data.prepare``: features on [-1, 1], the intercept column).
 
-    python benchmarks/speed.py [--data-dir DIR] [--out-dir DIR] [--repeats K]
+    python benchmarks/speed.py [--data-dir DIR] [--out-dir DIR] [--repeats K] [--max-rows N]
 
 Writes ``speed.json`` and ``speed.png`` (each ratio beside its target).
 """
@@ -115,7 +119,47 @@ def cli_split(out_dir):
     return dict(zip(["import", "load", "private fit", "non-private comparison"], map(float, parts)))
 
 
-def run(data_dir, repeats):
+MEMORY_TARGET = 1.0  # extra copies of X in a whole fit
+
+_MEMORY_CODE = """
+import sys, tracemalloc, warnings
+import numpy as np, scipy.sparse as sp
+warnings.simplefilter("ignore")
+from dpsparse import DPLogisticRegression, data
+n, kind = int(sys.argv[1]), sys.argv[2]
+rng = np.random.default_rng(0)
+if kind == "dense":
+    X = rng.uniform(-1.0, 1.0, (n, 100))
+    size = X.nbytes
+else:
+    X = sp.random(n, 10000, density=0.001, format="csr", random_state=0, data_rvs=lambda k: rng.uniform(-1, 1, k))
+    size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+y = np.where(np.asarray(X[:, [0]].todense() if sp.issparse(X) else X[:, [0]]).ravel()
+             + 0.1 * rng.standard_normal(n) > 0, 1, 0)
+est = DPLogisticRegression(bounds=data.Bounds(-1.0, 1.0), classes=[0, 1], max_iter=20, random_state=0)
+est.fit(X[:100], y[:100])  # compiled code and caches out of the measure (a sparse prepare too: the small
+data.prepare(X[:100], y[:100], est.bounds, True)  # slice is fitted dense)
+tracemalloc.start()
+est.fit(X, y)
+print(tracemalloc.get_traced_memory()[1] / size)
+"""
+
+
+def memory_peaks(max_rows):
+    """Peak traced memory of one fit, beyond X, as a multiple of X's size: kind -> [(n, copies)]."""
+    out = {}
+    for kind in ("dense", "sparse"):
+        out[kind] = []
+        n = 10**4
+        while n <= max_rows:
+            res = subprocess.run([sys.executable, "-c", _MEMORY_CODE, str(n), kind], capture_output=True, text=True,
+                                 check=True)
+            out[kind].append((n, float(res.stdout.split()[-1])))
+            n *= 10
+    return out
+
+
+def run(data_dir, repeats, max_rows=10**6):
     out = {"ratios": {}, "matvec_s": {}}
     with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -128,6 +172,7 @@ def run(data_dir, repeats):
     first, again = sgd_fixed_cost()
     out["dp-sgd fixed cost"] = {"first_s": first, "repeated_s": again, "target_s": SGD_FIXED_TARGET}
     out["cli"] = cli_split(None)
+    out["memory"] = {"target_copies": MEMORY_TARGET, **memory_peaks(max_rows)}
     return out
 
 
@@ -142,6 +187,12 @@ def table(res):
                  f"{'yes' if s['repeated_s'] <= s['target_s'] else 'NO'}")
     lines.append("dpsparse fit --no-tune (bundled data), seconds: "
                  + ", ".join(f"{k} {v:.2f}" for k, v in res["cli"].items()))
+    mem = res["memory"]
+    for kind in ("dense", "sparse"):
+        worst = max(c for _, c in mem[kind])
+        lines.append(f"{'peak extra memory, ' + kind + ' (copies of X)':<32}{worst:>15.2f}"
+                     f"{mem['target_copies']:>8.1f}  {'yes' if worst <= mem['target_copies'] else 'NO'}   (n: "
+                     + ", ".join(f"{n:.0e} {c:.2f}" for n, c in mem[kind]) + ")")
     lines.append("one X^T v (ms): " + ", ".join(f"{k} {1e3 * v:.2f}" for k, v in res["matvec_s"].items()))
     return "\n".join(lines)
 
@@ -172,7 +223,7 @@ def main(argv):
     args = dict(zip(argv[::2], argv[1::2]))
     data_dir = Path(args.get("--data-dir", REPO_ROOT.parent / "shared" / "data"))
     out_dir = Path(args.get("--out-dir", REPO_ROOT / "benchmarks" / "results"))
-    res = run(data_dir, int(args.get("--repeats", 3)))
+    res = run(data_dir, int(args.get("--repeats", 3)), int(float(args.get("--max-rows", 1e6))))
     print(table(res))
     bench.write_json(res, out_dir / "speed.json")
     plot(res, out_dir / "speed.png")
