@@ -75,7 +75,7 @@ def table(results):
              f"  {'guarantee':<10}{'time':>7}"]
     for name, r in results.items():
         if "error" in r:
-            lines.append(f"{name:<13}  error: {r['error']}")
+            lines.append(f"{name:<13}  refused: {r['error'].removeprefix('dpsparse: error: ').split(';')[0]}")
             continue
         nonpriv = "n/a" if r["non_private"] is None else f"{r['non_private']:.3f}"
         lines.append(f"{name:<13}{r['n']:>7}{r['p']:>7}  {r['metric']:<9}{r['private']:>8.3f}{r['constant']:>9.3f}"

@@ -13,8 +13,9 @@ Measured side by side in one process, BLAS on one thread (``threadpoolctl``):
   private fit and the non-private comparison (separate processes, wall time);
 - peak memory of a whole fit (``DPLogisticRegression``, DP-GCD, 20 iterations) beyond the
   data itself, as a multiple of the size of X, for dense X (p = 100) and sparse X
-  (p = 10,000, 0.1% nonzero: above the size that is fitted dense) at n = 10^4 .. ``--max-rows`` (default 10^6); target <= 1 extra
-  copy. Each n in a fresh process, traced by ``tracemalloc`` (numpy's allocations).
+  (p = 10,000, 0.1% nonzero: above the size fitted dense) at n = 10^4 .. ``--max-rows``
+  (default 10^6); target <= 1 copy. Each n in a fresh process, traced by ``tracemalloc``
+  (numpy's allocations).
 
 Each ratio is the median of ``--repeats`` timings (default 3). Every matrix is the bounded
 design a mechanism sees (``data.prepare``: features on [-1, 1], the intercept column).
