@@ -15,12 +15,16 @@ Measured side by side in one process, BLAS on one thread (``threadpoolctl``):
   data itself, as a multiple of the size of X, for dense X (p = 100) and sparse X
   (p = 10,000, 0.1% nonzero: above the size fitted dense) at n = 10^4 .. ``--max-rows``
   (default 10^6); target <= 1 copy. Each n in a fresh process, traced by ``tracemalloc``
-  (numpy's allocations).
+  (numpy's allocations);
+- with ``--dask-gb G`` (0 skips it; default 1.5 times this machine's memory): dp-gd on a
+  dask array of G GB generated chunk by chunk from a seed (p = 100, 2-worker
+  ``LocalCluster``): seconds per pass of the fit beside seconds of a pass that only
+  generates and reads the chunks.
 
 Each ratio is the median of ``--repeats`` timings (default 3). Every matrix is the bounded
 design a mechanism sees (``data.prepare``: features on [-1, 1], the intercept column).
 
-    python benchmarks/speed.py [--data-dir DIR] [--out-dir DIR] [--repeats K] [--max-rows N]
+    python benchmarks/speed.py [--data-dir DIR] [--out-dir DIR] [--repeats K] [--max-rows N] [--dask-gb G]
 
 Writes ``speed.json`` and ``speed.png`` (each ratio beside its target).
 """
@@ -160,7 +164,44 @@ def memory_peaks(max_rows):
     return out
 
 
-def run(data_dir, repeats, max_rows=10**6):
+DASK_CHUNK_ROWS, DASK_P, DASK_STEPS = 250_000, 100, 3
+
+
+def _chunk(block_info=None):
+    """One chunk of the generated dataset: uniform on [-1, 1], seeded by its index."""
+    i = block_info[None]["chunk-location"][0]
+    return np.random.default_rng(1000 + i).uniform(-1.0, 1.0, (DASK_CHUNK_ROWS, DASK_P))
+
+
+def machine_gb():
+    import os
+
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9
+
+
+def dask_passes(gb):
+    """Seconds of one pass of dp-gd over a ``gb`` GB dask array, and of one pass that only reads it."""
+    import dask.array as da
+    from dask.distributed import Client, LocalCluster
+
+    from dpsparse import DPLogisticRegression
+
+    k = int(np.ceil(gb * 1e9 / (DASK_CHUNK_ROWS * DASK_P * 8)))
+    X = da.map_blocks(_chunk, dtype=float, chunks=((DASK_CHUNK_ROWS,) * k, (DASK_P,)))
+    y = np.random.default_rng(0).integers(0, 2, k * DASK_CHUNK_ROWS)  # labels: the client holds them
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster):
+        t0 = time.perf_counter()
+        float(X.sum().compute())
+        read = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        DPLogisticRegression(bounds=data.Bounds(-1.0, 1.0), mechanism="dp-gd", max_iter=DASK_STEPS,
+                             classes=[0, 1], random_state=0).fit(X, y)
+        fit = (time.perf_counter() - t0) / (DASK_STEPS + 1)  # the steps and the clipping count of prepare
+    return {"gb": k * DASK_CHUNK_ROWS * DASK_P * 8 / 1e9, "machine_gb": machine_gb(), "rows": k * DASK_CHUNK_ROWS,
+            "chunks": k, "read_pass_s": read, "fit_pass_s": fit}
+
+
+def run(data_dir, repeats, max_rows=10**6, dask_gb=None):
     out = {"ratios": {}, "matvec_s": {}}
     with threadpool_limits(1, user_api="blas"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -174,6 +215,9 @@ def run(data_dir, repeats, max_rows=10**6):
     out["dp-sgd fixed cost"] = {"first_s": first, "repeated_s": again, "target_s": SGD_FIXED_TARGET}
     out["cli"] = cli_split(None)
     out["memory"] = {"target_copies": MEMORY_TARGET, **memory_peaks(max_rows)}
+    gb = 1.5 * machine_gb() if dask_gb is None else dask_gb
+    if gb > 0:
+        out["dask"] = dask_passes(gb)
     return out
 
 
@@ -194,6 +238,11 @@ def table(res):
         lines.append(f"{'peak extra memory, ' + kind + ' (copies of X)':<32}{worst:>15.2f}"
                      f"{mem['target_copies']:>8.1f}  {'yes' if worst <= mem['target_copies'] else 'NO'}   (n: "
                      + ", ".join(f"{n:.0e} {c:.2f}" for n, c in mem[kind]) + ")")
+    if "dask" in res:
+        d = res["dask"]
+        lines.append(f"dask, dp-gd on {d['gb']:.1f} GB ({d['rows']:.2e} rows, {d['chunks']} chunks; machine "
+                     f"{d['machine_gb']:.1f} GB): {d['fit_pass_s']:.1f} s per pass of the fit, "
+                     f"{d['read_pass_s']:.1f} s per read-only pass ({d['fit_pass_s'] / d['read_pass_s']:.2f}x)")
     lines.append("one X^T v (ms): " + ", ".join(f"{k} {1e3 * v:.2f}" for k, v in res["matvec_s"].items()))
     return "\n".join(lines)
 
@@ -224,7 +273,8 @@ def main(argv):
     args = dict(zip(argv[::2], argv[1::2]))
     data_dir = Path(args.get("--data-dir", REPO_ROOT.parent / "shared" / "data"))
     out_dir = Path(args.get("--out-dir", REPO_ROOT / "benchmarks" / "results"))
-    res = run(data_dir, int(args.get("--repeats", 3)), int(float(args.get("--max-rows", 1e6))))
+    gb = float(args["--dask-gb"]) if "--dask-gb" in args else None
+    res = run(data_dir, int(args.get("--repeats", 3)), int(float(args.get("--max-rows", 1e6))), gb)
     print(table(res))
     bench.write_json(res, out_dir / "speed.json")
     plot(res, out_dir / "speed.png")

@@ -88,7 +88,7 @@ def test_clopper_pearson_matches_its_definition():
 # The black-box audit where it has its power (audit.audit_options), sized for CI: Huber
 # regression, the isolated label flip (the only record that moves a feature gradient, so the
 # released quantity moves by its full sensitivity), a negligible L1 strength.
-AUDITED = ["dp-gcd", "dp-sgd", "fw", "output", "dp-iht", "two-stage"]
+AUDITED = ["dp-gcd", "dp-sgd", "dp-gd", "fw", "output", "dp-iht", "two-stage"]
 
 
 def _black_box(name, factor, runs):

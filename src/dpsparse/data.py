@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from . import distributed
 from .exceptions import PrivacyLeakWarning
 
 __all__ = [
@@ -526,7 +527,7 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
 
     Parameters
     ----------
-    X : ndarray or sparse matrix of shape (n, p)
+    X : ndarray, sparse matrix or dask array (chunked by rows) of shape (n, p)
     y : ndarray of shape (n,)
         Regression: real labels. Classification: labels already in {-1, +1}.
     bounds : Bounds
@@ -546,11 +547,12 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
     bounds = bounds.for_features(p)
     sparse = sp.issparse(X)
     scale, shift = _feature_map(bounds, sparse)
-    Xb = _mapped_sparse(X, scale, fit_intercept) if sparse else _mapped_dense(X, scale, shift, fit_intercept)
-    clipped = _clip(Xb.data[: Xb.indptr[p]] if sparse else Xb[:, :p])  # the features, not the ones
-    clipped_rows = 0
-    if bounds.row_norm is not None:
-        clipped_rows = _clip_rows_in_place(Xb, bounds.row_norm, p)
+    if distributed.is_dask(X):  # mapped chunk by chunk, lazily
+        Xb, clipped, clipped_rows = distributed.prepare(X, bounds, fit_intercept)
+    else:
+        Xb = _mapped_sparse(X, scale, fit_intercept) if sparse else _mapped_dense(X, scale, shift, fit_intercept)
+        clipped = _clip(Xb.data[: Xb.indptr[p]] if sparse else Xb[:, :p])  # the features, not the ones
+        clipped_rows = _clip_rows_in_place(Xb, bounds.row_norm, p) if bounds.row_norm is not None else 0
     # Public bound on ||x_i||_2 over every column the mechanism sees, the intercept included.
     feature_norm = np.sqrt(p) if bounds.row_norm is None else min(bounds.row_norm, np.sqrt(p))
     row_norm = float(np.sqrt(feature_norm**2 + fit_intercept))

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import losses, norms
+from . import distributed, losses, norms
 from .accounting import check_privacy_params
 from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, clip_to_bounds, dense_if_small, prepare
 from .mechanisms import fit_mechanism, fit_one_vs_rest, get
@@ -148,10 +148,16 @@ class _DPLinearModel(BaseEstimator):
     def _validate_xy(self, X, y):
         """``X`` (dense, or CSR above ``data.DENSE_LIMIT`` cells) and ``y`` as float arrays; sets
         ``n_features_in_``; ValueError below 2 samples."""
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=not self._classification)
+        if distributed.is_dask(X):  # never gathered: checked for finiteness by data.prepare, chunk by chunk
+            X, _ = distributed.as_row_chunked(X, y)
+            y = np.asarray(y) if self._classification else np.asarray(y, dtype=float)
+            self.n_features_in_ = X.shape[1]
+        else:
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                                 y_numeric=not self._classification)
         if X.shape[0] < 2:
             raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {X.shape[0]}")
-        return dense_if_small(X), y
+        return (X if distributed.is_dask(X) else dense_if_small(X)), y
 
     def _mechanism_options(self, mechanism):
         """``mechanism_options`` plus ``max_iter`` (as ``n_iter``, unless None) and ``rule`` where the mechanism
@@ -170,6 +176,8 @@ class _DPLinearModel(BaseEstimator):
         yi = self._encode(y)
         bounds = _resolve_bounds(self.bounds, X, y, not self._classification)
         if isinstance(bounds, str):
+            if distributed.is_dask(X):
+                raise ValueError("bounds='private' needs the data in memory; on a dask array declare public bounds")
             return PendingDesign(X, yi, self._classification, self.fit_intercept, self.bounds_share)
         return prepare(X, yi, bounds, self._classification, self.fit_intercept)
 
@@ -179,6 +187,11 @@ class _DPLinearModel(BaseEstimator):
 
     def _decision(self, X):
         check_is_fitted(self)
+        if distributed.is_dask(X):  # chunk by chunk, lazily: a dask array of decisions
+            X = X.rechunk({1: -1})
+            out = (X.chunks[0],) if self.coef_.ndim == 1 else (X.chunks[0], (self.coef_.shape[0],))
+            return X.map_blocks(self._decision, chunks=out, drop_axis=None if self.coef_.ndim == 2 else 1,
+                                dtype=float)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         # the features as the model was trained on them: dense when small, clipped to the bounds
         X = clip_to_bounds(dense_if_small(X), getattr(self, "bounds_", None))

@@ -35,6 +35,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils.validation import check_is_fitted
 
+from . import distributed
 from .accounting import (
     PrivacyBudget,
     PrivacyReport,
@@ -251,6 +252,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         grid = self._grid()
         mean = self._check_params(len(grid))
         base = clone(self.estimator)
+        if distributed.is_dask(X):
+            raise ValueError("DPSearchCV needs the data in memory; on a dask array fit an estimator with "
+                             "mechanism='dp-gd' and fixed hyperparameters (docs/scale.md)")
         X, y = base._validate_xy(X, y)
         n, p = X.shape
         m = int(math.ceil(self.validation_fraction * n))

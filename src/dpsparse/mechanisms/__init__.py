@@ -8,6 +8,7 @@ Adding a mechanism is one module with a ``MECHANISM``, its tests and its docs.
 from . import (
     dp_cd,
     dp_gcd,
+    dp_gd,
     dp_iht,
     dp_sgd,
     dual_fw,
@@ -28,7 +29,7 @@ from .base import (
     public_info,
 )
 
-REGISTRY = {m.MECHANISM.name: m.MECHANISM for m in (dp_gcd, dp_cd, dp_sgd, one_pass_sgd, output_perturbation,
+REGISTRY = {m.MECHANISM.name: m.MECHANISM for m in (dp_gcd, dp_cd, dp_sgd, dp_gd, one_pass_sgd, output_perturbation,
                                                     objective_perturbation, dual_fw, fw, dp_iht, two_stage)}
 
 
@@ -47,6 +48,7 @@ __all__ = [
     "PublicInfo",
     "dp_cd",
     "dp_gcd",
+    "dp_gd",
     "dp_iht",
     "dp_sgd",
     "dual_fw",

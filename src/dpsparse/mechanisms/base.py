@@ -36,6 +36,7 @@ from ..accounting import (
     zcdp_budget,
     zcdp_epsilon,
 )
+from ..distributed import is_dask
 from ..exceptions import PrivacyCalibrationWarning
 
 __all__ = [
@@ -242,6 +243,9 @@ class Mechanism:
         Whether its tight calibration can meet a zCDP target (``PublicInfo.zcdp``): every
         event of its ledger has a zCDP bound (no subsampling) and the ledger is its whole
         privacy analysis.
+    dask : bool
+        Whether it reads the data only through sums over rows, so that it runs on a dask
+        array chunk by chunk (``dpsparse.distributed``).
     """
 
     name: str
@@ -256,6 +260,7 @@ class Mechanism:
     summary: str = ""
     check: Callable | None = None
     zcdp_calibration: bool = False
+    dask: bool = False
 
     @property
     def option_names(self):
@@ -432,6 +437,7 @@ def fit_mechanism(mechanism, design, loss, penalty, *, epsilon, delta, calibrati
     PrivacyCalibrationWarning
         A source paper's calibration gives an accountant epsilon above the target.
     """
+    _check_data_access(mechanism, design)
     split = _Split(mechanism, calibration, design, epsilon, delta)
     plan = make_plan(mechanism, design, loss, penalty, split.epsilon, split.delta, calibration, options, split.zcdp)
     total = split.total(plan)
@@ -439,6 +445,20 @@ def fit_mechanism(mechanism, design, loss, penalty, *, epsilon, delta, calibrati
     design = split.release(design, noise)
     w = mechanism.run(design, plan, noise, callback)
     return np.asarray(w, dtype=float), split.report(_report(mechanism, plan, plan.info, design, noise), total)
+
+
+def _check_data_access(mechanism, design):
+    """A dask design only for the mechanisms that read it through sums over rows (before any data is read)."""
+    if is_dask(design.X) and not mechanism.dask:
+        names = sorted(m.name for m in _registry().values() if m.dask)
+        raise ValueError(f"mechanism {mechanism.name} needs the data in memory; on a dask array use "
+                         f"{', '.join(names)} (docs/scale.md)")
+
+
+def _registry():
+    from . import REGISTRY
+
+    return REGISTRY
 
 
 def _warn_miss(mechanism, plan, target):
@@ -493,6 +513,7 @@ def fit_one_vs_rest(mechanism, design, labels, n_classes, loss, penalty, *, epsi
     """
     check_privacy_params(epsilon, delta)
     k = int(n_classes)
+    _check_data_access(mechanism, design)
     split = _Split(mechanism, calibration, design, epsilon, delta, parts=k)
     plan = make_plan(mechanism, design, loss, penalty, split.epsilon, split.delta, calibration, options, split.zcdp)
     total = split.total(plan)

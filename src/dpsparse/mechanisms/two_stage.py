@@ -15,9 +15,9 @@ mechanism (``lambda = max_j lambda_j``), and stage 2 is the registered mechanism
 computed from public quantities only (the restricted bounds are the largest declared bound
 for every selected column, so the plan does not depend on which columns are chosen). The
 budget is split: stage 1 gets ``selection_share`` of epsilon (default 0.7: on the planted
-problems of benchmarks/sparse.py the selection is what a small budget misses first) (and half of delta), stage 2 the
-rest; both ledgers are composed in one, whose epsilon is reported (at most the sum, by basic
-composition, Dwork & Roth 2014, Theorem 3.16).
+problems of benchmarks/sparse_models.py the selection is what a small budget misses first)
+(and half of delta), stage 2 the rest; both ledgers are composed in one, whose epsilon is
+reported (at most the sum, by basic composition, Dwork & Roth 2014, Theorem 3.16).
 """
 from __future__ import annotations
 

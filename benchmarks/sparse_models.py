@@ -17,7 +17,7 @@ and the constant predictor. Reported: support F1 against the planted support, he
 or accuracy, mean over ``--runs`` seeds (a fresh problem and split per seed); the JSON also
 holds the support precision and recall.
 
-    python benchmarks/sparse.py [--runs 10] [--quick] [--large] [--real NAMES] [--data-dir DIR] [--out-dir DIR]
+    python benchmarks/sparse_models.py [--runs 10] [--quick] [--large] [--real NAMES] [--data-dir DIR] [--out-dir DIR]
 
 Real sets (``--real``, default all; binary classification with a-priori bounds, see ``REAL``):
 leukemia, colon-cancer, gisette (test split), dorothea, news20 (classes 1-10 against 11-20).

@@ -1,0 +1,144 @@
+"""Full-batch DP gradient descent: the plain reference of private ERM.
+
+Source: Bassily, Smith & Thakurta, "Private empirical risk minimization: efficient
+algorithms and tight error bounds", FOCS 2014 (noisy gradient descent), with per-sample
+clipping (Abadi et al. 2016) and zCDP composition (Bun & Steinke 2016).
+
+Step ``t``: every per-sample gradient ``f'(<w, x_i>, y_i) x_i`` is clipped to L2 norm
+``C``; the clipped gradients are summed over all ``n`` records and ``N(0, sigma^2 I)`` is
+added; the sum is divided by ``n``; then a proximal step on the penalty,
+``w <- prox_{eta psi}(w - eta g)``.
+
+Privacy (replace-one): one record changes the clipped sum by at most ``2 C`` in L2 norm,
+so each step is a Gaussian mechanism of sensitivity ``2 C``; the ``T`` steps compose
+(``Ledger.gaussian``: Gaussian DP composition, exact for Gaussian-only ledgers), and the
+tight calibration finds the smallest ``sigma``. The data is read only through the sum over
+rows, so the same run works chunk by chunk on a dask array (docs/scale.md): the noise is
+drawn once per step, on the client, after the reduction.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..accounting import Ledger, calibrate
+from ..distributed import is_dask, row_sum
+from .base import Mechanism, Option, Plan, loss_capabilities, n_iter_option
+from .direct import call_direct
+from .dp_sgd import clipped_gradient_sum
+
+__all__ = ["MECHANISM", "dp_gd"]
+
+SOURCE = ("Bassily, Smith & Thakurta, 'Private empirical risk minimization: efficient algorithms and tight error "
+          "bounds', FOCS 2014 (noisy gradient descent); per-sample clipping: Abadi et al., CCS 2016; Gaussian "
+          "composition: Dong, Roth & Su, 'Gaussian differential privacy', 2022")
+
+
+@functools.lru_cache(maxsize=256)
+def _multiplier(n_iter, epsilon, delta, rho):
+    """Smallest ``sigma / (2 C)`` meeting (epsilon, delta), or the zCDP target ``rho``, for ``T`` steps."""
+    return calibrate(lambda m: Ledger().gaussian(m, 1.0, n_iter), epsilon, delta, 1.0, rho=rho)
+
+
+def _plan(info):
+    o, R, loss = info.options, info.row_norm, info.loss
+    C = o["clipping_norm"]
+    if C is None:
+        if "Lipschitz" not in loss_capabilities(loss):
+            raise ValueError(f"mechanism dp-gd: the {loss.name} loss has no bound on its derivative; set the "
+                             "option clipping_norm (the per-sample clipping norm)")
+        C = float(loss.lipschitz) * R
+    smooth = loss.smoothness if np.isfinite(loss.smoothness) else 1.0
+    eta = 1.0 / (smooth * R**2) if o["learning_rate"] is None else o["learning_rate"]
+    multiplier = _multiplier(o["n_iter"], info.epsilon, info.delta, info.zcdp)
+    sigma = multiplier * 2.0 * C
+    ledger = Ledger().gaussian(sigma, 2.0 * C, o["n_iter"])
+    details = {"noise multiplier": multiplier, "clipping norm": C, "gaussian std (sum)": sigma,
+               "learning rate": eta}
+    return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
+                iterations=o["n_iter"], details=details, params={"C": C, "eta": eta, "sigma": sigma})
+
+
+def _clipped_sum(X, y, w, loss, C):
+    """The clipped gradient sum: in memory, or one pass over the chunks of a dask array."""
+    if is_dask(X):
+        return row_sum(lambda xc, yc: clipped_gradient_sum(xc, xc @ w, yc, loss, C), X, y, X.shape[1])
+    return np.asarray(clipped_gradient_sum(X, X @ w, y, loss, C), dtype=float).ravel()
+
+
+def _run(design, plan, noise, callback):
+    q, info = plan.params, plan.info
+    X, y, n = design.X, design.y, design.n
+    if is_dask(X):  # the labels in the chunks of X, once
+        import dask.array as da
+
+        y = da.from_array(np.asarray(y, dtype=float), chunks=(X.chunks[0],)).persist()
+    w = np.zeros(design.p)
+    for t in range(info.options["n_iter"]):
+        total = _clipped_sum(X, y, w, info.loss, q["C"])
+        g = noise.release(total, "gaussian", q["sigma"], sensitivity=2.0 * q["C"], name="clipped gradient sum")
+        w = info.penalty.prox(w - q["eta"] * g / n, q["eta"])
+        if callback is not None:
+            callback(t, w)
+    return w
+
+
+MECHANISM = Mechanism(
+    name="dp-gd",
+    title="full-batch DP gradient descent (Bassily, Smith & Thakurta 2014)",
+    citation=SOURCE,
+    summary="noisy proximal full-batch gradient descent with per-sample clipping (any penalty with a prox); "
+            "the one that runs on dask arrays",
+    options=(
+        n_iter_option(50, "number of steps T (the budget is split over them)"),
+        Option("clipping_norm", "float", None, "per-sample clipping norm C", low=0.0, low_open=True,
+               default_help="sup|f'| times the row-norm bound: clips no record within the bounds"),
+        Option("learning_rate", "float", None, "step size", low=0.0, low_open=True, high=1e6,
+               default_help="1 / (smoothness * row_norm^2)"),
+    ),
+    calibrations=("tight",),
+    loss_needs=(),
+    penalty_needs=("prox",),
+    plan=_plan, run=_run,
+    zcdp_calibration=True,
+    dask=True,
+)
+
+
+def dp_gd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="tight", noise, callback=None,
+          row_norm=None, **options):
+    """Full-batch DP gradient descent (module docstring).
+
+    ``fit_mechanism`` on ``BoundedDesign.from_arrays(X, y, feature_bounds, row_norm)``.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix of shape (n, p)
+    y : ndarray of shape (n,)
+    loss : Datafit
+    penalty : Penalty with ``prox``
+    feature_bounds : ndarray of shape (p,)
+    epsilon : float > 0
+    delta : float in (0, 1)
+    calibration : {"tight"}
+    noise : NoiseSource
+    callback : callable (t, w) -> None, optional
+    row_norm : float or None
+        Public bound on ``||x_i||_2`` (None: ``||feature_bounds||_2``).
+    **options
+        ``n_iter`` (T, default 50), ``clipping_norm`` (C; default ``sup|f'| R``),
+        ``learning_rate`` (default ``1 / (smoothness R^2)``).
+
+    Returns
+    -------
+    w : ndarray of shape (p,)
+    report : PrivacyReport
+
+    Raises
+    ------
+    ValueError
+        Invalid budget, options, or calibration other than "tight".
+    """
+    return call_direct(MECHANISM, X, y, loss, penalty, feature_bounds, epsilon=epsilon, delta=delta,
+                       calibration=calibration, noise=noise, callback=callback, row_norm=row_norm, options=options)
