@@ -190,7 +190,7 @@ def test_hinge_loss_uses_the_one_pass_mechanism(tmp_path, capsys):
 @pytest.mark.parametrize("args,match", [
     (["--batch-size", "10"], "--batch-size is an option of dp-sgd, not of dp-gcd"),
     (["--clipping-norm", "1", "--mechanism", "one-pass-sgd"],
-     "--clipping-norm is an option of dp-gcd, dp-cd and dp-sgd"),
+     "--clipping-norm is an option of dp-gcd, dp-cd, dp-sgd and dp-gd"),
     (["--penalty", "group-linf"], "needs --groups"),
     (["--penalty", "linf", "--mechanism", "dp-gcd"], "separable"),
 ])
