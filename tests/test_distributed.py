@@ -29,9 +29,12 @@ def _regression(n=4000, p=6, seed=0):
     return X, y, data.Bounds(-2 * np.ones(p), 2 * np.ones(p), -8.0, 8.0, row_norm=3.0)
 
 
-def test_same_seed_same_model_as_in_memory_regression(client):
+@pytest.mark.parametrize("mechanism,options", [("dp-gd", None), ("dp-gcd", None),
+                                               ("dp-gcd", {"clipping_norm": 0.3}), ("dp-sgd", None)])
+def test_same_seed_same_model_as_in_memory_regression(client, mechanism, options):
     X, y, bounds = _regression()
-    kw = dict(bounds=bounds, mechanism="dp-gd", max_iter=15, random_state=4, epsilon=1.0)
+    kw = dict(bounds=bounds, mechanism=mechanism, max_iter=15, random_state=4, epsilon=1.0,
+              mechanism_options=options)
     Xd = da.from_array(X, chunks=(700, 3))  # 6 row chunks, split columns (rechunked by rows)
     on_dask = DPLasso(**kw).fit(Xd, y)
     in_memory = DPLasso(**kw).fit(X, y)
@@ -58,8 +61,8 @@ def test_same_seed_same_model_as_in_memory_one_vs_rest(client):
 def test_what_needs_the_data_in_memory_is_refused(client):
     X, y, bounds = _regression(n=800)
     Xd = da.from_array(X, chunks=200)
-    with pytest.raises(ValueError, match="mechanism dp-gcd needs the data in memory.*dp-gd"):
-        DPLasso(bounds=bounds).fit(Xd, y)
+    with pytest.raises(ValueError, match="mechanism dp-cd needs the data in memory.*dp-gcd, dp-gd, dp-sgd"):
+        DPLasso(bounds=bounds, mechanism="dp-cd").fit(Xd, y)
     with pytest.raises(ValueError, match="bounds='private' needs the data in memory"):
         DPLasso(bounds="private", mechanism="dp-gd").fit(Xd, y)
     with pytest.raises(ValueError, match="DPSearchCV needs the data in memory"):

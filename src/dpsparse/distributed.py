@@ -2,8 +2,8 @@
 
 A design held as a dask array is never gathered: ``prepare`` maps it onto the public
 bounds chunk by chunk (lazily), and a mechanism that reads the data only through sums
-over rows (``Mechanism.dask``; full-batch DP gradient descent) computes each sum as one
-pass over the chunks, the partial sums reduced on the cluster and the noise drawn once, on
+over rows (``Mechanism.dask``: dp-gd, dp-gcd, dp-sgd) computes each sum as one pass over
+the chunks, the partial sums reduced on the cluster and the noise drawn once, on
 the client, after the reduction (docs/scale.md). Dask is an optional extra:
 ``pip install "dpsparse[dask]"``.
 """

@@ -48,6 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..accounting import Ledger, calibrate
+from ..distributed import is_dask, row_sum
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 
@@ -198,12 +199,19 @@ def clipped_gradient(X, d, clip, columns=None):
     -------
     ndarray of shape (p,)
     """
-    n, p = X.shape
+    return _gradient_sum(X, d, clip, columns) / X.shape[0]
+
+
+def _gradient_sum(X, d, clip, columns=None):
+    """``sum_i d_i x_i``, each term clipped coordinate-wise to ``[-clip_j, clip_j]`` unless ``clip`` is None."""
+    if clip is None:
+        return np.asarray(X.T @ d).ravel()
+    p = X.shape[1]
     if sp.issparse(X):
         cols = np.repeat(np.arange(p), np.diff(X.indptr)) if columns is None else columns
         terms = np.clip(X.data * d[X.indices], -clip[cols], clip[cols])
-        return np.bincount(cols, terms, minlength=p) / n
-    return np.clip(X * d[:, None], -clip, clip).sum(axis=0) / n
+        return np.bincount(cols, terms, minlength=p)
+    return np.clip(X * d[:, None], -clip, clip).sum(axis=0)
 
 
 def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, noise, callback=None,
@@ -245,16 +253,24 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
     columns = np.repeat(np.arange(p), np.diff(X.indptr)) if clip is not None and sp.issparse(X) else None
     w, z = np.zeros(p), np.zeros(n)
     upd_sens = np.full(p, np.nan) if update_sensitivity is None else update_sensitivity
+    dask = is_dask(X)
+    if dask:  # one pass over the chunks per step: the margins are recomputed there, not kept
+        import dask.array as da
+
+        y = da.from_array(np.asarray(y, dtype=float), chunks=(X.chunks[0],)).persist()
     for t in range(n_iter):
-        d = loss.bounded_derivative(z, y)
-        g = (X.T @ d) / n if clip is None else clipped_gradient(X, d, clip, columns)
+        if dask:
+            g = row_sum(lambda xc, yc: _gradient_sum(xc, loss.bounded_derivative(xc @ w, yc), clip), X, y, p) / n
+        else:
+            g = _gradient_sum(X, loss.bounded_derivative(z, y), clip, columns) / n
         j = noise.select(selection_scores(g, w, M, penalty, rule), selection, select_scales,
                          sensitivity=select_sensitivity, name="coordinate selection")
         noisy_g = noise.release(g[j], update, update_scales[j], sensitivity=upd_sens[j], name="coordinate gradient")
         step = penalty.prox_1d(w[j] - noisy_g / M[j], 1.0 / M[j], j) - w[j]
         if step != 0.0:
-            rows, vals = _column(X, j)
-            z[rows] += step * vals
+            if not dask:
+                rows, vals = _column(X, j)
+                z[rows] += step * vals
             w[j] += step
         if callback is not None:
             callback(t, w)
@@ -344,6 +360,7 @@ MECHANISM = Mechanism(
     penalty_needs=("separable", "prox", "prox_1d", "coordinate_values", "subdiff_distance"),
     plan=_plan, run=_run,
     zcdp_calibration=True,
+    dask=True,
 )
 
 

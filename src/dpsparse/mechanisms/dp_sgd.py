@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..accounting import Ledger, calibrate
+from ..distributed import is_dask
 from .base import Mechanism, Option, Plan, loss_capabilities, n_iter_option
 from .direct import call_direct
 
@@ -118,7 +119,7 @@ def _run(design, plan, noise, callback):
     w = np.zeros(p)
     for t in range(info.options["n_iter"]):
         batch = _poisson_batch(noise.rng, n, m / n) if poisson else noise.rng.integers(n, size=int(m))
-        Xb = X[batch]
+        Xb = X[batch].compute() if is_dask(X) else X[batch]  # dask: the batch's rows gathered on the client
         g = noise.release(clipped_gradient_sum(Xb, Xb @ w, y[batch], info.loss, C), "gaussian", sigma,
                           sensitivity=2.0 * C, name="clipped gradient sum")
         w = info.penalty.prox(w - eta * g / m, eta)
@@ -149,6 +150,7 @@ MECHANISM = Mechanism(
     loss_needs=(),
     penalty_needs=("prox",),
     plan=_plan, run=_run,
+    dask=True,
 )
 
 
