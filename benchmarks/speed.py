@@ -137,7 +137,8 @@ if kind == "dense":
     X = rng.uniform(-1.0, 1.0, (n, 100))
     size = X.nbytes
 else:
-    X = sp.random(n, 10000, density=0.001, format="csr", random_state=0, data_rvs=lambda k: rng.uniform(-1, 1, k))
+    cols = (rng.integers(0, 1000, (n, 10)) + 1000 * np.arange(10)).ravel()  # 10 distinct sorted columns a row
+    X = sp.csr_matrix((rng.uniform(-1, 1, 10 * n), cols, np.arange(0, 10 * n + 1, 10)), shape=(n, 10000))
     size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
 y = np.where(np.asarray(X[:, [0]].todense() if sp.issparse(X) else X[:, [0]]).ravel()
              + 0.1 * rng.standard_normal(n) > 0, 1, 0)
