@@ -11,16 +11,20 @@ For each dataset and each total epsilon (delta = 1/n^2), on ``--runs`` random sp
   (``bounds="private"``, what ``dpsparse fit`` does on a file without bounds), all inside
   the stated epsilon; "refused" where n is too small for the budget;
 - ``default``: the estimator with its default hyperparameters (public bounds);
+- ``dp-gd``: the plain reference, full-batch DP gradient descent with its defaults (50
+  steps, no clipping within the bounds; public bounds);
 - ``non-private``: scikit-learn's ``LogisticRegression`` / ``LassoCV`` on the same data;
 - ``constant``: the majority class, or the training mean;
 - ``diffprivlib``: IBM's diffprivlib, when it imports beside this scikit-learn (it is
   listed as unavailable otherwise, with the reason).
 
 Datasets: breast_cancer (bundled published bounds), cadata (a-priori round ranges of the
-California-housing columns), and a planted 10-sparse Lasso (n = 1000, p = 200, features in
-[-1, 1], labels in [-5, 5]).
+California-housing columns), a planted 10-sparse Lasso (n = 1000, p = 200, features in
+[-1, 1], labels in [-5, 5]); with ``--all`` also adult (raw file, its schema from
+adult.names), mushrooms and madelon (examples/bounds), and the planted 10-sparse Lasso and
+logistic problems at n = 1000 and 5000, p = 1000.
 
-    python benchmarks/utility.py [--runs 10] [--quick] [--data-dir DIR] [--out-dir DIR]
+    python benchmarks/utility.py [--runs 10] [--quick] [--all] [--data-dir DIR] [--out-dir DIR]
 
 Writes ``utility.json`` and ``utility.png`` (one panel per dataset) in the output folder
 (default ``benchmarks/results``). ``--quick``: 2 runs, epsilon in {0.5, 2}.
@@ -39,25 +43,28 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
 import bench
-from dpsparse import DPLasso, DPLogisticRegression, DPSearchCV, data
+from dpsparse import DPLasso, DPLogisticRegression, DPSearchCV, data, schema
 from dpsparse.tuning import default_grid
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 QUICK_EPSILONS = (0.5, 2.0)
-ROWS = ("search", "private bounds", "default", "diffprivlib", "non-private", "constant")
+ROWS = ("search", "private bounds", "default", "dp-gd", "diffprivlib", "non-private", "constant")
 
 
-def _planted_lasso(seed=0, n=1000, p=200, s=10):
+def _planted(seed=0, n=1000, p=200, s=10, classification=False):
     rng = np.random.default_rng(seed)
     X = np.clip(rng.normal(0.0, 0.5, (n, p)), -1.0, 1.0)
     w = np.zeros(p)
     w[rng.choice(p, s, replace=False)] = rng.choice([-1.0, 1.0], s)
+    if classification:  # P(y = 1) = sigmoid(4 <x, w*>)
+        y = np.where(rng.random(n) < 1.0 / (1.0 + np.exp(-4.0 * (X @ w))), 1, 0)
+        return X, y, data.Bounds(-np.ones(p), np.ones(p), source="declared [-1, 1] (planted)")
     y = X @ w + 0.1 * rng.standard_normal(n)
     return X, y, data.Bounds(-np.ones(p), np.ones(p), -5.0, 5.0, source="declared [-1, 1], labels [-5, 5] (planted)")
 
 
-def datasets(data_dir):
+def datasets(data_dir, everything=False):
     """name -> (X, y, bounds, classification)."""
     X, y, bounds, _ = data.load_bundled("breast_cancer")
     out = {"breast_cancer": (X, y, bounds, True)}
@@ -65,7 +72,22 @@ def datasets(data_dir):
     if cadata.exists():
         Xc, yc = data.load_svmlight(cadata, n_features=8)
         out["cadata"] = (Xc.toarray(), yc, bench.a_priori_bounds("cadata"), False)
-    out["planted-lasso"] = (*_planted_lasso(), False)
+    out["planted-lasso"] = (*_planted(), False)
+    if not everything:
+        return out
+    adult = Path(data_dir) / "adult" / "adult.data.gz"
+    if adult.exists():
+        sch = schema.load_schema(REPO_ROOT / "examples" / "adult.schema.json")
+        Xa, ya, _ = sch.read(adult)
+        out["adult"] = (Xa, ya, sch.bounds(), True)
+    for name in ("mushrooms", "madelon"):
+        path = Path(data_dir) / "libsvm" / f"{name}.svm.gz"
+        if path.exists():
+            Xs, ys = data.load_svmlight(path)
+            out[name] = (Xs.toarray(), ys, bench.a_priori_bounds(name), True)
+    for n in (1000, 5000):
+        out[f"lasso n={n} p=1000"] = (*_planted(n=n, p=1000), False)
+        out[f"logistic n={n} p=1000"] = (*_planted(n=n, p=1000, classification=True), True)
     return out
 
 
@@ -98,6 +120,7 @@ def _fits(X, y, bounds, classification, epsilon, seed, peer):
         out["private bounds"] = float("nan")
     out["default"] = _metric(classification, est.set_params(epsilon=epsilon, random_state=seed).fit(Xtr, ytr),
                              Xte, yte)
+    out["dp-gd"] = _metric(classification, clone(est).set_params(mechanism="dp-gd").fit(Xtr, ytr), Xte, yte)
     if peer is not None:
         model = (peer.LogisticRegression(epsilon=epsilon, data_norm=float(np.linalg.norm(bounds.feature_high)))
                  if classification else peer.LinearRegression(epsilon=epsilon))
@@ -163,18 +186,22 @@ def plot(results, path):
 
 
 def main(argv=None):
-    args = bench.parse_benchmark_args(__doc__.splitlines()[0], REPO_ROOT, "utility.json and utility.png",
-                                      "2 runs, epsilon in {0.5, 2}", argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    everything = "--all" in argv  # the issue's full list of datasets (long: see README)
+    stem = "utility_all" if everything else "utility"
+    args = bench.parse_benchmark_args(__doc__.splitlines()[0], REPO_ROOT, f"{stem}.json and {stem}.png",
+                                      "2 runs, epsilon in {0.5, 2}", [a for a in argv if a != "--all"])
     runs = 2 if args.quick else args.runs
     epsilons = QUICK_EPSILONS if args.quick else EPSILONS
     t0 = time.time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # FixedSeedWarning: seeds make the benchmark reproducible
-        results = run(datasets(args.data_dir), epsilons, runs, log=lambda m: print(m, file=sys.stderr, flush=True))
+        results = run(datasets(args.data_dir, everything), epsilons, runs,
+                      log=lambda m: print(m, file=sys.stderr, flush=True))
     print(format_table(results))
-    bench.write_json(results, args.out_dir / "utility.json")
-    plot(results, args.out_dir / "utility.png")
-    print(f"\nwall time {time.time() - t0:.0f} s; wrote utility.json and utility.png in {args.out_dir}")
+    bench.write_json(results, args.out_dir / f"{stem}.json")
+    plot(results, args.out_dir / f"{stem}.png")
+    print(f"\nwall time {time.time() - t0:.0f} s; wrote {stem}.json and {stem}.png in {args.out_dir}")
 
 
 if __name__ == "__main__":
