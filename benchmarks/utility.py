@@ -135,7 +135,7 @@ def _fits(X, y, bounds, classification, epsilon, seed, peer):
     return out
 
 
-def run(sets, epsilons, runs, log=print):
+def run(sets, epsilons, runs, log=print, checkpoint=None):
     peer, why = _diffprivlib()
     results = {"epsilons": list(epsilons), "runs": runs, "diffprivlib": why or "available",
                "datasets": {}}
@@ -149,6 +149,8 @@ def run(sets, epsilons, runs, log=print):
         results["datasets"][name] = {"metric": "accuracy" if classification else "R^2", "n": int(X.shape[0]),
                                      "p": int(X.shape[1]), "rows": rows}
         log(f"  {name}: {time.perf_counter() - t0:.1f} s")
+        if checkpoint is not None:  # what is done survives a stopped run
+            checkpoint(results)
     return results
 
 
@@ -197,7 +199,8 @@ def main(argv=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # FixedSeedWarning: seeds make the benchmark reproducible
         results = run(datasets(args.data_dir, everything), epsilons, runs,
-                      log=lambda m: print(m, file=sys.stderr, flush=True))
+                      log=lambda m: print(m, file=sys.stderr, flush=True),
+                      checkpoint=lambda r: bench.write_json(r, args.out_dir / f"{stem}.json"))
     print(format_table(results))
     bench.write_json(results, args.out_dir / f"{stem}.json")
     plot(results, args.out_dir / f"{stem}.png")
