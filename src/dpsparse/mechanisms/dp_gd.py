@@ -24,9 +24,9 @@ import numpy as np
 
 from ..accounting import Ledger, calibrate
 from ..distributed import is_dask, row_sum
-from .base import Mechanism, Option, Plan, loss_capabilities, n_iter_option
+from .base import Mechanism, Plan, n_iter_option
 from .direct import call_direct
-from .dp_sgd import clipped_gradient_sum
+from .dp_sgd import CLIPPING_OPTION, STEP_OPTION, clipped_gradient_sum, clipping_and_step
 
 __all__ = ["MECHANISM", "dp_gd"]
 
@@ -42,15 +42,8 @@ def _multiplier(n_iter, epsilon, delta, rho):
 
 
 def _plan(info):
-    o, R, loss = info.options, info.row_norm, info.loss
-    C = o["clipping_norm"]
-    if C is None:
-        if "Lipschitz" not in loss_capabilities(loss):
-            raise ValueError(f"mechanism dp-gd: the {loss.name} loss has no bound on its derivative; set the "
-                             "option clipping_norm (the per-sample clipping norm)")
-        C = float(loss.lipschitz) * R
-    smooth = loss.smoothness if np.isfinite(loss.smoothness) else 1.0
-    eta = 1.0 / (smooth * R**2) if o["learning_rate"] is None else o["learning_rate"]
+    o = info.options
+    C, eta = clipping_and_step(info, "dp-gd")
     multiplier = _multiplier(o["n_iter"], info.epsilon, info.delta, info.zcdp)
     sigma = multiplier * 2.0 * C
     ledger = Ledger().gaussian(sigma, 2.0 * C, o["n_iter"])
@@ -92,10 +85,8 @@ MECHANISM = Mechanism(
             "the one that runs on dask arrays",
     options=(
         n_iter_option(50, "number of steps T (the budget is split over them)"),
-        Option("clipping_norm", "float", None, "per-sample clipping norm C", low=0.0, low_open=True,
-               default_help="sup|f'| times the row-norm bound: clips no record within the bounds"),
-        Option("learning_rate", "float", None, "step size", low=0.0, low_open=True, high=1e6,
-               default_help="1 / (smoothness * row_norm^2)"),
+        CLIPPING_OPTION,
+        STEP_OPTION,
     ),
     calibrations=("tight",),
     loss_needs=(),

@@ -28,7 +28,7 @@ from ..distributed import is_dask
 from .base import Mechanism, Option, Plan, loss_capabilities, n_iter_option
 from .direct import call_direct
 
-__all__ = ["MECHANISM", "clipped_gradient_sum", "dp_sgd"]
+__all__ = ["CLIPPING_OPTION", "MECHANISM", "STEP_OPTION", "clipped_gradient_sum", "clipping_and_step", "dp_sgd"]
 
 
 def clipped_gradient_sum(X, z, y, loss, clip):
@@ -55,6 +55,33 @@ def clipped_gradient_sum(X, z, y, loss, clip):
     return np.asarray(X.T @ (d * scale)).ravel()
 
 
+CLIPPING_OPTION = Option("clipping_norm", "float", None, "per-sample clipping norm C", low=0.0, low_open=True,
+                         default_help="sup|f'| times the row-norm bound: clips no record within the bounds")
+STEP_OPTION = Option("learning_rate", "float", None, "step size", low=0.0, low_open=True, high=1e6,
+                     default_help="1 / (smoothness * row_norm^2)")
+
+
+def clipping_and_step(info, name):
+    """The per-sample clipping norm ``C`` (default ``sup|f'| R``, public) and the step (default
+    ``1 / (smoothness R^2)``) of a gradient method, from its options.
+
+    Raises
+    ------
+    ValueError
+        No ``clipping_norm`` for a loss without a bound on its derivative.
+    """
+    o, R, loss = info.options, info.row_norm, info.loss
+    C = o["clipping_norm"]
+    if C is None:
+        if "Lipschitz" not in loss_capabilities(loss):
+            raise ValueError(f"mechanism {name}: the {loss.name} loss has no bound on its derivative; set the "
+                             "option clipping_norm (the per-sample clipping norm)")
+        C = float(loss.lipschitz) * R
+    smooth = loss.smoothness if np.isfinite(loss.smoothness) else 1.0
+    eta = 1.0 / (smooth * R**2) if o["learning_rate"] is None else o["learning_rate"]
+    return C, eta
+
+
 def _ledger(multiplier, n, m, n_iter, sampling):
     if sampling == "poisson":
         return Ledger().poisson_gaussian(m / n, multiplier, 1.0, n_iter)
@@ -76,20 +103,12 @@ def _accounted(multiplier, n, m, n_iter, sampling, delta):
 
 def _plan(info):
     o, n = info.options, info.n
-    R, loss = info.row_norm, info.loss
     m = np.sqrt(n) if o["batch_size"] is None else o["batch_size"]
     if not 0 < m <= n:
         raise ValueError(f"mechanism dp-sgd: option batch_size must be in (0, n={n}], got {m!r}")
     if o["sampling"] == "replacement":
         m = float(max(1, round(m)))
-    C = o["clipping_norm"]
-    if C is None:
-        if "Lipschitz" not in loss_capabilities(loss):
-            raise ValueError(f"mechanism dp-sgd: the {loss.name} loss has no bound on its derivative; set the "
-                             "option clipping_norm (the per-sample clipping norm)")
-        C = float(loss.lipschitz) * R
-    smooth = loss.smoothness if np.isfinite(loss.smoothness) else 1.0
-    eta = 1.0 / (smooth * R**2) if o["learning_rate"] is None else o["learning_rate"]
+    C, eta = clipping_and_step(info, "dp-sgd")
     multiplier = _tight_sigma(n, m, o["n_iter"], info.epsilon, info.delta, o["sampling"])
     ledger, accountant_epsilon, accountant = _accounted(multiplier, n, m, o["n_iter"], o["sampling"], info.delta)
     details = {"noise multiplier": multiplier, "clipping norm": C, "sampling rate": m / n,
@@ -140,10 +159,8 @@ MECHANISM = Mechanism(
         n_iter_option(200, "number of steps T"),
         Option("batch_size", "float", None, "expected batch size", low=0.0, low_open=True,
                default_help="sqrt(n)"),
-        Option("clipping_norm", "float", None, "per-sample clipping norm C", low=0.0, low_open=True,
-               default_help="sup|f'| times the row-norm bound: clips no record within the bounds"),
-        Option("learning_rate", "float", None, "step size", low=0.0, low_open=True, high=1e6,
-               default_help="1 / (smoothness * row_norm^2)"),
+        CLIPPING_OPTION,
+        STEP_OPTION,
         Option("sampling", "choice", "poisson", "batch sampling", choices=("poisson", "replacement")),
     ),
     calibrations=("tight",),
