@@ -156,18 +156,19 @@ def run(sets, epsilons, runs, log=print, checkpoint=None):
 
 def format_table(results):
     eps = results["epsilons"]
+    width = max(15, 2 + max(len(name) for name in results["datasets"]))
     lines = [f"held-out metric, mean of {results['runs']} splits; epsilon is the total (search included), "
              f"delta = 1/n^2; diffprivlib: {results['diffprivlib']}",
-             f"{'dataset':<15}{'row':<15}" + "".join(f"{'eps=' + format(e, 'g'):>10}" for e in eps)]
+             f"{'dataset':<{width}}{'row':<15}" + "".join(f"{'eps=' + format(e, 'g'):>10}" for e in eps)]
     for name, entry in results["datasets"].items():
         for r in ROWS:
-            vals = entry["rows"][r]
-            if vals[0] is None:
+            vals = entry["rows"].get(r)
+            if vals is None or vals[0] is None:
                 continue
-            lines.append(f"{name:<15}{r:<15}" + "".join(f"{v:>10.3f}" if np.isfinite(v) else f"{'refused':>10}"
-                                                      for v in vals))
+            lines.append(f"{name:<{width}}{r:<15}" + "".join(f"{v:>10.3f}" if np.isfinite(v) else f"{'refused':>10}"
+                                                           for v in vals))
         below = [f"{e:g}" for e, s, c in zip(eps, entry["rows"]["search"], entry["rows"]["constant"]) if s < c]
-        lines.append(f"{'':<15}search below the constant predictor at epsilon: {', '.join(below) or 'none'}")
+        lines.append(f"{'':<{width}}search below the constant predictor at epsilon: {', '.join(below) or 'none'}")
     return "\n".join(lines)
 
 
