@@ -30,7 +30,8 @@ def _regression(n=4000, p=6, seed=0):
 
 
 @pytest.mark.parametrize("mechanism,options", [("dp-gd", None), ("dp-gcd", None),
-                                               ("dp-gcd", {"clipping_norm": 0.3}), ("dp-sgd", None)])
+                                               ("dp-gcd", {"clipping_norm": 0.3}), ("dp-sgd", None),
+                                               ("two-stage", {"second": "dp-gcd", "sparsity": 3})])
 def test_same_seed_same_model_as_in_memory_regression(client, mechanism, options):
     X, y, bounds = _regression()
     kw = dict(bounds=bounds, mechanism=mechanism, max_iter=15, random_state=4, epsilon=1.0,
@@ -63,6 +64,8 @@ def test_what_needs_the_data_in_memory_is_refused(client):
     Xd = da.from_array(X, chunks=200)
     with pytest.raises(ValueError, match="mechanism dp-cd needs the data in memory.*dp-gcd, dp-gd, dp-sgd"):
         DPLasso(bounds=bounds, mechanism="dp-cd").fit(Xd, y)
+    with pytest.raises(ValueError, match="mechanism two-stage needs the data in memory with these options"):
+        DPLasso(bounds=bounds, mechanism="two-stage").fit(Xd, y)  # its default second stage: output perturbation
     with pytest.raises(ValueError, match="bounds='private' needs the data in memory"):
         DPLasso(bounds="private", mechanism="dp-gd").fit(Xd, y)
     with pytest.raises(ValueError, match="DPSearchCV needs the data in memory"):

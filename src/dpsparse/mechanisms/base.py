@@ -243,9 +243,10 @@ class Mechanism:
         Whether its tight calibration can meet a zCDP target (``PublicInfo.zcdp``): every
         event of its ledger has a zCDP bound (no subsampling) and the ledger is its whole
         privacy analysis.
-    dask : bool
+    dask : bool or callable options -> bool
         Whether it reads the data only through sums over rows, so that it runs on a dask
-        array chunk by chunk (``dpsparse.distributed``).
+        array chunk by chunk (``dpsparse.distributed``); a callable when it depends on the
+        options (two-stage: on its second mechanism).
     """
 
     name: str
@@ -260,7 +261,11 @@ class Mechanism:
     summary: str = ""
     check: Callable | None = None
     zcdp_calibration: bool = False
-    dask: bool = False
+    dask: bool | Callable = False
+
+    def runs_on_dask(self, options):
+        """Whether it runs on a dask array with these (resolved) options."""
+        return bool(self.dask(options) if callable(self.dask) else self.dask)
 
     @property
     def option_names(self):
@@ -437,7 +442,7 @@ def fit_mechanism(mechanism, design, loss, penalty, *, epsilon, delta, calibrati
     PrivacyCalibrationWarning
         A source paper's calibration gives an accountant epsilon above the target.
     """
-    _check_data_access(mechanism, design)
+    _check_data_access(mechanism, design, options)
     split = _Split(mechanism, calibration, design, epsilon, delta)
     plan = make_plan(mechanism, design, loss, penalty, split.epsilon, split.delta, calibration, options, split.zcdp)
     total = split.total(plan)
@@ -447,12 +452,12 @@ def fit_mechanism(mechanism, design, loss, penalty, *, epsilon, delta, calibrati
     return np.asarray(w, dtype=float), split.report(_report(mechanism, plan, plan.info, design, noise), total)
 
 
-def _check_data_access(mechanism, design):
+def _check_data_access(mechanism, design, options):
     """A dask design only for the mechanisms that read it through sums over rows (before any data is read)."""
-    if is_dask(design.X) and not mechanism.dask:
-        names = sorted(m.name for m in _registry().values() if m.dask)
-        raise ValueError(f"mechanism {mechanism.name} needs the data in memory; on a dask array use "
-                         f"{', '.join(names)} (docs/scale.md)")
+    if is_dask(design.X) and not mechanism.runs_on_dask(mechanism.resolve_options(options)):
+        names = sorted(m.name for m in _registry().values() if m.dask is True)
+        raise ValueError(f"mechanism {mechanism.name} needs the data in memory with these options; on a dask array "
+                         f"use {', '.join(names)}, or two-stage with second='dp-gcd' (docs/scale.md)")
 
 
 def _registry():
@@ -513,7 +518,7 @@ def fit_one_vs_rest(mechanism, design, labels, n_classes, loss, penalty, *, epsi
     """
     check_privacy_params(epsilon, delta)
     k = int(n_classes)
-    _check_data_access(mechanism, design)
+    _check_data_access(mechanism, design, options)
     split = _Split(mechanism, calibration, design, epsilon, delta, parts=k)
     plan = make_plan(mechanism, design, loss, penalty, split.epsilon, split.delta, calibration, options, split.zcdp)
     total = split.total(plan)

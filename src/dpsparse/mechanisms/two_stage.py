@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from ..accounting import Ledger, calibrate
+from ..distributed import is_dask, row_sum
 from ..norms import ElasticNet
 from . import dp_gcd, output_perturbation
 from .base import Mechanism, Option, Plan, PublicInfo, n_iter_option
@@ -130,10 +131,22 @@ def _plan(info):
                 iterations=plan2.iterations, details=details, params=params)
 
 
+def _gradient_at_zero(X, y, loss):
+    """``X^T f'(0, y)``: in memory, or one pass over the chunks of a dask array."""
+    def at_zero(xc, yc):
+        return np.asarray(xc.T @ loss.bounded_derivative(np.zeros(xc.shape[0]), yc)).ravel()
+
+    if is_dask(X):
+        import dask.array as da
+
+        return row_sum(at_zero, X, da.from_array(np.asarray(y, dtype=float), chunks=(X.chunks[0],)), X.shape[1])
+    return at_zero(X, y)
+
+
 def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     X, y, n, kept, lam = design.X, design.y, design.n, q["kept"], q["lam"]
-    grad = np.asarray(X.T @ info.loss.bounded_derivative(np.zeros(n), y)).ravel() / n
+    grad = _gradient_at_zero(X, y, info.loss) / n
     columns = peel(np.abs(grad), q["sparsity"], kept, q["beta"], lam, noise)
     plan2 = q["plan2"]
     plan2.info = dataclasses.replace(plan2.info, penalty=_restricted_penalty(info.penalty, columns))
@@ -165,4 +178,5 @@ MECHANISM = Mechanism(
     penalty_needs=("separable",),
     plan=_plan, run=_run, check=_check,
     zcdp_calibration=True,
+    dask=lambda options: SECOND[options["second"]].dask is True,
 )
