@@ -106,8 +106,8 @@ def test_scores_of_neighbouring_datasets_differ_by_at_most_the_declared_sensitiv
     """Runs on D and D' with shared randomness; scores compared while the iterates coincide."""
     seen = []
     inner = mod.full_gradient
-    monkeypatch.setattr(mod, "full_gradient", lambda X, y, loss, w: seen.append((w.copy(), inner(X, y, loss, w)))
-                        or seen[-1][1])
+    monkeypatch.setattr(mod, "full_gradient", lambda X, y, loss, w, z=None: seen.append(
+        (w.copy(), inner(X, y, loss, w, z))) or seen[-1][1])
     worst_ball = worst_free = 0.0
     c, c0 = 3.0, 2.0
     for seed in range(8):
