@@ -16,6 +16,8 @@ Measured side by side in one process, BLAS on one thread (``threadpoolctl``):
   (p = 10,000, 0.1% nonzero: above the size fitted dense) at n = 10^4 .. ``--max-rows``
   (default 10^6); target <= 1 copy. Each n in a fresh process, traced by ``tracemalloc``
   (numpy's allocations);
+- the exact solver's time to a certified gap of 1e-8 beside skglm and celer
+  (``benchmarks/exact.py``; target <= 1.2 x the faster);
 - with ``--dask-gb G`` (0 skips it; default 1.5 times this machine's memory): dp-gd on a
   dask array of G GB generated chunk by chunk from a seed (p = 100, 2-worker
   ``LocalCluster``): seconds per pass of the fit beside seconds of a pass that only
@@ -40,6 +42,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import bench
+import exact
 from dpsparse import data, losses, norms
 from dpsparse.mechanisms import get, make_plan
 from dpsparse.noise import make_noise
@@ -216,6 +219,7 @@ def run(data_dir, repeats, max_rows=10**6, dask_gb=None):
     out["dp-sgd fixed cost"] = {"first_s": first, "repeated_s": again, "target_s": SGD_FIXED_TARGET}
     out["cli"] = cli_split(None)
     out["memory"] = {"target_copies": MEMORY_TARGET, **memory_peaks(max_rows)}
+    out["exact"] = exact.run(data_dir, log=lambda m: None)
     gb = 1.5 * machine_gb() if dask_gb is None else dask_gb
     if gb > 0:
         out["dask"] = dask_passes(gb)
@@ -244,6 +248,7 @@ def table(res):
         lines.append(f"dask, dp-gd on {d['gb']:.1f} GB ({d['rows']:.2e} rows, {d['chunks']} chunks; machine "
                      f"{d['machine_gb']:.1f} GB): {d['fit_pass_s']:.1f} s per pass of the fit, "
                      f"{d['read_pass_s']:.1f} s per read-only pass ({d['fit_pass_s'] / d['read_pass_s']:.2f}x)")
+    lines.append(exact.table(res["exact"]))
     lines.append("one X^T v (ms): " + ", ".join(f"{k} {1e3 * v:.2f}" for k, v in res["matvec_s"].items()))
     return "\n".join(lines)
 
