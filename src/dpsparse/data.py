@@ -365,7 +365,7 @@ class BoundedDesign:
             clipped = _clip(Xb)
             Xb *= b
         R = float(np.linalg.norm(b)) if row_norm is None else min(float(row_norm), float(np.linalg.norm(b)))
-        Xb, clipped_rows = _clip_rows(Xb, R)
+        clipped_rows = _clip_rows_in_place(Xb, R, p)
         return cls(X=Xb, y=np.asarray(y, dtype=float), feature_bounds=b, scale=np.ones(p), shift=np.zeros(p),
                    fit_intercept=False, clipped_values=clipped, clipped_rows=clipped_rows, row_norm=R, source=source)
 
@@ -477,11 +477,16 @@ def _mapped_sparse(X, scale, fit_intercept):
 
 
 def _clip_rows_in_place(Xb, bound, p):
-    """Scale the rows of the bounded design whose feature part (the first ``p`` columns) has L2 norm above
-    ``bound`` down to it, in place; return how many."""
+    """Scale the rows of a design we own whose first ``p`` columns (the features) have L2 norm above
+    ``bound`` down to it, in place; return how many. Sparse: CSC, or CSR when ``p`` is every column."""
     if sp.issparse(Xb):
-        feature = Xb.indices[: Xb.indptr[p]]
-        sq = np.bincount(feature, weights=Xb.data[: Xb.indptr[p]] ** 2, minlength=Xb.shape[0])
+        if Xb.format == "csc":
+            end = Xb.indptr[p]
+            rows = Xb.indices[:end]
+        else:  # CSR, every column
+            end = Xb.indptr[-1]
+            rows = np.repeat(np.arange(Xb.shape[0]), np.diff(Xb.indptr))
+        sq = np.bincount(rows, weights=Xb.data[:end] ** 2, minlength=Xb.shape[0])
     else:
         sq = np.einsum("ij,ij->i", Xb[:, :p], Xb[:, :p])
     norms = np.sqrt(sq)
@@ -490,7 +495,7 @@ def _clip_rows_in_place(Xb, bound, p):
         return 0
     factor = np.where(over, bound / np.where(over, norms, 1.0), 1.0)
     if sp.issparse(Xb):
-        Xb.data[: Xb.indptr[p]] *= factor[feature]
+        Xb.data[:end] *= factor[rows]
     else:
         Xb[:, :p] *= factor[:, None]
     return int(over.sum())
@@ -508,18 +513,6 @@ def _clip(values, chunk=1 << 20):
         count += int(np.count_nonzero(part > 1.0)) + int(np.count_nonzero(part < -1.0))
         np.clip(part, -1.0, 1.0, out=part)
     return count
-
-
-def _clip_rows(X, bound):
-    """Scale the rows of ``X`` with L2 norm above ``bound`` down to it; return ``(X, count)``."""
-    sparse = sp.issparse(X)
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if sparse else np.linalg.norm(X, axis=1)
-    over = norms > bound
-    if not over.any():
-        return X, 0
-    factor = np.where(over, bound / np.where(over, norms, 1.0), 1.0)
-    X = sp.csr_matrix(X.multiply(factor[:, None])) if sparse else X * factor[:, None]
-    return X, int(over.sum())
 
 
 def prepare(X, y, bounds, classification, fit_intercept=True):

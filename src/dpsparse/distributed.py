@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["as_row_chunked", "is_dask", "prepare", "row_sum"]
+__all__ = ["as_row_chunked", "is_dask", "labels", "prepare", "row_sum"]
 
 
 def is_dask(X):
@@ -75,6 +75,14 @@ def prepare(X, bounds, fit_intercept):
     if bad:
         raise ValueError("X contains NaN or infinity; every feature value must be finite")
     return Xb, clipped, rows
+
+
+def labels(X, y):
+    """The labels ``y`` (numpy, on the client) as a dask array in the row chunks of ``X``, sent to the workers
+    once (persisted) for the passes of a fit."""
+    import dask.array as da
+
+    return da.from_array(np.asarray(y, dtype=float), chunks=(X.chunks[0],)).persist()
 
 
 def row_sum(fn, X, y, size):

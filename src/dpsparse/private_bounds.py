@@ -103,8 +103,6 @@ class PendingDesign:
         ``share`` outside (0, 1), or more than ``MAX_FEATURES`` features.
     """
 
-    bounds_public = True
-
     def __init__(self, X, y, classification, fit_intercept, share):
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
             raise ValueError(f"bounds_share must be in (0, 1), got {share!r}")
@@ -131,10 +129,6 @@ class PendingDesign:
     @property
     def row_norm(self):
         return math.sqrt(self.p)
-
-    @property
-    def bounds_source(self):
-        return "differentially private quantiles (bought with a share of the budget)"
 
     def plan_zcdp(self, rho):
         """Spend zCDP ``rho`` on the bounds: ``epsilon_q = sqrt(8 rho / k)`` for each of the ``k`` selections."""

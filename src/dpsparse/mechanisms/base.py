@@ -597,7 +597,6 @@ class _Split:
         elif self.pending is not None or self.parts > 1:
             report.accountant = f"{report.accountant}, fits added"
         if self.pending is not None:
-            report.bounds_source = self.pending.describe_source()
             cost = (f"zCDP rho={self.bounds_cost:.4g} of {self.bounds_cost + self.parts * self.zcdp:.4g}"
                     if self.zcdp is not None else f"epsilon={self.bounds_cost:.4g} (pure DP)")
             report.noise = {**report.noise, **self.pending.details(), "bounds: budget": cost}

@@ -48,7 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..accounting import Ledger, calibrate
-from ..distributed import is_dask, row_sum
+from ..distributed import is_dask, labels, row_sum
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 
@@ -255,9 +255,7 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
     upd_sens = np.full(p, np.nan) if update_sensitivity is None else update_sensitivity
     dask = is_dask(X)
     if dask:  # one pass over the chunks per step: the margins are recomputed there, not kept
-        import dask.array as da
-
-        y = da.from_array(np.asarray(y, dtype=float), chunks=(X.chunks[0],)).persist()
+        y = labels(X, y)
     for t in range(n_iter):
         if dask:
             g = row_sum(lambda xc, yc: _gradient_sum(xc, loss.bounded_derivative(xc @ w, yc), clip), X, y, p) / n

@@ -23,7 +23,7 @@ import functools
 import numpy as np
 
 from ..accounting import Ledger, calibrate
-from ..distributed import is_dask, row_sum
+from ..distributed import is_dask, labels, row_sum
 from .base import Mechanism, Plan, n_iter_option
 from .direct import call_direct
 from .dp_sgd import CLIPPING_OPTION, STEP_OPTION, clipped_gradient_sum, clipping_and_step
@@ -64,9 +64,7 @@ def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     X, y, n = design.X, design.y, design.n
     if is_dask(X):  # the labels in the chunks of X, once
-        import dask.array as da
-
-        y = da.from_array(np.asarray(y, dtype=float), chunks=(X.chunks[0],)).persist()
+        y = labels(X, y)
     w = np.zeros(design.p)
     for t in range(info.options["n_iter"]):
         total = _clipped_sum(X, y, w, info.loss, q["C"])

@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from ..accounting import Ledger, calibrate
-from ..distributed import is_dask, row_sum
+from ..distributed import is_dask, labels, row_sum
 from ..norms import ElasticNet
 from . import dp_gcd, output_perturbation
 from .base import Mechanism, Option, Plan, PublicInfo, n_iter_option
@@ -137,9 +137,7 @@ def _gradient_at_zero(X, y, loss):
         return np.asarray(xc.T @ loss.bounded_derivative(np.zeros(xc.shape[0]), yc)).ravel()
 
     if is_dask(X):
-        import dask.array as da
-
-        return row_sum(at_zero, X, da.from_array(np.asarray(y, dtype=float), chunks=(X.chunks[0],)), X.shape[1])
+        return row_sum(at_zero, X, labels(X, y), X.shape[1])
     return at_zero(X, y)
 
 
