@@ -46,17 +46,23 @@ SETS = {"madelon": ("libsvm/madelon.svm.gz", lambda t: t > 0),
         "dorothea": ("nips2003/dorothea_train.svm.gz", lambda t: t > 0)}
 
 
+DENSE_CELLS = 2e7  # a dataset of at most this many cells (n p) is solved dense
+
+
 def designs(data_dir):
     """name -> (X, y_regression, y_classification) on the a-priori bounds, without intercept."""
     out = {}
     for name, (path, relabel) in SETS.items():
         X, t = data.load_svmlight(Path(data_dir) / path)
         bounds = bench.a_priori_bounds(name).for_features(X.shape[1])
-        X = X.toarray() if X.shape[0] * X.shape[1] <= data.DENSE_LIMIT else X
+        if X.shape[0] * X.shape[1] <= DENSE_CELLS:
+            X = X.toarray()
+        else:  # the peers read the plain sparse matrix
+            bounds = bench.symmetric_bounds(bounds)
         yc = np.where(relabel(t), 1.0, -1.0) if relabel is not None else np.where(t > np.median(t), 1.0, -1.0)
         d = data.prepare(X, yc, bounds, classification=True, fit_intercept=False)
         yr = (t - t.mean()) / (t.std() or 1.0) if relabel is None else yc
-        out[name] = (d.X, yr, yc)
+        out[name] = (d.X if isinstance(d.X, np.ndarray) else d.X.S, yr, yc)
     return out
 
 

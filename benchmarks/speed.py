@@ -13,7 +13,7 @@ Measured side by side in one process, BLAS on one thread (``threadpoolctl``):
   private fit and the non-private comparison (separate processes, wall time);
 - peak memory of a whole fit (``DPLogisticRegression``, DP-GCD, 20 iterations) beyond the
   data itself, as a multiple of the size of X, for dense X (p = 100) and sparse X
-  (p = 10,000, 0.1% nonzero: above the size fitted dense) at n = 10^4 .. ``--max-rows``
+  (p = 10,000, 0.1% nonzero, symmetric bounds) at n = 10^4 .. ``--max-rows``
   (default 10^6); target <= 1 copy. Each n in a fresh process, traced by ``tracemalloc``
   (numpy's allocations);
 - the exact solver's time to a certified gap of 1e-8 beside skglm and celer
@@ -24,7 +24,10 @@ Measured side by side in one process, BLAS on one thread (``threadpoolctl``):
   generates and reads the chunks.
 
 Each ratio is the median of ``--repeats`` timings (default 3). Every matrix is the bounded
-design a mechanism sees (``data.prepare``: features on [-1, 1], the intercept column).
+design a mechanism sees (``data.prepare``: features on [-1, 1], the intercept column); news20 and
+dorothea with their ranges made symmetric (``bench.symmetric_bounds``: divided, zeros kept), so that
+the sparse timings measure sparse work (a range not symmetric around 0 centres the features and
+makes the coordinate methods read its column over every row, docs/bounds.md).
 
     python benchmarks/speed.py [--data-dir DIR] [--out-dir DIR] [--repeats K] [--max-rows N] [--dask-gb G]
 
@@ -67,7 +70,7 @@ def designs(data_dir):
     for name, path, relabel in [("news20", "libsvm/news20.multiclass.svm.gz", lambda t: t > 10),
                                 ("dorothea", "nips2003/dorothea_train.svm.gz", lambda t: t > 0)]:
         Xs, t = data.load_svmlight(Path(data_dir) / path)
-        bounds = bench.a_priori_bounds(name).for_features(Xs.shape[1])
+        bounds = bench.symmetric_bounds(bench.a_priori_bounds(name).for_features(Xs.shape[1]))
         out[name] = data.prepare(Xs, np.where(relabel(t), 1.0, -1.0), bounds, True)
     return out
 
@@ -146,8 +149,7 @@ else:
 y = np.where(np.asarray(X[:, [0]].todense() if sp.issparse(X) else X[:, [0]]).ravel()
              + 0.1 * rng.standard_normal(n) > 0, 1, 0)
 est = DPLogisticRegression(bounds=data.Bounds(-1.0, 1.0), classes=[0, 1], max_iter=20, random_state=0)
-est.fit(X[:100], y[:100])  # compiled code and caches out of the measure (a sparse prepare too: the small
-data.prepare(X[:100], y[:100], est.bounds, True)  # slice is fitted dense)
+est.fit(X[:100], y[:100])  # compiled code and caches out of the measure
 tracemalloc.start()
 est.fit(X, y)
 print(tracemalloc.get_traced_memory()[1] / size)

@@ -33,15 +33,17 @@ def test_regression_labels_and_coefficients_map_back_to_original_units():
     np.testing.assert_allclose((d.X @ w - d.label_shift) / d.label_scale, X @ coef + intercept)
 
 
-def test_sparse_input_is_scaled_not_shifted():
+def test_sparse_input_gets_the_dense_map_kept_implicit():
     X = sp.csr_matrix(np.array([[0.0, 4.0], [-8.0, 0.0]]))
     b = data.Bounds([-8.0, -2.0], [4.0, 2.0])
     d = data.prepare(X, np.array([1.0, -1.0]), b, classification=True)
-    assert sp.issparse(d.X)
-    np.testing.assert_allclose(d.X.toarray(), [[0.0, 1.0, 1.0], [-1.0, 0.0, 1.0]])
-    assert d.clipped_values == 1  # 4 / max(|-2|, |2|) = 2 > 1
+    # feature 0: x' = x / 6 + 1/3 (its zero maps to 1/3); feature 1: x' = x / 2, 4 -> 2 clipped to 1
+    np.testing.assert_allclose(d.X.toarray(), [[1 / 3, 1.0, 1.0], [-1.0, 0.0, 1.0]])
+    np.testing.assert_allclose(d.X.c, [1 / 3, 0.0, 0.0])  # the symmetric range keeps its zeros
+    assert d.X.S.nnz == 4  # X's two values and the intercept column: never densified
+    assert d.clipped_values == 1
     coef, intercept = d.to_original(np.array([1.0, 2.0, 0.5]))
-    np.testing.assert_allclose(X[1] @ coef + intercept, d.X[1] @ np.array([1.0, 2.0, 0.5]))  # row 1: unclipped
+    np.testing.assert_allclose(X[1] @ coef + intercept, d.X[[1]] @ np.array([1.0, 2.0, 0.5]))  # row 1: unclipped
 
 
 def test_row_norm_bound_scales_long_rows_down():

@@ -169,7 +169,7 @@ def _load(args):
         bounds = None if args.bounds_from_data else "private"
     if args.bounds:
         bounds = data.Bounds.from_json(args.bounds)
-    return data.dense_if_small(X), y, bounds, names
+    return X, y, bounds, names
 
 
 def _read_schema(args):
@@ -688,13 +688,12 @@ def predict(args):
     if X.shape[1] != coef.shape[-1]:
         raise ValueError(f"the data has {X.shape[1]} features, the model {coef.shape[-1]}")
     X, _ = data.check_data(X)
-    if model.get("bounds") is not None:  # as the estimator's predict: the features clipped to the model's bounds
-        X = data.clip_to_bounds(X, data.Bounds.from_dict(model["bounds"]))
+    # as the estimator's predict: the features clipped to the model's bounds
+    bounds = None if model.get("bounds") is None else data.Bounds.from_dict(model["bounds"])
+    scores = data.linear_decision(X, coef, np.asarray(model["intercept"], dtype=float), bounds)
     if coef.ndim == 2:  # one-vs-rest: a row per class, the class of the largest margin
-        pred = np.asarray(model["classes"])[np.argmax(np.asarray(X @ coef.T) + model["intercept"], axis=1)]
-        _write_predictions(args.out, pred)
+        _write_predictions(args.out, np.asarray(model["classes"])[np.argmax(scores, axis=1)])
         return
-    scores = np.asarray(X @ coef).ravel() + model["intercept"]
     if model["task"] == "classification":
         pred = np.asarray(model["classes"])[(scores > 0).astype(int)]
     elif model.get("label_range") is not None:

@@ -2,9 +2,9 @@
 
 Privacy rests on bounds declared before seeing the data (SPEC section 2). ``Bounds``
 holds per-feature ranges, a label range and an optional row-norm bound; ``prepare`` maps
-each feature affinely from its public range onto [-1, 1] (sparse input: divided by
-``max(|low|, |high|)`` so zeros stay zeros; the estimators fit a sparse matrix of at most
-``DENSE_LIMIT`` cells dense, ``dense_if_small``), clips what falls outside and counts it
+each feature affinely from its public range onto [-1, 1] (sparse input: the same map, kept
+implicit as a sparse matrix plus a rank-one shift, ``affine.ShiftedSparse``, never densified),
+clips what falls outside and counts it
 (the rows themselves are never reported), maps labels onto [-1, 1] (regression) or
 {-1, +1} (binary classification) and appends the intercept column of ones.
 
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from . import distributed
+from . import affine, distributed
 from .exceptions import PrivacyLeakWarning
 
 __all__ = [
@@ -34,8 +34,7 @@ __all__ = [
     "Bounds",
     "bounds_from_data",
     "check_data",
-    "clip_to_bounds",
-    "dense_if_small",
+    "linear_decision",
     "data_format",
     "load",
     "load_bundled",
@@ -389,57 +388,42 @@ class BoundedDesign:
         return coef, float(intercept)
 
 
-DENSE_LIMIT = 2e7
-"""A sparse design with at most this many cells (n p, 160 MB as float64) is fitted dense."""
+def linear_decision(X, coef, intercept, bounds):
+    """``X @ coef.T + intercept`` on ``X`` clipped to the bounds' feature ranges, as ``prepare`` clips
+    the training data (the model is a function of the clipped features, so predictions clip too).
 
-
-def dense_if_small(X):
-    """``X`` as a dense array when it is sparse with at most ``DENSE_LIMIT`` cells, else ``X``.
-
-    Dense input is centred onto [-1, 1] by the affine map of its bounds; sparse input is only
-    divided (zeros stay zeros), which fits worse. Densifying a matrix small enough (by its
-    public shape) gives sparse input the same model as dense input.
-    """
-    if sp.issparse(X) and X.shape[0] * X.shape[1] <= DENSE_LIMIT:
-        return X.toarray()
-    return X
-
-
-def clip_to_bounds(X, bounds):
-    """``X`` with each feature clipped to its range, as ``prepare`` clips the training data (in the
-    original units): the model is a function of the clipped features, so predictions clip too.
-
-    Dense input: each column to ``[feature_low, feature_high]``. Sparse input: each stored value to
-    ``[-r, r]``, ``r = max(|low|, |high|)`` (zeros stay zeros, as in ``prepare``). ``bounds`` None
-    returns ``X`` unchanged.
+    A sparse ``X`` is not densified: its stored values are clipped, and every zero that lies outside
+    its range contributes ``coef_j clip(0, low_j, high_j)`` through a constant offset.
 
     Parameters
     ----------
     X : ndarray or sparse matrix of shape (n, p)
+    coef : ndarray of shape (p,) or (k, p)
+    intercept : float or ndarray of shape (k,)
     bounds : Bounds or None
+        None: ``X`` as given.
 
     Returns
     -------
-    ndarray or CSR matrix of shape (n, p)
+    ndarray of shape (n,) or (n, k)
     """
-    if bounds is None:
-        return X
-    bounds = bounds.for_features(X.shape[1])
-    lo, hi = bounds.feature_low, bounds.feature_high
-    if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=float, copy=True)
-        radius = np.maximum(np.abs(lo), np.abs(hi))[X.indices]
-        np.clip(X.data, -radius, radius, out=X.data)
-        return X
-    return np.clip(X, lo, hi)
+    offset = 0.0
+    if bounds is not None:
+        bounds = bounds.for_features(X.shape[1])
+        lo, hi = bounds.feature_low, bounds.feature_high
+        if sp.issparse(X):
+            X = sp.csr_matrix(X, dtype=float, copy=True)
+            zero = np.clip(0.0, lo, hi)
+            X.data = np.clip(X.data, lo[X.indices], hi[X.indices]) - zero[X.indices]
+            offset = coef @ zero
+        else:
+            X = np.clip(X, lo, hi)
+    out = np.asarray(X @ np.transpose(coef)) + offset + intercept
+    return out.ravel() if np.ndim(coef) == 1 else out
 
 
-def _feature_map(bounds, sparse):
+def _feature_map(bounds):
     lo, hi = bounds.feature_low, bounds.feature_high
-    if sparse:
-        radius = np.maximum(np.abs(lo), np.abs(hi))
-        scale = np.divide(1.0, radius, out=np.zeros_like(radius), where=radius > 0)
-        return scale, np.zeros_like(scale)
     width = hi - lo
     scale = np.divide(2.0, width, out=np.zeros_like(width), where=width > 0)
     shift = np.where(width > 0, -1.0 - scale * lo, 0.0)
@@ -456,24 +440,6 @@ def _mapped_dense(X, scale, shift, fit_intercept):
     if fit_intercept:
         Xb[:, p] = 1.0
     return Xb
-
-
-def _mapped_sparse(X, scale, fit_intercept):
-    """``X * scale`` (per column) and the column of ones, as one new CSC matrix (the one copy of ``X``'s
-    values): the coordinate methods read columns."""
-    from ._kernels import csr_to_csc_with_ones
-
-    X = sp.csr_matrix(X)
-    n, p = X.shape
-    if not fit_intercept:
-        Xb = X.tocsc(copy=True).astype(float, copy=False)
-        Xb.data *= np.repeat(scale, np.diff(Xb.indptr))
-        return Xb
-    nnz = X.indptr[-1]
-    index = np.int64 if nnz + n > np.iinfo(np.int32).max else np.int32
-    indptr, indices, data = np.empty(p + 2, dtype=index), np.empty(nnz + n, dtype=index), np.empty(nnz + n)
-    csr_to_csc_with_ones(n, p, X.indptr, X.indices, X.data.astype(float, copy=False), scale, indptr, indices, data)
-    return sp.csc_matrix((data, indices, indptr), shape=(n, p + 1))
 
 
 def _clip_rows_in_place(Xb, bound, p):
@@ -538,13 +504,15 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
     """
     n, p = X.shape
     bounds = bounds.for_features(p)
-    sparse = sp.issparse(X)
-    scale, shift = _feature_map(bounds, sparse)
+    scale, shift = _feature_map(bounds)
     if distributed.is_dask(X):  # mapped chunk by chunk, lazily
         Xb, clipped, clipped_rows = distributed.prepare(X, bounds, fit_intercept)
+    elif sp.issparse(X):  # the same map, kept implicit: never densified
+        Xb, clipped = affine.from_sparse(X, scale, shift, fit_intercept)
+        clipped_rows = affine.clip_rows(Xb, bounds.row_norm, p) if bounds.row_norm is not None else 0
     else:
-        Xb = _mapped_sparse(X, scale, fit_intercept) if sparse else _mapped_dense(X, scale, shift, fit_intercept)
-        clipped = _clip(Xb.data[: Xb.indptr[p]] if sparse else Xb[:, :p])  # the features, not the ones
+        Xb = _mapped_dense(X, scale, shift, fit_intercept)
+        clipped = _clip(Xb[:, :p])  # the features, not the ones
         clipped_rows = _clip_rows_in_place(Xb, bounds.row_norm, p) if bounds.row_norm is not None else 0
     # Public bound on ||x_i||_2 over every column the mechanism sees, the intercept included.
     feature_norm = np.sqrt(p) if bounds.row_norm is None else min(bounds.row_norm, np.sqrt(p))

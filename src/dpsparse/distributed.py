@@ -60,7 +60,7 @@ def prepare(X, bounds, fit_intercept):
     from . import data
 
     p = X.shape[1]
-    scale, shift = data._feature_map(bounds, sparse=False)
+    scale, shift = data._feature_map(bounds)
 
     def block(xc):
         xb = data._mapped_dense(xc, scale, shift, fit_intercept)

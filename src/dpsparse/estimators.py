@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import distributed, losses, norms
 from .accounting import check_privacy_params
-from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, clip_to_bounds, dense_if_small, prepare
+from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, linear_decision, prepare
 from .mechanisms import fit_mechanism, fit_one_vs_rest, get
 from .noise import make_noise
 from .private_bounds import PendingDesign
@@ -146,7 +146,7 @@ class _DPLinearModel(BaseEstimator):
         self.support_ = np.flatnonzero(np.any(np.atleast_2d(self.coef_) != 0, axis=0))
 
     def _validate_xy(self, X, y):
-        """``X`` (dense, or CSR above ``data.DENSE_LIMIT`` cells) and ``y`` as float arrays; sets
+        """``X`` (dense or CSR) and ``y`` as float arrays; sets
         ``n_features_in_``; ValueError below 2 samples."""
         if distributed.is_dask(X):  # never gathered: checked for finiteness by data.prepare, chunk by chunk
             X, _ = distributed.as_row_chunked(X, y)
@@ -157,7 +157,7 @@ class _DPLinearModel(BaseEstimator):
                                  y_numeric=not self._classification)
         if X.shape[0] < 2:
             raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {X.shape[0]}")
-        return (X if distributed.is_dask(X) else dense_if_small(X)), y
+        return X, y
 
     def _mechanism_options(self, mechanism):
         """``mechanism_options`` plus ``max_iter`` (as ``n_iter``, unless None) and ``rule`` where the mechanism
@@ -193,11 +193,8 @@ class _DPLinearModel(BaseEstimator):
             return X.map_blocks(self._decision, chunks=out, drop_axis=None if self.coef_.ndim == 2 else 1,
                                 dtype=float)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        # the features as the model was trained on them: dense when small, clipped to the bounds
-        X = clip_to_bounds(dense_if_small(X), getattr(self, "bounds_", None))
-        if self.coef_.ndim == 2:
-            return np.asarray(X @ self.coef_.T) + self.intercept_
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+        # the features as the model was trained on them: clipped to the bounds
+        return linear_decision(X, self.coef_, self.intercept_, getattr(self, "bounds_", None))
 
 
 class DPLogisticRegression(ClassifierMixin, _DPLinearModel):

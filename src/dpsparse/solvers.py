@@ -26,6 +26,7 @@ import scipy.sparse as sp
 
 from . import losses as _losses
 from . import norms as _norms
+from .affine import is_shifted
 
 __all__ = [
     "SolverResult",
@@ -72,7 +73,7 @@ def _intercept_column(X, penalty):
             raise ValueError("at most one unpenalized coordinate (the intercept column) is supported")
         return None
     j = int(free[0])
-    col = X[:, j].toarray().ravel() if sp.issparse(X) else X[:, j]
+    col = X.column(j) if is_shifted(X) else X[:, j].toarray().ravel() if sp.issparse(X) else X[:, j]
     if not np.all(col == 1.0):
         raise ValueError("the unpenalized coordinate must be an intercept column of ones")
     return j
@@ -173,7 +174,8 @@ def solve(X, y, loss, penalty, tol=1e-10, max_iter=200, gap_tol=None):
 
     Parameters
     ----------
-    X : ndarray or sparse matrix of shape (n, p)
+    X : ndarray, sparse matrix or ShiftedSparse of shape (n, p)
+        A ``ShiftedSparse`` is made dense.
     y : ndarray of shape (n,)
     loss : Datafit
     penalty : ElasticNet (L1, L2, elastic net)
@@ -189,6 +191,8 @@ def solve(X, y, loss, penalty, tol=1e-10, max_iter=200, gap_tol=None):
     -------
     SolverResult
     """
+    if is_shifted(X):  # skglm reads explicit matrices (benchmarks' references; no fit calls this)
+        X = X.toarray()
     p = X.shape[1]
     icol = _intercept_column(X, penalty)
     keep = np.ones(p, dtype=bool)

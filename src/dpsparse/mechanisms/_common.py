@@ -2,8 +2,25 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
-__all__ = ["check_n_iter", "row_norm_bound"]
+from ..affine import is_shifted
+
+__all__ = ["check_n_iter", "column", "row_norm_bound"]
+
+
+def column(X, j):
+    """Row indices and values of column ``j`` of a design (a dense array, CSC, or ``ShiftedSparse``,
+    whose column is dense where its range does not contain 0 symmetrically)."""
+    if is_shifted(X):
+        if X.c[j] == 0.0:
+            X = X.S
+        else:
+            return slice(None), X.column(j)
+    if sp.issparse(X):
+        sl = slice(X.indptr[j], X.indptr[j + 1])
+        return X.indices[sl], X.data[sl]
+    return slice(None), X[:, j]
 
 
 def check_n_iter(n_iter):

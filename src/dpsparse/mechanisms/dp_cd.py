@@ -66,7 +66,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..accounting import Ledger, calibrate
+from ..affine import is_shifted
 from ..noise import NoiseSource
+from ._common import column
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 
@@ -99,20 +101,12 @@ def _tight_multiplier(n_updates, epsilon, delta, rho=None):
                      paper_multiplier(n_updates, epsilon, delta), rho=rho)
 
 
-def _column(X, j):
-    """Row indices and values of column ``j`` (X a Fortran-ordered array or CSC)."""
-    if sp.issparse(X):
-        sl = slice(X.indptr[j], X.indptr[j + 1])
-        return X.indices[sl], X.data[sl]
-    return slice(None), X[:, j]
-
-
 def coordinate_gradient(X, z, y, derivative, j, clip_j):
     """``(1/n) sum_i clip_{C_j}(f'(z_i, y_i) x_ij)``: clipped coordinate gradient, O(nnz of column j).
 
     Parameters
     ----------
-    X : ndarray or CSC matrix of shape (n, p)
+    X : ndarray, CSC matrix or ShiftedSparse of shape (n, p)
     z : ndarray of shape (n,)
         Margins ``X w``.
     y : ndarray of shape (n,)
@@ -126,7 +120,7 @@ def coordinate_gradient(X, z, y, derivative, j, clip_j):
     -------
     float
     """
-    rows, vals = _column(X, j)
+    rows, vals = column(X, j)
     if np.size(vals) == 0:
         return 0.0
     terms = derivative(z[rows], y[rows]) * vals
@@ -196,7 +190,7 @@ def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callb
                 acc[j] += w[j] * (k - last[j])
                 last[j] = k
             if step != 0.0:
-                rows, vals = _column(X, j)
+                rows, vals = column(X, j)
                 z[rows] += step * vals
                 w[j] = new
         if average:
@@ -213,10 +207,13 @@ def _compiled_epoch(X, y, penalty, steps, clip, kernel, noise, average):
         return None
     from .._kernels import cd_epoch
 
+    n, p = X.shape
+    zero, f = np.zeros(p), np.ones(n)
+    if is_shifted(X):  # X = S + f zero^T
+        zero, f, X = X.c, X.f, X.S
     if sp.issparse(X):  # X is CSC (``_run``)
         indptr, indices, data = X.indptr, X.indices, X.data
     else:  # a Fortran-ordered array (``_run``), read by columns in place: no copy
-        n, p = X.shape
         indptr, indices, data = n * np.arange(p + 1, dtype=np.int64), np.zeros(0, np.int32), X.ravel(order="F")
     a, c = penalty.strengths(steps.shape[0])
     thresholds, shrink = steps * a, 1.0 / (1.0 + steps * c)
@@ -225,7 +222,7 @@ def _compiled_epoch(X, y, penalty, steps, clip, kernel, noise, average):
     def epoch(z, w, coords, eta, acc, last):
         if not average:
             acc, last = np.zeros(1), np.zeros(1, dtype=np.int64)
-        cd_epoch(indptr, indices, data, z, y, w, np.asarray(coords, dtype=np.int64), eta, steps, clip,
+        cd_epoch(indptr, indices, data, zero, f, z, y, w, np.asarray(coords, dtype=np.int64), eta, steps, clip,
                  thresholds, shrink, int(code), float(kc), acc, last, average)
 
     return epoch
@@ -286,7 +283,9 @@ def _plan(info):
 
 def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
-    X = design.X.tocsc() if sp.issparse(design.X) else np.asfortranarray(design.X, dtype=float)
+    X = design.X
+    if not is_shifted(X):
+        X = X.tocsc() if sp.issparse(X) else np.asfortranarray(X, dtype=float)
     return cd(X, np.asarray(design.y, dtype=float), q["derivative"], info.penalty, q["M"], q["C"],
               info.options["n_iter"], q["K"], q["stds"], noise, callback, info.options["average"], q["kernel"])
 

@@ -48,7 +48,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..accounting import Ledger, calibrate
+from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
+from ._common import column
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 
@@ -173,21 +175,13 @@ def _noise_families(calibration, selection, update):
     return selection or TIGHT_DEFAULT[0], update or TIGHT_DEFAULT[1]
 
 
-def _column(X, j):
-    """Indices and values of column ``j`` (X dense or CSC)."""
-    if sp.issparse(X):
-        sl = slice(X.indptr[j], X.indptr[j + 1])
-        return X.indices[sl], X.data[sl]
-    return slice(None), X[:, j]
-
-
 def clipped_gradient(X, d, clip, columns=None):
     """``(1/n) sum_i clip_{C_j}(d_i x_ij)`` for every ``j``: the coordinate-wise clipped gradient
     (Mangold et al. 2022, per-coordinate thresholds), O(nnz of X).
 
     Parameters
     ----------
-    X : ndarray or CSC matrix of shape (n, p)
+    X : ndarray, CSC matrix or ShiftedSparse of shape (n, p)
     d : ndarray of shape (n,)
         Per-sample derivatives ``f'(z_i, y_i)``.
     clip : ndarray of shape (p,)
@@ -207,6 +201,8 @@ def _gradient_sum(X, d, clip, columns=None):
     if clip is None:
         return np.asarray(X.T @ d).ravel()
     p = X.shape[1]
+    if is_shifted(X):
+        return X.clipped_gradient_sum(d, clip)
     if sp.issparse(X):
         cols = np.repeat(np.arange(p), np.diff(X.indptr)) if columns is None else columns
         terms = np.clip(X.data * d[X.indices], -clip[cols], clip[cols])
@@ -223,7 +219,7 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
 
     Parameters
     ----------
-    X : ndarray or CSC matrix of shape (n, p)
+    X : ndarray, CSC matrix or ShiftedSparse of shape (n, p)
     y : ndarray of shape (n,)
     loss : Datafit (its ``bounded_derivative`` is used)
     penalty : separable Penalty
@@ -267,7 +263,7 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
         step = penalty.prox_1d(w[j] - noisy_g / M[j], 1.0 / M[j], j) - w[j]
         if step != 0.0:
             if not dask:
-                rows, vals = _column(X, j)
+                rows, vals = column(X, j)
                 z[rows] += step * vals
             w[j] += step
         if callback is not None:

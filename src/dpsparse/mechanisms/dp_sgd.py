@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..accounting import Ledger, calibrate
+from ..affine import is_shifted
 from ..distributed import is_dask
 from .base import Mechanism, Option, Plan, loss_capabilities, n_iter_option
 from .direct import call_direct
@@ -36,7 +37,7 @@ def clipped_gradient_sum(X, z, y, loss, clip):
 
     Parameters
     ----------
-    X : ndarray or CSR matrix of shape (m, p)
+    X : ndarray, CSR matrix or ShiftedSparse of shape (m, p)
         The batch.
     z : ndarray of shape (m,)
         Margins ``X w``.
@@ -49,7 +50,10 @@ def clipped_gradient_sum(X, z, y, loss, clip):
     ndarray of shape (p,)
     """
     d = loss.derivative(z, y)
-    rows = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if sp.issparse(X) else np.linalg.norm(X, axis=1)
+    if is_shifted(X):
+        rows = X.row_norms()
+    else:
+        rows = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if sp.issparse(X) else np.linalg.norm(X, axis=1)
     norms = np.abs(d) * rows
     scale = np.minimum(1.0, clip / np.where(norms > 0, norms, 1.0))
     return np.asarray(X.T @ (d * scale)).ravel()

@@ -58,10 +58,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 import scipy.optimize
-import scipy.sparse as sp
 
 from .. import solvers
 from ..accounting import Ledger, calibrate
+from ..affine import gram
 from ..norms import Cardinality, GroupCount, Nonempty, SubmodularNorm, require
 from ._common import check_n_iter
 from .base import Mechanism, Option, Plan, n_iter_option, penalty_capabilities
@@ -162,8 +162,7 @@ class PrimalResponse:
         self.worst_gradient = 0.0
         self._w = np.zeros(self.p)
         if self.closed_form:
-            G = X.T @ X
-            G = (G.toarray() if sp.issparse(G) else np.asarray(G)) / self.n
+            G = gram(X) / self.n
             self._chol = scipy.linalg.cho_factor(G + self.mu * np.eye(self.p))
             self._rhs = np.asarray(X.T @ self.y).ravel() / self.n
 

@@ -74,6 +74,7 @@ import numpy as np
 
 from .. import solvers
 from ..accounting import Ledger, calibrate
+from ..affine import gram
 from .base import Mechanism, Option, Plan, penalty_capabilities
 from .direct import call_direct
 from .output_perturbation import zero_loss_bound
@@ -383,7 +384,7 @@ def _inner(pb, s, w0, d2, tol=1e-13, max_iter=100):
         g = pb.grad(w) + s
         if np.linalg.norm(g) <= tol:
             break
-        H = (X.T * d2(z, pb.y)) @ X / pb.n + pb.mu * np.eye(pb.p)
+        H = gram(X, d2(z, pb.y)) / pb.n + pb.mu * np.eye(pb.p)
         w = w - np.linalg.solve(H, g)
     return w
 

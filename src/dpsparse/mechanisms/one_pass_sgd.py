@@ -37,6 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..accounting import Ledger, calibrate
+from ..affine import is_shifted
 from .base import Mechanism, Option, Plan
 from .direct import call_direct
 
@@ -126,7 +127,7 @@ def _run(design, plan, noise, callback):
         grad = np.zeros(p)
         if not seen[i]:
             seen[i], n_seen = True, n_seen + 1
-            xi = X[i].toarray().ravel() if sp.issparse(X) else X[i]
+            xi = X[i].toarray().ravel() if sp.issparse(X) or is_shifted(X) else X[i]
             grad = float(loss.bounded_derivative(np.array([xi @ w]), y[i:i + 1])[0]) * xi
         step = noise.release(grad, "gaussian", sigma, sensitivity=2.0 * L, name="per-sample gradient")
         w = steps.step(w, eta, step)
