@@ -55,6 +55,7 @@ class ShiftedSparse:
         self.shape = S.shape
         self._shifted = np.flatnonzero(self.c)
         self._csr = None  # S by rows, made on the first row access
+        self._columns = None  # the column of each stored value, made on the first clipped gradient
 
     @property
     def T(self):
@@ -79,8 +80,10 @@ class ShiftedSparse:
         return col
 
     def columns_of_values(self):
-        """The column index of each stored value of ``S``."""
-        return np.repeat(np.arange(self.shape[1]), np.diff(self.S.indptr))
+        """The column index of each stored value of ``S`` (kept)."""
+        if self._columns is None:
+            self._columns = np.repeat(np.arange(self.shape[1]), np.diff(self.S.indptr))
+        return self._columns
 
     def __getitem__(self, key):
         """Rows (``X[rows]``) or columns (``X[:, cols]``): a ``ShiftedSparse`` (never densified)."""
