@@ -16,7 +16,10 @@ For each dataset and each total epsilon (delta = 1/n^2), on ``--runs`` random sp
 - ``non-private``: scikit-learn's ``LogisticRegression`` / ``LassoCV`` on the same data;
 - ``constant``: the majority class, or the training mean;
 - ``diffprivlib``: IBM's diffprivlib, when it imports beside this scikit-learn (it is
-  listed as unavailable otherwise, with the reason).
+  listed as unavailable otherwise, with the reason);
+- ``oracle`` (with ``--oracle``; NOT private, a diagnostic): every point of the search's grid
+  fitted with the whole epsilon on the whole training split, the best chosen on the held-out
+  part. What the grid could give if choosing were free: the search's headroom.
 
 Datasets: breast_cancer (bundled published bounds), cadata (a-priori round ranges of the
 California-housing columns), a planted 10-sparse Lasso (n = 1000, p = 200, features in
@@ -24,10 +27,11 @@ California-housing columns), a planted 10-sparse Lasso (n = 1000, p = 200, featu
 adult.names), mushrooms and madelon (examples/bounds), and the planted 10-sparse Lasso and
 logistic problems at n = 1000 and 5000, p = 1000.
 
-    python benchmarks/utility.py [--runs 10] [--quick] [--all] [--data-dir DIR] [--out-dir DIR]
+    python benchmarks/utility.py [--runs 10] [--quick] [--all] [--oracle] [--data-dir DIR] [--out-dir DIR]
 
-Writes ``utility.json`` and ``utility.png`` (one panel per dataset) in the output folder
-(default ``benchmarks/results``). ``--quick``: 2 runs, epsilon in {0.5, 2}.
+Writes ``utility.json`` and ``utility.png`` (one panel per dataset; ``utility_all.*`` with
+``--all``, ``*_oracle.*`` with ``--oracle``) in the output folder (default
+``benchmarks/results``). ``--quick``: 2 runs, epsilon in {0.5, 2}.
 """
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.linear_model import LassoCV, LogisticRegression
 from sklearn.metrics import r2_score
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import ParameterGrid, train_test_split
 
 import bench
 from dpsparse import DPLasso, DPLogisticRegression, DPSearchCV, data, schema
@@ -49,7 +53,7 @@ from dpsparse.tuning import default_grid
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 QUICK_EPSILONS = (0.5, 2.0)
-ROWS = ("search", "private bounds", "default", "dp-gd", "diffprivlib", "non-private", "constant")
+ROWS = ("search", "private bounds", "default", "dp-gd", "diffprivlib", "non-private", "constant", "oracle")
 
 
 def _planted(seed=0, n=1000, p=200, s=10, classification=False):
@@ -103,7 +107,7 @@ def _metric(classification, model, X, y):
     return float(model.score(X, y)) if classification else float(r2_score(y, model.predict(X)))
 
 
-def _fits(X, y, bounds, classification, epsilon, seed, peer):
+def _fits(X, y, bounds, classification, epsilon, seed, peer, oracle=False):
     """Held-out metric of every row on one split."""
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=seed,
                                           stratify=y if classification else None)
@@ -132,10 +136,14 @@ def _fits(X, y, bounds, classification, epsilon, seed, peer):
         out["constant"] = float(np.mean(yte == majority))
     else:
         out["constant"] = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+    if oracle:  # not private: the choice reads the held-out labels
+        out["oracle"] = max(_metric(classification, clone(est).set_params(epsilon=epsilon, random_state=seed, **point)
+                                    .fit(Xtr, ytr), Xte, yte)
+                            for point in ParameterGrid(default_grid(est, X.shape[1])))
     return out
 
 
-def run(sets, epsilons, runs, log=print, checkpoint=None):
+def run(sets, epsilons, runs, log=print, checkpoint=None, oracle=False):
     peer, why = _diffprivlib()
     results = {"epsilons": list(epsilons), "runs": runs, "diffprivlib": why or "available",
                "datasets": {}}
@@ -143,7 +151,7 @@ def run(sets, epsilons, runs, log=print, checkpoint=None):
         t0 = time.perf_counter()
         rows = {r: [] for r in ROWS}
         for eps in epsilons:
-            per = [_fits(X, y, bounds, classification, eps, seed, peer) for seed in range(runs)]
+            per = [_fits(X, y, bounds, classification, eps, seed, peer, oracle) for seed in range(runs)]
             for r in ROWS:
                 rows[r].append(float(np.mean([p[r] for p in per])) if r in per[0] else None)
         results["datasets"][name] = {"metric": "accuracy" if classification else "R^2", "n": int(X.shape[0]),
@@ -179,7 +187,7 @@ def plot(results, path):
         for r in ROWS:
             vals = entry["rows"][r]
             if vals[0] is not None:
-                style = "--" if r in ("non-private", "constant") else "-o"
+                style = "--" if r in ("non-private", "constant", "oracle") else "-o"
                 ax.plot(results["epsilons"], vals, style, label=r)
         bench.epsilon_axis(ax, results["epsilons"], log_y=False, label="epsilon (total)")
         ax.set_ylabel(f"held-out {entry['metric']}")
@@ -191,9 +199,11 @@ def plot(results, path):
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     everything = "--all" in argv  # the issue's full list of datasets (long: see README)
-    stem = "utility_all" if everything else "utility"
+    oracle = "--oracle" in argv  # the non-private diagnostic row (long: 54 fits per split and epsilon)
+    stem = ("utility_all" if everything else "utility") + ("_oracle" if oracle else "")
     args = bench.parse_benchmark_args(__doc__.splitlines()[0], REPO_ROOT, f"{stem}.json and {stem}.png",
-                                      "2 runs, epsilon in {0.5, 2}", [a for a in argv if a != "--all"])
+                                      "2 runs, epsilon in {0.5, 2}",
+                                      [a for a in argv if a not in ("--all", "--oracle")])
     runs = 2 if args.quick else args.runs
     epsilons = QUICK_EPSILONS if args.quick else EPSILONS
     t0 = time.time()
@@ -201,7 +211,7 @@ def main(argv=None):
         warnings.simplefilter("ignore")  # FixedSeedWarning: seeds make the benchmark reproducible
         results = run(datasets(args.data_dir, everything), epsilons, runs,
                       log=lambda m: print(m, file=sys.stderr, flush=True),
-                      checkpoint=lambda r: bench.write_json(r, args.out_dir / f"{stem}.json"))
+                      checkpoint=lambda r: bench.write_json(r, args.out_dir / f"{stem}.json"), oracle=oracle)
     print(format_table(results))
     bench.write_json(results, args.out_dir / f"{stem}.json")
     plot(results, args.out_dir / f"{stem}.png")

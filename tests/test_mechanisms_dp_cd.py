@@ -307,13 +307,15 @@ def test_unbounded_squared_loss_needs_clip():
     assert rep.guarantee_holds and rep.noise["clipping threshold"] == 2.0
 
 
-@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("layout", ["dense", "csc", "shifted"])
 @pytest.mark.parametrize("average", [False, True])
 @pytest.mark.parametrize("loss", [losses.Logistic(), losses.Huber(0.5), losses.Squared(clip=0.7)],
                          ids=lambda loss: loss.name)
-def test_the_compiled_epoch_matches_the_python_loop_draw_for_draw(sparse, average, loss):
+def test_the_compiled_epoch_matches_the_python_loop_draw_for_draw(layout, average, loss):
     """Same seed, same draws: the compiled epoch (plain NoiseSource) and the loop through noise.release (any
-    subclass, as the audit's) give the same model, for every loss kernel, penalty weights and the average."""
+    subclass, as the audit's) give the same model, for every loss kernel, penalty weights, the average, and a
+    dense, CSC or shifted sparse design (``S + f c^T``, some columns unshifted)."""
+    from dpsparse.affine import ShiftedSparse
     from dpsparse.noise import NoiseSource
 
     class Loop(NoiseSource):
@@ -321,9 +323,12 @@ def test_the_compiled_epoch_matches_the_python_loop_draw_for_draw(sparse, averag
 
     rng = np.random.default_rng(0)
     X = rng.uniform(-1, 1, (300, 40))
-    if sparse:
+    if layout != "dense":
         X[rng.random(X.shape) < 0.7] = 0.0
-    X = sp.csc_matrix(X) if sparse else np.asfortranarray(X)
+    X = np.asfortranarray(X) if layout == "dense" else sp.csc_matrix(X)
+    if layout == "shifted":
+        c = np.where(rng.random(40) < 0.5, rng.uniform(-0.5, 0.5, 40), 0.0)
+        X = ShiftedSparse(X * 0.5, c, rng.uniform(0.5, 1.0, 300))
     y = np.sign(rng.standard_normal(300))
     penalty = norms.ElasticNet(0.02, 0.5, weights=np.r_[np.ones(39), 0.0])
     b = np.ones(40)
