@@ -71,6 +71,40 @@ def test_every_release_of_a_search_is_calibrated_to_the_same_rho():
     assert report.noise["zCDP budget of each candidate fit (rho)"] == pytest.approx(rho)
 
 
+class NoNoise(NoiseSource):
+    """Returns every released value unchanged (the scores themselves)."""
+
+    def __init__(self):
+        super().__init__(np.random.default_rng(0), seeded=True)
+
+    def release(self, value, kind, scale, *, sensitivity, name, norm="l2"):
+        return value
+
+
+def test_the_regression_score_changes_by_at_most_its_sensitivity_on_neighbours():
+    """Replace-one neighbours of the validation part, the replacement at every extreme: the capped score moves
+    by at most SCORE_CAP / m, and the bound is reached (it is not loose)."""
+    from dpsparse.tuning import SCORE_CAP, _Score
+
+    rng = np.random.default_rng(0)
+    m, p = 40, 3
+    X = rng.uniform(-1, 1, (m, p))
+    y = rng.uniform(-1, 1, m)
+    bounds = data.Bounds(-np.ones(p), np.ones(p), -1.0, 1.0)
+    design = data.prepare(X, y, bounds, classification=False)
+    score = _Score(design, False, 0.01, NoNoise())
+    assert score.sensitivity == SCORE_CAP / m
+    worst = 0.0
+    for w in rng.normal(0, 2, (20, p + 1)):
+        base = score(w)
+        for x_new, y_new in [(np.ones(p), -1.0), (-np.ones(p), 1.0), (np.zeros(p), 1.0), (X[0], y[0])]:
+            Xb, yb = X.copy(), y.copy()
+            Xb[0], yb[0] = x_new, y_new
+            other = _Score(data.prepare(Xb, yb, bounds, classification=False), False, 0.01, NoNoise())
+            worst = max(worst, abs(other(w) - base))
+    assert worst <= score.sensitivity * (1 + 1e-12) and worst >= 0.9 * score.sensitivity
+
+
 def test_candidates_are_planned_at_the_search_rho():
     X, y, bounds = _breast_cancer()
     rho = search_zcdp(1.0, 1e-5, 20)
