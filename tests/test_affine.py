@@ -88,6 +88,7 @@ def test_search_on_sparse_input_selects_and_fits_as_on_dense():
     from dpsparse import DPLogisticRegression, DPSearchCV
 
     X, y, bounds, _ = data.load_bundled("breast_cancer")
+    X = np.where(X > np.median(X, axis=0), X, 0.0)  # half zeros: sparse enough to stay sparse
     grid = {"mechanism": ["dp-gcd", "dp-cd", "fw"], "max_iter": [5, 20]}
     est = DPLogisticRegression(bounds=bounds, classes=[0, 1])
     with warnings.catch_warnings():
@@ -108,3 +109,11 @@ def test_sparse_predictions_clip_the_zeros_outside_their_range():
     expected = np.clip(X.toarray(), LOW, HIGH) @ coef + 0.5
     np.testing.assert_allclose(data.linear_decision(X, coef, 0.5, bounds), expected, atol=1e-12)
     np.testing.assert_allclose(data.linear_decision(X.toarray(), coef, 0.5, bounds), expected, atol=1e-12)
+
+
+def test_only_a_matrix_smaller_dense_is_densified():
+    X = sp.random(30, 10, density=0.5, random_state=0, format="csr")
+    assert data.dense_if_dense(X) is X
+    full = sp.csr_matrix(np.arange(1.0, 301.0).reshape(30, 10))
+    assert isinstance(data.dense_if_dense(full), np.ndarray)
+    np.testing.assert_array_equal(data.dense_if_dense(full), full.toarray())

@@ -169,7 +169,7 @@ def _load(args):
         bounds = None if args.bounds_from_data else "private"
     if args.bounds:
         bounds = data.Bounds.from_json(args.bounds)
-    return X, y, bounds, names
+    return data.dense_if_dense(X), y, bounds, names
 
 
 def _read_schema(args):

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import distributed, losses, norms
 from .accounting import check_privacy_params
-from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, linear_decision, prepare
+from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, dense_if_dense, linear_decision, prepare
 from .mechanisms import fit_mechanism, fit_one_vs_rest, get
 from .noise import make_noise
 from .private_bounds import PendingDesign
@@ -146,7 +146,7 @@ class _DPLinearModel(BaseEstimator):
         self.support_ = np.flatnonzero(np.any(np.atleast_2d(self.coef_) != 0, axis=0))
 
     def _validate_xy(self, X, y):
-        """``X`` (dense or CSR) and ``y`` as float arrays; sets
+        """``X`` (dense, or CSR when that is smaller: ``data.dense_if_dense``) and ``y`` as float arrays; sets
         ``n_features_in_``; ValueError below 2 samples."""
         if distributed.is_dask(X):  # never gathered: checked for finiteness by data.prepare, chunk by chunk
             X, _ = distributed.as_row_chunked(X, y)
@@ -157,7 +157,7 @@ class _DPLinearModel(BaseEstimator):
                                  y_numeric=not self._classification)
         if X.shape[0] < 2:
             raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {X.shape[0]}")
-        return X, y
+        return dense_if_dense(X), y
 
     def _mechanism_options(self, mechanism):
         """``mechanism_options`` plus ``max_iter`` (as ``n_iter``, unless None) and ``rule`` where the mechanism
