@@ -217,6 +217,9 @@ def test_audit_prints_the_replay_of_every_pair_and_catches_the_mutant(capsys):
     declared, mutant = re.findall(r"epsilon >= ([0-9.]+) .*: (within|above) the claim", out)
     assert float(declared[0]) <= 1.0 and declared[1] == "within"
     assert float(mutant[0]) > 1.0 and mutant[1] == "above"
+    composed, claimed = re.findall(r"ledger replay .*: epsilon ([0-9.]+) for a claimed ([0-9.]+): within the claim",
+                                   out)[0]
+    assert float(composed) == pytest.approx(float(claimed), rel=1e-6) and 0.99 < float(claimed) <= 1.0
 
 
 @pytest.mark.parametrize("args,match", [(["--runs", "-1"], "--runs must be"), (["--mutation", "0"], "--mutation")])

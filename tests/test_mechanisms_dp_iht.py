@@ -23,10 +23,11 @@ def test_plan_composes_t_s_peeling_draws_and_t_gaussian_releases():
     design = _design()
     loss, pen = losses.Squared(clip=0.5), norms.build_penalty("l1", 0.0, 20, True)
     plan = make_plan(MECH, design, loss, pen, 1.0, 1e-5, None, {"n_iter": 4, "sparsity": 3})
-    u = _tight_scale(4, 3, 1, 1.0, 1e-5)
-    expected = Ledger().exponential(2.0 / u, 12).gaussian(u * 2.0, 1.0, 4)  # sqrt(s + 1 intercept) = 2
+    u = _tight_scale(4, 3, 1.0, 1e-5)
+    # each release: noise u lambda sqrt(s + 1) on an L2 sensitivity lambda sqrt(s + 1) (equal bounds): multiplier u
+    expected = Ledger().exponential(2.0 / u, 12).gaussian(u, 1.0, 4)
     assert plan.ledger.events == expected.events
-    assert plan.accountant_epsilon <= 1.0 and _tight_scale(4, 3, 1, 1.0 * 1.01, 1e-5) < u
+    assert plan.accountant_epsilon <= 1.0 and _tight_scale(4, 3, 1.0 * 1.01, 1e-5) < u
     lam = 2.0 * 1.0 * 0.5 * 1.0 / design.n  # 2 eta c b / n, eta = 1 / f'' = 1, c = clip, b = 1
     assert plan.details["score sensitivity (L_inf)"] == pytest.approx(lam)
     assert plan.details["noise std"] == pytest.approx(u * lam * 2.0)

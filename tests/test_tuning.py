@@ -23,7 +23,7 @@ class ReleaseLog(NoiseSource):
         super().__init__(np.random.default_rng(seed), seeded=True)
         self.log = []
 
-    def release(self, value, kind, scale, *, sensitivity, name, norm="l2"):
+    def release(self, value, kind, scale, *, sensitivity, name, norm="l2", sampling=None):
         self.log.append((name, float(np.max(scale)), float(np.max(sensitivity))))
         return super().release(value, kind, scale, sensitivity=sensitivity, name=name, norm=norm)
 
@@ -77,7 +77,7 @@ class NoNoise(NoiseSource):
     def __init__(self):
         super().__init__(np.random.default_rng(0), seeded=True)
 
-    def release(self, value, kind, scale, *, sensitivity, name, norm="l2"):
+    def release(self, value, kind, scale, *, sensitivity, name, norm="l2", sampling=None):
         return value
 
 

@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-__all__ = ["check_privacy_params", "Ledger", "calibrate", "PrivacyReport", "PrivacyBudget", "BudgetExceededError",
-           "REPLACE_ONE"]
+__all__ = ["check_privacy_params", "Ledger", "LoggedDraw", "calibrate", "compose_log", "log_ledger", "PrivacyReport",
+           "PrivacyBudget", "BudgetExceededError", "REPLACE_ONE"]
 
 REPLACE_ONE = "replace-one (datasets at Hamming distance 1)"
 
@@ -265,6 +265,154 @@ class Ledger:
         eps = self.epsilons(delta, coarse)
         self.accountant = min(eps, key=eps.get)
         return eps[self.accountant]
+
+
+@dataclass
+class LoggedDraw:
+    """One private event of a run as a noise source saw it (``dpsparse.audit.LedgerNoise``).
+
+    Attributes
+    ----------
+    op : {"release", "select", "select_product", "perturbation"}
+    name : str
+    family : str
+        "gaussian", "laplace" or "gumbel".
+    scale : float or ndarray
+        The noise scale drawn (one per coordinate or score, or one for all).
+    sensitivity : float or ndarray or None
+        As declared to the noise source (one per score for a selection).
+    norm : str
+        Of a release's sensitivity: "l1", "l2" or "linf".
+    sampling : tuple or None
+        ``NoiseSource.release``'s ``sampling``.
+    epsilon, delta : float or None
+        A perturbation's declared guarantee (a proof, not a ledger).
+    """
+
+    op: str
+    name: str
+    family: str
+    scale: object
+    sensitivity: object = None
+    norm: str = "l2"
+    sampling: tuple | None = None
+    epsilon: float | None = None
+    delta: float | None = None
+
+
+def _event_of(d):
+    """``(kind, params)`` of one logged draw for ``Ledger``: its privacy from the scale drawn and the
+    sensitivity declared, never from the mechanism's plan."""
+    scale = np.asarray(d.scale, dtype=float)
+    sens = np.asarray(d.sensitivity, dtype=float)
+    if d.op == "select" and d.family == "laplace":
+        # report-noisy-max, scores not monotone: max_j (Delta_j + max_k Delta_k) / b_j (docs/privacy.md, DP-GCD)
+        sens = np.broadcast_to(sens, np.broadcast(sens, scale).shape)
+        return "pure", {"epsilon": float(np.max((sens + sens.max()) / scale))}
+    if d.op in ("select", "select_product") and d.family == "gumbel":
+        if scale.ndim and np.ptp(scale) > 0:
+            raise ValueError(f"{d.name}: Gumbel-max with unequal scales is not an exponential mechanism")
+        return "exponential", {"epsilon": float(2.0 * np.max(sens) / np.max(scale))}
+    if d.op != "release":
+        raise ValueError(f"{d.name}: no ledger event for a {d.family} {d.op}")
+    if d.family == "gaussian" and d.norm in ("l1", "l2"):  # ||.||_2 <= ||.||_1
+        return "gaussian", {"multiplier": float(np.min(scale) / float(sens))}
+    if d.family == "laplace" and d.norm == "l1":
+        return "laplace", {"multiplier": float(np.min(scale) / float(sens))}
+    raise ValueError(f"{d.name}: a {d.family} release needs an L{'2' if d.family == 'gaussian' else '1'} "
+                     f"sensitivity, declared {d.norm}")
+
+
+def _grouped(events):
+    """A ``Ledger`` with equal events counted once each: ``(kind, params)`` in order of first appearance."""
+    counts = {}
+    for kind, params in events:
+        key = (kind, tuple(sorted(params.items())))
+        counts[key] = counts.get(key, 0) + 1
+    ledger = Ledger()
+    for (kind, params), count in counts.items():
+        ledger._add(kind, count, **dict(params))
+    return ledger
+
+
+def log_ledger(log):
+    """The ``Ledger`` of a run's logged draws (no sampling, no perturbation): one event per release and selection."""
+    return _grouped([_event_of(d) for d in log])
+
+
+def compose_log(log, delta):
+    """Epsilon at ``delta`` of the draws of one run (a list of ``LoggedDraw``), composed by the accountant.
+
+    What each draw costs comes from the scale drawn and the sensitivity declared: a
+    Gaussian or Laplace release is the mechanism of noise over sensitivity; a Laplace
+    report-noisy-max is ``max_j (Delta_j + max_k Delta_k) / b_j``-DP; a Gumbel one, or a
+    product selection, the ``2 Delta / beta``-DP exponential mechanism. Composed
+    adaptively by ``Ledger.epsilon`` (PLD and RDP, dp-accounting), except:
+
+    - releases under ``("poisson", q)`` or ``("replacement", n, m)`` sampling: the
+      subsampled Gaussian (``Ledger.poisson_gaussian``, ``replacement_gaussian``; the
+      contribution of one record is half the replace-one sensitivity);
+    - releases under ``("disjoint", q)``: each record is read by at most one of them and
+      is used with probability at most ``q``, so they cost one Gaussian mechanism (the
+      largest of them) at ``delta / q`` (one-pass SGD, docs/privacy.md);
+    - a ``perturbation`` (objective perturbation: a proof for ``(epsilon_1, delta_1)``) with
+      Gaussian releases under ``("chain", None)`` at a shift ``r`` from its exact minimizer:
+      ``epsilon_1 + 2 epsilon_g`` with ``delta_1 e^{epsilon_g} + delta_g (1 + e^{epsilon_1 +
+      epsilon_g}) <= delta`` (docs/mechanisms/perturbation.md), the largest such ``delta_g``.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        A draw with no ledger event (e.g. a Laplace release on an L2 sensitivity), or a mix
+        of sampling kinds this function cannot compose.
+    """
+    if not log:
+        return 0.0
+    kinds = {None if d.sampling is None else d.sampling[0] for d in log if d.op != "perturbation"}
+    proofs = [d for d in log if d.op == "perturbation"]
+    if proofs or "chain" in kinds:
+        return _chain_epsilon(proofs, [d for d in log if d.op != "perturbation"], kinds, delta)
+    if kinds == {"disjoint"}:
+        q = max(d.sampling[1] for d in log)
+        worst = min(log, key=lambda d: _event_of(d)[1]["multiplier"])
+        return log_ledger([worst]).epsilon(delta / q)
+    if kinds <= {"poisson", "replacement"} and len(kinds) == 1:
+        ledger = Ledger()
+        for d in log:
+            contribution = float(d.sensitivity) / 2.0
+            if d.sampling[0] == "poisson":
+                ledger.poisson_gaussian(d.sampling[1], float(np.min(d.scale)), contribution)
+            else:
+                ledger.replacement_gaussian(d.sampling[1], d.sampling[2], float(np.min(d.scale)), contribution)
+        return _grouped([(k, p) for k, _, p in ledger.events]).epsilon(delta)
+    if kinds != {None}:
+        raise ValueError(f"cannot compose releases under sampling {sorted(map(str, kinds))} together")
+    return log_ledger(log).epsilon(delta)
+
+
+def _chain_epsilon(proofs, releases, kinds, delta):
+    if len(proofs) != 1 or kinds != {"chain"}:
+        raise ValueError("a perturbation composes with chained Gaussian releases only, one proof per run")
+    eps_1, delta_1 = proofs[0].epsilon, proofs[0].delta
+    gaussian = log_ledger(releases)
+
+    def slack(delta_g):
+        eps_g = gaussian.epsilon(delta_g)
+        return eps_g, (delta - delta_1 * math.exp(eps_g)) / (1.0 + math.exp(eps_1 + eps_g))
+
+    delta_g = delta / (1.0 + math.exp(eps_1))
+    for _ in range(100):  # decreasing to the largest feasible delta_g
+        eps_g, nxt = slack(delta_g)
+        if nxt <= 0:
+            break
+        if nxt >= delta_g:  # delta_1 e^{eps_g} + delta_g (1 + e^{eps_1 + eps_g}) <= delta
+            return eps_1 + 2.0 * eps_g
+        delta_g = nxt if nxt < delta_g * (1 - 1e-9) else nxt * (1 - 1e-6)
+    return math.inf
 
 
 def epsilon_of_zcdp(rho, delta):

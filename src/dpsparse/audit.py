@@ -1,12 +1,17 @@
-"""Privacy audit: sensitivity replay, black-box lower bound on epsilon, mutation check.
+"""Privacy audit: sensitivity replay, ledger replay, black-box lower bound on epsilon, mutation check.
 
-Three checks of a registered mechanism on a pair of neighbouring datasets (replace-one):
+Checks of a registered mechanism on a pair of neighbouring datasets (replace-one):
 
 - ``sensitivity_replay``: the mechanism runs on dataset A with every noise draw replaced
   by zero, recording each released quantity (``NoiseSource.release``, ``select``,
   ``check``); then on dataset B with the history forced to A's (each release returns what
   it returned on A). For each release the change ``|value_B - value_A|`` is divided by
   its declared sensitivity: a ratio above 1 is a broken sensitivity bound.
+- ``ledger_replay``: one run with every draw logged (``LedgerNoise``: family, scale,
+  declared sensitivity and norm, sampling); the log is composed by the accountant
+  (``accounting.compose_log``) and must not exceed the epsilon the report claims: the
+  sensitivity replay checks each release's sensitivity, this checks that the noise drawn
+  on it is the noise the ledger booked.
 - ``black_box_audit``: many runs on A and on B with real noise; a one-dimensional
   statistic (a projection of the released model) and a threshold test chosen on one
   half of the runs, evaluated on the other half; Clopper-Pearson bounds give a lower
@@ -32,19 +37,26 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import beta as _beta
 
+from .accounting import LoggedDraw, compose_log, log_ledger
 from .data import Bounds, prepare
 from .mechanisms import fit_mechanism, get, make_plan
-from .noise import NoiseSource
+from .noise import NoiseSource, argmax_per_factor
 
 __all__ = [
     "AuditResult",
+    "LedgerCheck",
+    "LedgerNoise",
     "ReplayNoise",
     "ScaledNoise",
     "audit_options",
     "black_box_audit",
+    "check_log",
     "clopper_pearson",
+    "ledger_replay",
+    "log_ledger",
     "mutation_check",
     "neighbouring_pairs",
+    "search_replay",
     "sensitivity_replay",
 ]
 
@@ -89,7 +101,7 @@ class ReplayNoise(NoiseSource):
         self.ratios.append((name, ratio_of(rec_value)))
         return rec_output
 
-    def release(self, value, kind, scale, *, sensitivity, name, norm="l2"):
+    def release(self, value, kind, scale, *, sensitivity, name, norm="l2", sampling=None):
         return self._bounded(name, np.copy(value), np.copy(value),
                              lambda rec: _distance(value, rec, norm) / float(sensitivity))
 
@@ -103,8 +115,166 @@ class ReplayNoise(NoiseSource):
         return self._bounded(name, scores.copy(), int(np.argmax(scores)),
                              lambda rec: float(np.max(np.abs(scores - rec) / sens)))
 
+    def select_product(self, scores, factor, scale, *, sensitivity, name):
+        scores, factor = np.asarray(scores, dtype=float), np.asarray(factor)
+
+        def ratio(rec):  # the largest change of a tuple's score: per factor, the extreme item
+            d = scores - rec
+            hi = sum(d[factor == f].max() for f in np.unique(factor))
+            lo = sum(d[factor == f].min() for f in np.unique(factor))
+            return max(hi, -lo) / float(sensitivity)
+
+        return self._bounded(name, scores.copy(), argmax_per_factor(scores, factor), ratio)
+
     def describe(self):
         return "audit replay: zero noise"
+
+
+class LedgerNoise(NoiseSource):
+    """Real noise, and a log of every private event of the run (``log``, a list of ``accounting.LoggedDraw``):
+    the family and scale drawn, the declared sensitivity and norm, the sampling; for the ledger replay.
+
+    A draw outside ``release``, ``select``, ``select_product`` and ``perturbation`` (noise that no
+    declaration covers) is logged as ``undeclared`` and makes ``compose_log`` fail.
+
+    Parameters
+    ----------
+    seed : int
+    zero : bool
+        Draw zeros (the scales are still logged): the run of the noiseless algorithm.
+    """
+
+    def __init__(self, seed=0, zero=False):
+        super().__init__(np.random.default_rng(seed), seeded=True)
+        self.log, self.zero, self._declared = [], bool(zero), False
+
+    def _primitive(self, kind, scale, size, sample):
+        if not self._declared:
+            self.log.append(LoggedDraw("undeclared", "raw draw", kind, np.asarray(scale, dtype=float)))
+        if self.zero:
+            shape = np.shape(scale) if size is None else size
+            return 0.0 if shape == () else np.zeros(shape)
+        return sample(scale, size)
+
+    def laplace(self, scale, size=None):
+        return self._primitive("laplace", scale, size, super().laplace)
+
+    def gaussian(self, sigma, size=None):
+        return self._primitive("gaussian", sigma, size, super().gaussian)
+
+    def gumbel(self, scale, size=None):
+        return self._primitive("gumbel", scale, size, super().gumbel)
+
+    def _declare(self, entry, call):
+        self.log.append(entry)
+        self._declared = True
+        try:
+            return call()
+        finally:
+            self._declared = False
+
+    def release(self, value, kind, scale, *, sensitivity, name, norm="l2", sampling=None):
+        entry = LoggedDraw("release", name, kind, np.copy(scale), sensitivity, norm, sampling)
+        return self._declare(entry, lambda: super(LedgerNoise, self).release(
+            value, kind, scale, sensitivity=sensitivity, name=name, norm=norm, sampling=sampling))
+
+    def select(self, scores, kind, scale, *, sensitivity, name):
+        entry = LoggedDraw("select", name, kind, np.copy(scale), np.copy(sensitivity))
+        return self._declare(entry, lambda: super(LedgerNoise, self).select(
+            scores, kind, scale, sensitivity=sensitivity, name=name))
+
+    def select_product(self, scores, factor, scale, *, sensitivity, name):
+        entry = LoggedDraw("select_product", name, "gumbel", float(scale), sensitivity)
+        return self._declare(entry, lambda: super(LedgerNoise, self).select_product(
+            scores, factor, scale, sensitivity=sensitivity, name=name))
+
+    def perturbation(self, kind, scale, size, *, epsilon, delta, name):
+        entry = LoggedDraw("perturbation", name, kind, np.copy(scale), epsilon=float(epsilon), delta=float(delta))
+        return self._declare(entry, lambda: super(LedgerNoise, self).perturbation(
+            kind, scale, size, epsilon=epsilon, delta=delta, name=name))
+
+    def describe(self):
+        return "ledger replay: numpy PCG64 with a fixed seed, every draw logged"
+
+
+@dataclass
+class LedgerCheck:
+    """A ledger replay: the epsilon the run's draws compose to, beside the one its report claims.
+
+    Attributes
+    ----------
+    claimed : float
+        The report's ``accountant_epsilon``.
+    composed : float
+        ``accounting.compose_log`` of the logged draws, at the report's delta.
+    draws : int
+        Releases and selections logged.
+    """
+
+    claimed: float
+    composed: float
+    draws: int
+
+    @property
+    def holds(self):
+        """The draws spend no more than claimed (a relative 1e-6 for the accountants' rounding)."""
+        return self.composed <= self.claimed * (1 + 1e-6)
+
+
+def ledger_replay(mechanism, design, loss, penalty, *, epsilon=1.0, delta=1e-5, calibration=None, options=None,
+                  seed=0):
+    """Run ``mechanism`` once on ``design`` with every draw logged; compose the log with the accountant.
+
+    The log gives each release's noise over its declared sensitivity and each selection's
+    scale: what the run actually spent, independently of the ledger its plan booked. A
+    composed epsilon above the claim is a ledger that books less noise cost than was drawn.
+
+    Parameters
+    ----------
+    design : data.BoundedDesign or private_bounds.PendingDesign
+
+    Returns
+    -------
+    LedgerCheck
+    """
+    mech = get(mechanism) if isinstance(mechanism, str) else mechanism
+    noise = LedgerNoise(seed)
+    _, report = fit_mechanism(mech, design, loss, penalty, epsilon=epsilon, delta=delta, calibration=calibration,
+                              options=options, noise=noise)
+    return check_log(noise.log, report)
+
+
+def search_replay(log):
+    """zCDP of each base run of a private search (``tuning.DPSearchCV``) from its logged draws.
+
+    The log of a search is: the private bounds' selections (if any), then the constant
+    predictor's "label mean" and "validation score", then each base run's fit and its
+    "validation score". A base run reads the training part for its fit and the validation
+    part for its score, disjoint parts of a split drawn independently of the data, so it is
+    ``max(rho_fit, rho_score)``-zCDP (parallel composition).
+
+    Returns
+    -------
+    bounds_rho : float
+        zCDP of the draws before the first base run (0 without private bounds).
+    runs : list of (float, float)
+        ``(rho of the fit's draws, rho of the score)`` of each base run, the constant predictor first.
+    """
+    start = next(i for i, d in enumerate(log) if d.name == "label mean")
+    bounds_rho = log_ledger(log[:start]).zcdp() if start else 0.0
+    runs, fit = [], []
+    for d in log[start:]:
+        if d.name == "validation score":
+            runs.append((log_ledger(fit).zcdp() if fit else 0.0, log_ledger([d]).zcdp()))
+            fit = []
+        else:
+            fit.append(d)
+    return bounds_rho, runs
+
+
+def check_log(log, report):
+    """``LedgerCheck`` of a logged run (``LedgerNoise.log``) against its privacy report."""
+    return LedgerCheck(float(report.accountant_epsilon), compose_log(log, report.delta), len(log))
 
 
 class ScaledNoise(NoiseSource):

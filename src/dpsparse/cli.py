@@ -747,6 +747,12 @@ def audit(args):
         for name, pair in pairs.items():
             ratios = _audit.sensitivity_replay(mech, pair, bounds, loss, penalty, seed=args.seed, repeats=5, **kw)
             print(f"  {name:<25} " + ", ".join(f"{k} {v:.3f}" for k, v in ratios.items()))
+        design = data.prepare(*pairs["label flip"][0], bounds, classification, fit_intercept=True)
+        check = _audit.ledger_replay(mech, design, loss, penalty, epsilon=args.epsilon, delta=args.delta,
+                                     options=options, seed=args.seed)
+        verdict = "within the claim" if check.holds else "ABOVE THE CLAIM: the ledger books less than is drawn"
+        print(f"ledger replay (the noise drawn, {check.draws} releases and selections, composed by the accountant): "
+              f"epsilon {check.composed:.6f} for a claimed {check.claimed:.6f}: {verdict}")
         if args.runs:
             for factor in sorted({1.0, args.mutation}, reverse=True):
                 res = _audit.black_box_audit(mech, pairs["isolated label flip"], bounds, loss, penalty,

@@ -18,7 +18,7 @@ import numpy as np
 
 from .exceptions import FixedSeedWarning
 
-__all__ = ["BACKENDS", "NoiseSource", "SecureNoiseSource", "make_noise"]
+__all__ = ["BACKENDS", "NoiseSource", "SecureNoiseSource", "argmax_per_factor", "make_noise"]
 
 BACKENDS = ("fast", "secure")
 
@@ -58,12 +58,22 @@ class NoiseSource:
         """Draws of the family ``kind`` ("laplace", "gaussian" or "gumbel") at ``scale``."""
         return {"laplace": self.laplace, "gaussian": self.gaussian, "gumbel": self.gumbel}[kind](scale, size)
 
-    def release(self, value, kind, scale, *, sensitivity, name, norm="l2"):
+    def release(self, value, kind, scale, *, sensitivity, name, norm="l2", sampling=None):
         """``value`` plus noise of family ``kind`` and ``scale``: every noisy release of a mechanism.
 
         ``sensitivity`` (in the ``norm``, "l1", "l2" or "linf") is the declared bound on how
         much ``value`` moves when one record is replaced, at the same history of earlier
-        releases; the audit (``dpsparse.audit``) replays it. A zero scale adds nothing.
+        releases; the audit (``dpsparse.audit``) replays it, and its ledger replay composes
+        ``scale / sensitivity`` with the accountant (``accounting.compose_log``). A zero
+        scale adds nothing.
+
+        ``sampling`` says which records the value reads, when not all of them (the privacy
+        analysis depends on it): ``("poisson", q)``, a Poisson sample of rate ``q``;
+        ``("replacement", n, m)``, ``m`` indices drawn with replacement from ``n``;
+        ``("disjoint", q)``, every record in at most one release of this name, used with
+        probability at most ``q``; ``("chain", None)``, Gaussian noise on an approximate
+        minimizer, within ``sensitivity`` of a minimizer whose privacy is a proof
+        (``perturbation``). None: every record.
 
         Returns
         -------
@@ -88,6 +98,46 @@ class NoiseSource:
             return int(np.argmax(scores))
         return int(np.argmax(scores + self.draw(kind, scale, scores.shape)))
 
+    def select_product(self, scores, factor, scale, *, sensitivity, name):
+        """One exponential mechanism over a product set, by Gumbel-max in each factor.
+
+        The candidates are the tuples that take one item of each factor; a tuple's score is
+        the sum of its items' ``scores``. ``argmax`` of ``scores + Gumbel(scale)`` within each
+        factor samples the tuple with probability proportional to ``exp(score / scale)``.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (k,)
+        factor : ndarray of int of shape (k,)
+            The factor of each item.
+        scale : float
+            Gumbel scale ``beta`` (0: the exact maximizer).
+        sensitivity : float
+            Declared bound on how much a tuple's score moves when one record is replaced:
+            the draw is ``2 sensitivity / beta``-DP.
+
+        Returns
+        -------
+        ndarray of int
+            The chosen item of each factor, in the order of the factors' first items.
+        """
+        scores = np.asarray(scores, dtype=float)
+        if scale > 0:
+            scores = scores + self.draw("gumbel", scale, scores.shape)
+        return argmax_per_factor(scores, factor)
+
+    def perturbation(self, kind, scale, size, *, epsilon, delta, name):
+        """Noise drawn into an objective (objective perturbation), whose privacy is a proof.
+
+        The draw is not a release: the mechanism's theorem says that what it releases from
+        it is (``epsilon``, ``delta``)-DP, and the ledger replay books that pair as declared.
+
+        Returns
+        -------
+        ndarray of shape ``size``
+        """
+        return self.draw(kind, scale, size)
+
     def check(self, value, *, sensitivity, name, norm="l2"):
         """A bounded intermediate the privacy analysis rests on (no noise): returned as is.
 
@@ -101,6 +151,13 @@ class NoiseSource:
         if self.seeded:
             return "numpy PCG64 with a fixed seed: reproducible, for experiments only"
         return "numpy PCG64 seeded from OS entropy"
+
+
+def argmax_per_factor(scores, factor):
+    """Index of the largest score within each factor, in the order of the factors (ties: the first)."""
+    factor = np.asarray(factor)
+    order = np.lexsort((-np.asarray(scores, dtype=float), factor))  # by factor, best first
+    return order[np.r_[0, np.flatnonzero(np.diff(factor[order])) + 1]]
 
 
 def _import_opendp():

@@ -144,7 +144,8 @@ def _run(design, plan, noise, callback):
         batch = _poisson_batch(noise.rng, n, m / n) if poisson else noise.rng.integers(n, size=int(m))
         Xb = X[batch].compute() if is_dask(X) else X[batch]  # dask: the batch's rows gathered on the client
         g = noise.release(clipped_gradient_sum(Xb, Xb @ w, y[batch], info.loss, C), "gaussian", sigma,
-                          sensitivity=2.0 * C, name="clipped gradient sum")
+                          sensitivity=2.0 * C, name="clipped gradient sum",
+                          sampling=("poisson", m / n) if poisson else ("replacement", n, int(m)))
         w = info.penalty.prox(w - eta * g / m, eta)
         if callback is not None:
             callback(t, w)

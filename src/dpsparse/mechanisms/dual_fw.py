@@ -62,6 +62,7 @@ import scipy.optimize
 from .. import solvers
 from ..accounting import Ledger, calibrate
 from ..affine import gram
+from ..noise import argmax_per_factor
 from ..norms import Cardinality, GroupCount, Nonempty, SubmodularNorm, require
 from ._common import check_n_iter
 from .base import Mechanism, Option, Plan, n_iter_option, penalty_capabilities
@@ -399,10 +400,12 @@ def _vertex(structure, chosen, signs):
     return v
 
 
-def sample_vertex(w, structure, beta, noise):
-    """One draw of the exponential mechanism over all vertices, by Gumbel-max in each factor.
+def sample_vertex(w, structure, beta, noise, sensitivity=None):
+    """One draw of the exponential mechanism over all vertices, by Gumbel-max in each factor
+    (``NoiseSource.select_product``).
 
-    ``beta = 0`` gives the exact maximizer (the non-private LMO).
+    ``beta = 0`` gives the exact maximizer (the non-private LMO). ``sensitivity``: the
+    declared bound on a vertex score's change (``score_sensitivity``), for the audit.
 
     Returns
     -------
@@ -411,11 +414,11 @@ def sample_vertex(w, structure, beta, noise):
     a = _candidate_scores(w, structure)
     m = a.size
     cand = np.concatenate([a, -a])
-    if beta > 0:
-        cand = cand + noise.gumbel(beta, 2 * m)
     fac = np.concatenate([structure.factor, structure.factor])
-    order = np.lexsort((-cand, fac))  # by factor, best first
-    first = order[np.r_[0, np.flatnonzero(np.diff(fac[order])) + 1]]
+    if beta > 0:
+        first = noise.select_product(cand, fac, beta, sensitivity=sensitivity, name="vertex selection")
+    else:
+        first = argmax_per_factor(cand, fac)
     chosen = first % m
     signs = np.where(first < m, 1.0, -1.0)
     return _vertex(structure, chosen, signs)
@@ -596,7 +599,7 @@ def _run(design, plan, noise, callback):
     for t in range(1, o["n_iter"] + 1):
         w = noise.check(resp(s), sensitivity=q["delta_w"], name="primal response w(s)")
         if kind == "exponential":
-            v = sample_vertex(w, structure, q["m"] * q["delta_u"], noise)
+            v = sample_vertex(w, structure, q["m"] * q["delta_u"], noise, q["delta_u"])
         elif kind == "gaussian":
             w = noise.release(w, "gaussian", sigma, sensitivity=q["delta_w"], name="primal response w(s)")
             v = q["alpha"] * penalty.lmo_dual_ball(w)

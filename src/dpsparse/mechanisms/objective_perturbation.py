@@ -284,6 +284,7 @@ def _plan(info):
         "budget split": f"eps_1={eps_1:.4g}, delta_1={delta_1:.3g}, eps_g={eps_g:.4g}, delta_g={delta_g:.3g}",
     }
     params = {"beta": k["beta"], "zeta": k["zeta"], "Delta": Delta, "tol": tol, "r": r, "sigma_2": m_g * r,
+              "eps_1": eps_1, "delta_1": delta_1,
               "smoothness": float(info.loss.smoothness) * R**2 + Delta / n}
     return Plan(ledger=ledger, accountant_epsilon=float(accounted),
                 accountant=f"KST Thm 2 for ({eps_1:.4g}, {delta_1:.3g}) + 2 x {ledger.accountant} Gaussian",
@@ -298,7 +299,8 @@ def _gaussian_multiplier(epsilon, delta):
 def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     n, p = design.n, design.p
-    b = noise.gaussian(q["beta"], p)
+    b = noise.perturbation("gaussian", q["beta"], p, epsilon=q["eps_1"], delta=q["delta_1"],
+                           name="objective noise b (Kifer, Smith & Thakurta 2012, Theorem 2)")
     Delta, mu = q["Delta"], q["Delta"] / n
     initial = 2.0 * (zero_loss_bound(info.loss) + float(b @ b) / (2.0 * n * Delta))
     max_iter = solvers.linear_rate_iterations(q["smoothness"], mu, initial, q["tol"])
@@ -307,7 +309,8 @@ def _run(design, plan, noise, callback):
     w = noise.check(w, sensitivity=2.0 * q["zeta"] / Delta + 2.0 * q["r"], name="perturbed minimizer (b fixed)")
     if callback is not None:
         callback(0, w.copy())
-    return noise.release(w, "gaussian", q["sigma_2"], sensitivity=2.0 * q["r"], name="approximate minimizer")
+    return noise.release(w, "gaussian", q["sigma_2"], sensitivity=q["r"], name="approximate minimizer",
+                         sampling=("chain", None))
 
 
 MECHANISM = Mechanism(

@@ -109,7 +109,7 @@ def _plan(info):
                "delta of the Gaussian step": info.delta / q, "learning rate": eta, "radius": o["radius"],
                "geometry": o["geometry"]}
     return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta / q), accountant=ledger.accountant,
-                iterations=None, details=details, params={"L": L, "sigma": sigma, "eta": eta})
+                iterations=None, details=details, params={"L": L, "sigma": sigma, "eta": eta, "q": q})
 
 
 def _run(design, plan, noise, callback):
@@ -129,7 +129,8 @@ def _run(design, plan, noise, callback):
             seen[i], n_seen = True, n_seen + 1
             xi = X[i].toarray().ravel() if sp.issparse(X) or is_shifted(X) else X[i]
             grad = float(loss.bounded_derivative(np.array([xi @ w]), y[i:i + 1])[0]) * xi
-        step = noise.release(grad, "gaussian", sigma, sensitivity=2.0 * L, name="per-sample gradient")
+        step = noise.release(grad, "gaussian", sigma, sensitivity=2.0 * L, name="per-sample gradient",
+                             sampling=("disjoint", q["q"]))
         w = steps.step(w, eta, step)
         if penalty is not None:
             w = penalty.prox(w, eta)
