@@ -104,7 +104,9 @@ def _black_box(name, factor, runs):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", AUDITED)
 def test_black_box_audit_respects_the_claim_and_catches_the_quarter_noise_mutant(name):
-    runs = 10000 if name == "output" else 20000  # output: one solve per run
+    # output: one solve per run; two-stage: its stages are calibrated in zCDP, looser than the PLD for one step,
+    # so the x0.25 mutant of its single DP-GCD step needs more runs to be seen (lower bound 0.87 at 20,000)
+    runs = {"output": 10000, "two-stage": 60000}.get(name, 20000)
     assert _black_box(name, 1.0, runs).epsilon_lower_bound <= 1.0
     assert _black_box(name, 0.25, runs).epsilon_lower_bound > 1.0
 
