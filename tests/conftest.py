@@ -67,3 +67,27 @@ BOUNDS_DIR = Path(__file__).resolve().parents[1] / "examples" / "bounds"
 def a_priori_bounds(name):
     """``data.Bounds`` of a real dataset (``examples/bounds/NAME.json``)."""
     return data.Bounds.from_json(BOUNDS_DIR / f"{name}.json")
+
+
+REGRESSION_ONLY = {"adassp"}  # least squares from sufficient statistics
+CLASSIFICATION_ONLY = {"objective"}  # needs a twice-differentiable loss: logistic
+
+
+def mechanism_cases():
+    """``(name, classification)`` for every registered mechanism and every task it fits."""
+    from dpsparse.mechanisms import REGISTRY
+
+    for name in sorted(REGISTRY):
+        for classification in (True, False):
+            if (classification and name in REGRESSION_ONLY) or (not classification and name in CLASSIFICATION_ONLY):
+                continue
+            yield name, classification
+
+
+def mechanism_loss(name, classification):
+    """The test loss of a mechanism: logistic, or Huber for regression (the squared loss for AdaSSP)."""
+    from dpsparse import losses
+
+    if classification:
+        return losses.Logistic()
+    return losses.Squared(clip=1.0) if name in REGRESSION_ONLY else losses.Huber(1.0)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpsparse import data, losses, norms
+from conftest import mechanism_cases, mechanism_loss
+from dpsparse import data, norms
 from dpsparse.affine import ShiftedSparse, gram
 from dpsparse.mechanisms import REGISTRY, fit_mechanism
 from dpsparse.noise import make_noise
@@ -60,19 +61,11 @@ def test_shifted_design_equals_the_dense_mapped_array(row_norm, fit_intercept):
                                np.clip(dense.X * v[:, None], -clip, clip).sum(axis=0), atol=1e-12)
 
 
-def _cases():
-    for name in sorted(REGISTRY):
-        for classification in (True, False):
-            if name == "objective" and not classification:
-                continue  # needs a twice-differentiable loss: logistic only
-            yield name, classification
-
-
-@pytest.mark.parametrize("name,classification", list(_cases()))
+@pytest.mark.parametrize("name,classification", list(mechanism_cases()))
 def test_every_mechanism_fits_sparse_input_as_dense(name, classification):
     """The same noise draws on the implicit and the dense design give the same model (to rounding)."""
     mech = REGISTRY[name]
-    loss = losses.Logistic() if classification else losses.Huber(1.0)
+    loss = mechanism_loss(name, classification)
     options = {"n_iter": 4} if "n_iter" in mech.option_names else {}
     fits = []
     for design in _designs(1.2, classification):

@@ -4,12 +4,13 @@ import warnings
 
 import pytest
 
+from conftest import mechanism_cases, mechanism_loss
 from dpsparse import audit, losses, norms
 from dpsparse.mechanisms import REGISTRY
 
 
 def _config(name, classification):
-    loss = losses.Logistic() if classification else losses.Huber(1.0)
+    loss = mechanism_loss(name, classification)
     options = {"n_iter": 4} if "n_iter" in REGISTRY[name].option_names else {}
     return loss, norms.build_penalty("l1", 0.05, 3, True), options
 
@@ -23,22 +24,14 @@ def _replay(name, classification, row_norm, pair_name):
                                         classification=classification)
 
 
-def _cases(names):
-    for name in names:
-        for classification in (True, False):
-            if name == "objective" and not classification:
-                continue  # needs a twice-differentiable loss: logistic only
-            yield name, classification
-
-
-@pytest.mark.parametrize("name,classification", list(_cases(sorted(REGISTRY))))
+@pytest.mark.parametrize("name,classification", list(mechanism_cases()))
 def test_replay_of_every_mechanism_stays_within_its_declared_sensitivities(name, classification):
     ratios = _replay(name, classification, 1.0, "row norm with intercept")
     assert ratios and max(ratios.values()) <= 1.0 + 1e-9
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,classification", list(_cases(sorted(REGISTRY))))
+@pytest.mark.parametrize("name,classification", list(mechanism_cases()))
 @pytest.mark.parametrize("row_norm", [None, 1.0])
 @pytest.mark.parametrize("pair_name", list(audit.neighbouring_pairs()[1]))
 def test_replay_on_every_neighbouring_pair(name, classification, row_norm, pair_name):
@@ -53,7 +46,7 @@ def test_replay_reaches_the_declared_sensitivity_under_the_audit_options(name):
     infinite margin (docs/audit.md)."""
     classification = name == "objective"
     bounds, pairs = audit.neighbouring_pairs(n=10, p=2, classification=classification)
-    loss = losses.Logistic() if classification else losses.Huber(1.0)
+    loss = mechanism_loss(name, classification)
     pen = norms.build_penalty("l1", 1e-6, 2, True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

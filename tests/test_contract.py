@@ -4,7 +4,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import bounded_problem
+from conftest import REGRESSION_ONLY, bounded_problem, mechanism_loss
 from dpsparse import DPLasso, PrivacyBudget, audit, losses, norms
 from dpsparse.data import BoundedDesign, Bounds, prepare
 from dpsparse.mechanisms import REGISTRY, fit_mechanism, make_plan
@@ -14,11 +14,13 @@ EPS, DELTA = 1.0, 1e-5
 
 
 def _setup(name, seed=0, n=120, p=4):
-    X, y = bounded_problem(n=n, p=p, seed=seed, classification=True)
-    design = prepare(X[:, :-1], y, Bounds(-np.ones(p), np.ones(p), source="test bounds"), True)
+    classification = name not in REGRESSION_ONLY
+    X, y = bounded_problem(n=n, p=p, seed=seed, classification=classification)
+    labels = (None, None) if classification else (-1.0, 1.0)
+    design = prepare(X[:, :-1], y, Bounds(-np.ones(p), np.ones(p), *labels, source="test bounds"), classification)
     penalty = norms.build_penalty("l1", 0.05, p, True)
     options = {"n_iter": 3} if "n_iter" in REGISTRY[name].option_names else {}
-    return design, losses.Logistic(), penalty, options
+    return design, mechanism_loss(name, classification), penalty, options
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))

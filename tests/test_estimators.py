@@ -225,7 +225,9 @@ def test_structured_penalties_with_dp_sgd(penalty, groups):
                              max_iter=300, bounds=bounds, random_state=0).fit(X, y)
     assert est.privacy_report_.guarantee_holds and est.score(X, y) > 0.2
     with pytest.raises(ValueError, match="separable"):
-        DPLinearRegression(penalty=penalty, groups=groups, bounds=bounds).fit(X, y)
+        DPLinearRegression(penalty=penalty, groups=groups, bounds=bounds, mechanism="dp-gcd").fit(X, y)
+    default = DPLinearRegression(penalty=penalty, groups=groups, bounds=bounds, random_state=0).fit(X, y)
+    assert default.privacy_report_.mechanism == "dp-sgd"  # mechanism="auto": the prox of the whole norm
 
 
 def test_invalid_groups_are_refused_before_the_data_is_touched():

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import planted_sparse
+from conftest import mechanism_cases, mechanism_loss, planted_sparse
 from dpsparse import DPLasso, DPLogisticRegression, DPSearchCV, audit, data, losses, norms
 from dpsparse.accounting import Ledger, LoggedDraw, compose_log, zcdp_budget
 from dpsparse.mechanisms import REGISTRY, fit_mechanism
@@ -25,16 +25,8 @@ def _problem(classification, n=60, p=4, seed=0, bounds=None):
     return data.prepare(X, y, bounds or b, classification, fit_intercept=True)
 
 
-def _cases():
-    for name in sorted(REGISTRY):
-        for classification in (True, False):
-            if name == "objective" and not classification:
-                continue  # needs a twice-differentiable loss: logistic only
-            yield name, classification
-
-
 def _replay(name, design, classification, epsilon=1.0, options=None):
-    loss = losses.Logistic() if classification else losses.Huber(1.0)
+    loss = mechanism_loss(name, classification)
     pen = norms.build_penalty("l1", 0.05, design.p - 1, True)
     if options is None:
         options = {"n_iter": 5} if "n_iter" in REGISTRY[name].option_names else {}
@@ -43,7 +35,7 @@ def _replay(name, design, classification, epsilon=1.0, options=None):
         return audit.ledger_replay(name, design, loss, pen, epsilon=epsilon, delta=1e-5, options=options)
 
 
-@pytest.mark.parametrize("name,classification", list(_cases()))
+@pytest.mark.parametrize("name,classification", list(mechanism_cases()))
 @pytest.mark.parametrize("epsilon", [0.3, 1.0])
 def test_every_mechanisms_draws_compose_to_exactly_its_claim(name, classification, epsilon):
     """Equal feature bounds: every ledger books exactly the draws (objective perturbation through its proof)."""

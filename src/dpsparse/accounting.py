@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-__all__ = ["check_privacy_params", "Ledger", "LoggedDraw", "calibrate", "compose_log", "log_ledger", "PrivacyReport",
-           "PrivacyBudget", "BudgetExceededError", "REPLACE_ONE"]
+__all__ = ["check_privacy_params", "weak_delta", "Ledger", "LoggedDraw", "calibrate", "compose_log", "log_ledger",
+           "PrivacyReport", "PrivacyBudget", "BudgetExceededError", "REPLACE_ONE"]
 
 REPLACE_ONE = "replace-one (datasets at Hamming distance 1)"
 
@@ -43,6 +43,19 @@ def check_privacy_params(epsilon, delta):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
     if isinstance(delta, bool) or not isinstance(delta, (int, float, np.number)) or not 0 < delta < 1:
         raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}")
+
+
+def weak_delta(delta, n):
+    """The warning a delta above ``1 / n`` deserves, or None.
+
+    A mechanism that publishes one record chosen at random out of ``n`` is (0, 1/n)-DP: at
+    ``delta >= 1/n`` the definition allows revealing a whole record (Dwork & Roth 2014,
+    section 2.3); the default is ``1 / n**2``.
+    """
+    if delta <= 1.0 / n:
+        return None
+    return (f"delta = {delta:g} is above 1/n = {1.0 / n:.3g}: a mechanism may then reveal a whole record with "
+            "probability delta (the default is 1/n^2)")
 
 
 class Ledger:

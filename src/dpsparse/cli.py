@@ -22,7 +22,7 @@ from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
 from sklearn.model_selection import train_test_split
 
 from . import card, data, norms, schema, solvers, tuning
-from .accounting import check_privacy_params, jsonable
+from .accounting import check_privacy_params, jsonable, weak_delta
 from .estimators import DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from .exceptions import FixedSeedWarning, PrivacyLeakWarning
 from .mechanisms import REGISTRY
@@ -440,9 +440,8 @@ def _job(args, epsilons):
     est.set_params(bounds=bounds, bounds_share=args.bounds_share)
     strat = y if classes is not None else None
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=args.test_size, random_state=args.seed, stratify=strat)
-    if args.delta is not None and args.delta > 1.0 / Xtr.shape[0]:
-        notes.append(f"delta = {args.delta:g} is above 1/n = {1.0 / Xtr.shape[0]:.3g}: a mechanism may then "
-                     "reveal a whole record with probability delta (the default is 1/n^2)")
+    if args.delta is not None and weak_delta(args.delta, Xtr.shape[0]):
+        notes.append(weak_delta(args.delta, Xtr.shape[0]))
     return _Job(args, est, classes, names, Xtr, Xte, ytr, yte, notes)
 
 

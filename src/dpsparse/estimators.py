@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+import warnings
 
 import numpy as np
 from scipy.special import expit
@@ -18,11 +19,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import distributed, losses, norms
-from .accounting import check_privacy_params
+from .accounting import check_privacy_params, weak_delta
 from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, dense_if_dense, linear_decision, prepare
-from .mechanisms import fit_mechanism, fit_one_vs_rest, get
+from .exceptions import WeakGuaranteeWarning
+from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
 from .noise import make_noise
-from .private_bounds import PendingDesign
+from .private_bounds import LabelScaleDesign, PendingDesign
 
 __all__ = ["DPElasticNet", "DPLasso", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression"]
 
@@ -100,12 +102,16 @@ class _DPLinearModel(BaseEstimator):
         PrivacyLeakWarning
             When ``bounds`` is None: bounds come from the data and the fit is not private.
         """
-        mechanism = get(self.mechanism)
+        if self.mechanism != "auto":
+            get(self.mechanism)  # a bad name is refused before the data is read
         X, y = self._validate_xy(X, y)
         n = X.shape[0]
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
-        options = self._mechanism_options(mechanism)
+        weak = weak_delta(delta, n)
+        if weak:
+            warnings.warn(weak, WeakGuaranteeWarning, stacklevel=2)
+        mechanism, options, reason = self._chosen_mechanism(n, X.shape[1])
         mechanism.resolve_calibration(self.calibration)
         penalty = self._penalty(X.shape[1])
         loss = self._loss()
@@ -114,7 +120,7 @@ class _DPLinearModel(BaseEstimator):
         design = self._design(X, y)
         kw = dict(epsilon=self.epsilon, delta=delta, calibration=self.calibration, options=options, noise=noise,
                   callback=_Progress(options.get("n_iter")) if self.verbose else None, budget=self.budget,
-                  label=f"{type(self).__name__} ({self.mechanism})")
+                  label=f"{type(self).__name__} ({mechanism.name})")
         if self._multiclass:
             w, report = fit_one_vs_rest(mechanism, design, design.y.astype(int), self._fit_classes.size, loss,
                                         penalty, **kw)
@@ -123,6 +129,10 @@ class _DPLinearModel(BaseEstimator):
         design = getattr(design, "design", design)  # private bounds: the design mapped onto them
         if self._classification and getattr(self, "classes", None) is None:
             report.warnings.append(CLASSES_FROM_DATA)
+        if reason is not None:
+            report.noise = {"mechanism chosen (mechanism='auto')": reason, **report.noise}
+        if weak:
+            report.warnings.append(weak)
         self._set_fitted(design, w)
         report.support_size = int(self.support_.size)
         self.privacy_report_ = report
@@ -159,10 +169,22 @@ class _DPLinearModel(BaseEstimator):
             raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {X.shape[0]}")
         return dense_if_dense(X), y
 
-    def _mechanism_options(self, mechanism):
-        """``mechanism_options`` plus ``max_iter`` (as ``n_iter``, unless None) and ``rule`` where the mechanism
-        has them."""
-        options = dict(self.mechanism_options or {})
+    def _chosen_mechanism(self, n, p):
+        """``(mechanism, options, reason)``: the named mechanism, or the public rule of ``mechanism="auto"``
+        (``mechanisms.auto.choose``: from the loss, the penalty, n and p only; ``reason`` None when named)."""
+        if self.mechanism != "auto":
+            mechanism = get(self.mechanism)
+            return mechanism, self._mechanism_options(mechanism), None
+        if self.mechanism_options:
+            raise ValueError("mechanism_options need a named mechanism: mechanism='auto' chooses its own options")
+        name, options, reason = auto.choose(self._loss(), self._penalty(p), n, p)
+        mechanism = get(name)
+        return mechanism, self._mechanism_options(mechanism, options), reason
+
+    def _mechanism_options(self, mechanism, defaults=None):
+        """``defaults``, ``mechanism_options``, and ``max_iter`` (as ``n_iter``, unless None) and ``rule`` where
+        the mechanism has them."""
+        options = {**(defaults or {}), **(self.mechanism_options or {})}
         if "n_iter" in mechanism.option_names and self.max_iter is not None:
             options.setdefault("n_iter", self.max_iter)
         if "rule" in mechanism.option_names:
@@ -430,7 +452,7 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     n_iter_ : int
     """
 
-    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, l1_ratio=0.5, loss="squared", clip=1.0, mechanism="dp-gcd",
+    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, l1_ratio=0.5, loss="squared", clip="auto", mechanism="auto",
                  max_iter=None, rule="gs-r", calibration=None, bounds=None, bounds_share=0.1,
                  fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
@@ -457,12 +479,34 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
         tags.input_tags.sparse = True
         return tags
 
+    def _clip(self):
+        """The residual clipping threshold in the bounded label units: ``clip``, or 1 for ``"auto"`` (the label
+        range itself then narrowed to the labels' private spread, ``_design``)."""
+        if isinstance(self.clip, str) and self.clip == "auto":
+            return 1.0
+        if isinstance(self.clip, bool) or not isinstance(self.clip, (int, float, np.number)):
+            raise ValueError(f"clip must be 'auto' or a finite number > 0, got {self.clip!r}")
+        return float(self.clip)
+
     def _loss(self):
         if self.loss == "squared":
-            return losses.Squared(clip=self.clip)
+            return losses.Squared(clip=self._clip())
         if self.loss == "huber":
-            return losses.Huber(tau=self.clip)
+            return losses.Huber(tau=self._clip())
         raise ValueError(f"unknown loss {self.loss!r}; allowed: ['huber', 'squared']")
+
+    def _design(self, X, y):
+        """As the base class; with ``clip="auto"`` and a declared label range, the label range is narrowed to the
+        labels' private mean and spread (``private_bounds.LabelScaleDesign``, ``bounds_share`` of the budget)."""
+        bounds = self.bounds
+        if not (isinstance(self.clip, str) and self.clip == "auto") or bounds is None or isinstance(bounds, str) and (
+                bounds == "private"):
+            return super()._design(X, y)
+        bounds = _resolve_bounds(bounds, X, y, True)
+        if bounds.label_low is None:
+            return super()._design(X, y)
+        return LabelScaleDesign(X, self._encode(y), bounds.for_features(X.shape[1]), self.fit_intercept,
+                                self.bounds_share)
 
     def reference_loss(self):
         """The datafit of the objective ``F`` (squared loss without clipping, or Huber)."""
@@ -490,9 +534,9 @@ class DPLasso(DPElasticNet):
         As in ``DPElasticNet``.
     """
 
-    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=None,
-                 rule="gs-r", calibration=None, bounds=None, bounds_share=0.1, fit_intercept=True, random_state=None,
-                 verbose=0, mechanism_options=None, budget=None, noise="fast"):
+    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, loss="squared", clip="auto", mechanism="auto",
+                 max_iter=None, rule="gs-r", calibration=None, bounds=None, bounds_share=0.1, fit_intercept=True,
+                 random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -523,7 +567,7 @@ class DPLinearRegression(DPElasticNet):
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
-                 loss="squared", clip=1.0, mechanism="dp-gcd", max_iter=None, rule="gs-r", calibration="tight",
+                 loss="squared", clip="auto", mechanism="auto", max_iter=None, rule="gs-r", calibration="tight",
                  bounds=None, bounds_share=0.1, fit_intercept=True, random_state=None, verbose=0,
                  mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon

@@ -15,3 +15,7 @@ class PrivacyCalibrationWarning(UserWarning):
 
 class FixedSeedWarning(UserWarning):
     """The privacy noise was drawn with a fixed seed: reproducible, for experiments only."""
+
+
+class WeakGuaranteeWarning(UserWarning):
+    """The guarantee holds but is weak: e.g. a delta above 1/n, at which a mechanism may reveal a whole record."""

@@ -20,6 +20,7 @@ are clipped to its ends.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -28,7 +29,7 @@ import scipy.sparse as sp
 from .accounting import Ledger
 from .data import Bounds, prepare
 
-__all__ = ["CANDIDATES", "MAX_FEATURES", "PendingDesign", "tail_share"]
+__all__ = ["CANDIDATES", "LABEL_WIDTH", "MAX_FEATURES", "LabelScaleDesign", "PendingDesign", "tail_share"]
 
 _STEPS = (1.0, 1.25, 1.6, 2.0, 2.5, 3.2, 4.0, 5.0, 6.3, 8.0)  # ten round numbers a decade (Renard series)
 _POSITIVE = [s * 10.0**k for k in range(-4, 8) for s in _STEPS]
@@ -235,3 +236,87 @@ def _scores(values, level):
     t, sensitivity = _TRANSFORMS[key]
     clipped = np.clip(values, CANDIDATES[0], CANDIDATES[-1])
     return np.asarray(t(clipped.tolist()), dtype=float), sensitivity
+
+
+LABEL_WIDTH = 2.0
+"""The label range kept around the private mean: this many private standard deviations each way."""
+
+
+class LabelScaleDesign(PendingDesign):
+    """Declared bounds, with a regression's label range narrowed to the labels' private spread.
+
+    A declared label range is often much wider than the labels (a published range, a
+    physical limit); mapped onto [-1, 1] the labels then fill a small part of it, and every
+    residual clip, label bound and score sensitivity of the mechanisms is sized for the
+    whole range. This buys the labels' mean and spread: ``(sum_i y_i, sum_i y_i^2)`` of the
+    labels mapped onto [-1, 1] by the declared range, one release (each term of the first
+    sum in [-1, 1], of the second in [0, 1]: replace-one sensitivity 2 and 1, L2 norm
+    ``sqrt(5)``, L1 norm 3), with Gaussian noise in zCDP or Laplace noise in pure DP. The
+    label range becomes ``mean +- LABEL_WIDTH sd`` inside the declared one (post-processing);
+    labels outside it are clipped, which the fit's analysis covers as it covers any public
+    range.
+
+    Parameters
+    ----------
+    X, y, fit_intercept, share
+        As ``PendingDesign`` (regression only).
+    bounds : data.Bounds
+        The declared bounds, with a label range.
+    """
+
+    def __init__(self, X, y, bounds, fit_intercept, share):
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+            raise ValueError(f"bounds_share must be in (0, 1), got {share!r}")
+        self.X, self.y, self.classification, self.fit_intercept = X, y, False, fit_intercept
+        self.bounds, self.share = bounds, float(share)
+        self.n_quantiles = 0
+        self.ledger = self.scale = self.family = self.design = None
+
+    @property
+    def row_norm(self):
+        r = self.bounds.row_norm
+        return math.sqrt(self.p) if r is None else min(float(r), math.sqrt(self.p))
+
+    def plan_zcdp(self, rho):
+        """Gaussian noise of zCDP ``rho`` on the two sums (L2 sensitivity sqrt(5))."""
+        self.family, self.scale = "gaussian", math.sqrt(5.0) / math.sqrt(2.0 * rho)
+        self.ledger = Ledger().gaussian(self.scale, math.sqrt(5.0))
+        return self
+
+    def plan_pure(self, epsilon):
+        """Laplace noise, ``epsilon``-DP on the two sums (L1 sensitivity 3)."""
+        self.family, self.scale = "laplace", 3.0 / epsilon
+        self.ledger = Ledger().laplace(self.scale, 3.0)
+        return self
+
+    def release(self, noise):
+        """Buy the mean and spread of the labels and map the data onto the narrowed range."""
+        b = self.bounds
+        centre, half = (b.label_low + b.label_high) / 2.0, (b.label_high - b.label_low) / 2.0
+        u = np.clip((np.asarray(self.y, dtype=float) - centre) / half, -1.0, 1.0)
+        norm = "l2" if self.family == "gaussian" else "l1"
+        sums = noise.release(np.array([u.sum(), (u * u).sum()]), self.family, self.scale,
+                             sensitivity=math.sqrt(5.0) if norm == "l2" else 3.0, norm=norm, name="label sums")
+        n = self.n
+        mean = float(np.clip(sums[0] / n, -1.0, 1.0))
+        sd = math.sqrt(max(sums[1] / n - mean * mean, 0.0))
+        lo, hi = max(-1.0, mean - LABEL_WIDTH * sd), min(1.0, mean + LABEL_WIDTH * sd)
+        if hi - lo < 1e-3:  # a degenerate release: keep a sliver of the declared range around the mean
+            lo, hi = max(-1.0, mean - 5e-4), min(1.0, mean + 5e-4)
+        self.released = (mean, sd)
+        narrowed = dataclasses.replace(b, label_low=centre + half * lo, label_high=centre + half * hi,
+                                       source=self.describe_source())
+        self.design = prepare(self.X, self.y, narrowed, False, self.fit_intercept)
+        return self.design
+
+    def describe_source(self):
+        return (f"{self.bounds.source}; the label range narrowed to the labels' private mean +- {LABEL_WIDTH:g} "
+                f"private standard deviations")
+
+    def details(self):
+        return {
+            "label range: share of the budget": self.share,
+            "label range: noise": f"{self.family}, scale {self.scale:.4g} on (sum y, sum y^2) of the labels on [-1, 1]",
+            "label range: source": "private mean and second moment (Gaussian or Laplace mechanism); the range is "
+                                   f"mean +- {LABEL_WIDTH:g} sd, clipped to the declared one",
+        }

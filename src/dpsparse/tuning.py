@@ -45,7 +45,7 @@ from .accounting import (
     zcdp_budget,
 )
 from .data import CLASSES_FROM_DATA
-from .mechanisms import get, make_plan
+from .mechanisms import auto, constant, get, make_plan
 from .noise import make_noise
 from .private_bounds import PendingDesign
 
@@ -140,9 +140,13 @@ def search_zcdp(epsilon, delta, mean_repetitions, rtol=1e-4, bounds_rho=0.0):
 class _Candidate:
     """One point of the grid: an unfitted estimator, its mechanism, loss, penalty and options (public)."""
 
-    def __init__(self, estimator, params, p):
+    def __init__(self, estimator, params, n, p):
         self.params = params
         self.estimator = clone(estimator).set_params(**params)
+        if self.estimator.mechanism == "auto":  # the public rule's mechanism at this shape
+            name, options, _ = auto.choose(self.estimator._loss(), self.estimator._penalty(p), n, p)
+            self.estimator.set_params(mechanism=name, mechanism_options={**options,
+                                                                          **(self.estimator.mechanism_options or {})})
         self.mechanism = get(self.estimator.mechanism)
         self.options = self.estimator._mechanism_options(self.mechanism)
         self.loss = self.estimator._loss()
@@ -268,7 +272,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"n_samples = {n} is too small for validation_fraction = {self.validation_fraction}")
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
-        candidates = [_Candidate(base, params, p) for params in grid]
+        candidates = [_Candidate(base, params, n - m, p) for params in grid]
         design = base._design(X, y)
         if base._multiclass:
             raise ValueError(f"DPSearchCV: {base._fit_classes.size} classes; the search supports two (fit a "
@@ -401,8 +405,5 @@ def _constant_model(train, classification, rho, noise):
     if not train.fit_intercept:
         return w
     sens = 2.0 / train.n
-    mean = float(noise.release(np.array([np.mean(train.y)]), "gaussian", sens / math.sqrt(2.0 * rho),
-                               sensitivity=sens, name="label mean")[0])
-    mean = min(max(mean, -0.999), 0.999)
-    w[-1] = math.log((1.0 + mean) / (1.0 - mean)) if classification else mean
+    w[-1] = constant.intercept(constant.label_mean(train.y, sens / math.sqrt(2.0 * rho), sens, noise), classification)
     return w

@@ -6,6 +6,8 @@ declaration; the estimators, the CLI and the audit read it and run a mechanism t
 Adding a mechanism is one module with a ``MECHANISM``, its tests and its docs.
 """
 from . import (
+    adassp,
+    constant,
     dp_cd,
     dp_gcd,
     dp_gd,
@@ -30,7 +32,8 @@ from .base import (
 )
 
 REGISTRY = {m.MECHANISM.name: m.MECHANISM for m in (dp_gcd, dp_cd, dp_sgd, dp_gd, one_pass_sgd, output_perturbation,
-                                                    objective_perturbation, dual_fw, fw, dp_iht, two_stage)}
+                                                    objective_perturbation, dual_fw, fw, dp_iht, two_stage, adassp,
+                                                    constant)}
 
 
 def get(name):

@@ -30,8 +30,9 @@ import numpy as np
 
 from ..accounting import Ledger, epsilon_of_zcdp, zcdp_budget
 from ..distributed import is_dask, labels, row_sum
+from ..losses import Squared
 from ..norms import ElasticNet
-from . import dp_gcd, output_perturbation
+from . import adassp, dp_gcd, dp_gd, output_perturbation
 from .base import Mechanism, Option, Plan, PublicInfo, n_iter_option
 from .dp_iht import peel
 
@@ -39,7 +40,8 @@ SOURCE = ("peeling: Cai, Wang & Zhang, 'The cost of privacy: optimal rates of co
           "with differential privacy', Annals of Statistics 2021, Algorithm 1; screening at the zero model: Fan & Lv, "
           "'Sure independence screening for ultrahigh dimensional feature space', JRSS-B 2008; stage 2: the chosen "
           "mechanism's own analysis; composition: dp-accounting, and Dwork & Roth 2014, Theorem 3.16")
-SECOND = {"dp-gcd": dp_gcd.MECHANISM, "output": output_perturbation.MECHANISM}
+SECOND = {"dp-gcd": dp_gcd.MECHANISM, "output": output_perturbation.MECHANISM, "adassp": adassp.MECHANISM,
+          "dp-gd": dp_gd.MECHANISM}
 
 
 def _kept(penalty):
@@ -49,6 +51,17 @@ def _kept(penalty):
 def _sparsity(info):
     s = info.options["sparsity"]
     return min(10, info.p - _kept(info.penalty).size) if s is None else s
+
+
+def _selection_loss(info):
+    """The loss whose derivative at zero scores the features: the fit's, or the squared loss clipped at
+    ``selection_clip`` when that option is set (least squares only)."""
+    c = info.options["selection_clip"]
+    if c is None:
+        return info.loss
+    if getattr(info.loss, "name", "") != "squared":
+        raise ValueError("mechanism two-stage: option selection_clip is for the squared loss")
+    return Squared(clip=c)
 
 
 def _derivative_at_zero(loss):
@@ -102,7 +115,7 @@ def _plan(info):
     o, n = info.options, info.n
     kept = _kept(info.penalty)
     s, share = _sparsity(info), o["selection_share"]
-    lam = 2.0 * _derivative_at_zero(info.loss) * np.asarray(info.feature_bounds, dtype=float) / n
+    lam = 2.0 * _derivative_at_zero(_selection_loss(info)) * np.asarray(info.feature_bounds, dtype=float) / n
     rho = zcdp_budget(info.epsilon, info.delta) if info.zcdp is None else info.zcdp
     u = math.sqrt(s / (2.0 * share * rho))  # s exponential mechanisms of 2/u-DP: s (2/u)^2 / 8 = share rho
     second = SECOND[o["second"]]
@@ -143,7 +156,7 @@ def _gradient_at_zero(X, y, loss):
 def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     X, y, n, kept, lam = design.X, design.y, design.n, q["kept"], q["lam"]
-    grad = _gradient_at_zero(X, y, info.loss) / n
+    grad = _gradient_at_zero(X, y, _selection_loss(info)) / n
     columns = peel(np.abs(grad), q["sparsity"], kept, q["beta"], lam, noise)
     plan2 = q["plan2"]
     plan2.info = dataclasses.replace(plan2.info, penalty=_restricted_penalty(info.penalty, columns))
@@ -169,6 +182,9 @@ MECHANISM = Mechanism(
         Option("selection_share", "float", 0.7, "share of the zCDP budget spent on the selection", low=0.0, high=1.0,
                low_open=True, high_open=True),
         Option("second", "choice", "output", "mechanism of stage 2", choices=tuple(SECOND)),
+        Option("selection_clip", "float", None, "squared loss: the labels' clip in the selection's scores (a "
+               "smaller clip than the fit's ranks the features by the sign of the label: less noise for the same "
+               "ranking)", low=0.0, low_open=True, high=1.0, default_help="the loss's own clip"),
     ),
     calibrations=("tight",),
     loss_needs=("smooth", "Lipschitz"),

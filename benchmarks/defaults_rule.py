@@ -1,0 +1,170 @@
+"""The public rule behind ``mechanism="auto"``, measured on synthetic families only.
+
+The defaults of the estimators (``dpsparse.mechanisms.auto``) must come from public
+quantities (n, p, epsilon, the loss), and the real datasets of the other benchmarks must
+stay an honest test of them. So the knobs of the rule are chosen here, on synthetic
+problems that vary what a user's data vary: the number of records, the number of features,
+how many of them matter, how strong the signal is, and how much of the declared range the
+features fill (published ranges are often much wider than the data).
+
+Two studies (``--study``):
+
+- ``logistic``: DP-GCD's iteration count T and per-coordinate clipping threshold, on
+  logistic problems; the table gives, for each (n epsilon, p), the held-out accuracy of
+  every grid point, averaged over the families and seeds, and the best point.
+- ``least-squares``: the two-stage rule (selection share, the selection's label clip, the
+  second mechanism) on planted sparse regressions.
+
+Every fit runs with ``epsilon`` and the public bounds only, the knob under study set; the
+constant predictor and the non-private model are printed beside. Results:
+``benchmarks/results/defaults_rule_<study>.json`` and a table on stdout.
+
+    python benchmarks/defaults_rule.py --study logistic          # about 10 minutes on 2 cores
+    python benchmarks/defaults_rule.py --study least-squares --quick
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.metrics import r2_score
+
+from dpsparse import DPLasso, DPLogisticRegression
+from dpsparse.data import Bounds
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def logistic_family(n, p, k, fill, seed, n_test=2000):
+    """Features in [-1, 1]: correlated Gaussians squeezed into ``fill`` of the range around a random centre (a
+    published range wider than the data); ``k`` true weights (k = p: dense, decaying), labels from the logistic
+    model with a margin of standard deviation 2."""
+    rng = np.random.default_rng(seed)
+    Z = rng.standard_normal((n + n_test, p))
+    Z = 0.7 * Z + 0.3 * Z[:, rng.integers(p, size=p)]  # some correlation between features
+    centre = rng.uniform(-1 + fill, 1 - fill, p)
+    X = np.clip(centre + fill * Z / 3.0, -1.0, 1.0)
+    w = np.zeros(p)
+    idx = rng.choice(p, k, replace=False)
+    w[idx] = rng.choice([-1.0, 1.0], k) / np.sqrt(np.arange(1, k + 1))
+    margin = (X - centre) @ w
+    margin *= 2.0 / max(margin.std(), 1e-12)
+    y = np.where(rng.random(n + n_test) < 1.0 / (1.0 + np.exp(-margin)), 1, 0)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def regression_family(n, p, k, snr, seed, n_test=2000):
+    """Planted k-sparse regression, features uniform in [-1, 1] with some correlation, declared label range ten
+    label standard deviations wide."""
+    rng = np.random.default_rng(seed)
+    Z = rng.uniform(-1, 1, (n + n_test, p))
+    X = np.clip(0.8 * Z + 0.2 * Z[:, rng.integers(p, size=p)], -1, 1)
+    w = np.zeros(p)
+    idx = rng.choice(p, k, replace=False)
+    w[idx] = rng.choice([-1.0, 1.0], k) * rng.uniform(0.5, 1.5, k)
+    signal = X @ w
+    y = signal + signal.std() / np.sqrt(snr) * rng.standard_normal(n + n_test)
+    half = 5.0 * y.std()
+    return X[:n], y[:n], X[n:], y[n:], set(idx.tolist()), half
+
+
+def _quiet(f, *a, **k):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return f(*a, **k)
+
+
+def study_logistic(quick):
+    sizes = [(400, 30), (2000, 30), (2000, 300), (10000, 300)] if not quick else [(400, 30), (2000, 300)]
+    grid_T = [50, 100, 200, 400]
+    grid_clip = [0.1, 0.2, 0.3, 0.5]
+    families = [(5, 0.3), ("dense", 0.3), (5, 1.0)]
+    seeds = range(2 if quick else 3)
+    rows = []
+    for n, p in sizes:
+        bounds = Bounds(-np.ones(p), np.ones(p))
+        for (k, fill), seed in itertools.product(families, seeds):
+            kk = p if k == "dense" else k
+            Xtr, ytr, Xte, yte = logistic_family(n, p, kk, fill, 1000 * seed + n + p)
+            base = {"n": n, "p": p, "k": str(k), "fill": fill, "seed": seed,
+                    "constant": float(max(np.mean(yte), 1 - np.mean(yte))),
+                    "non-private": float(LogisticRegression(max_iter=500).fit(Xtr, ytr).score(Xte, yte))}
+            for T, clip in itertools.product(grid_T, grid_clip):
+                est = DPLogisticRegression(epsilon=1.0, bounds=bounds, classes=[0, 1], random_state=seed,
+                                           mechanism="dp-gcd", max_iter=T, mechanism_options={"clipping_norm": clip})
+                accuracy = float(_quiet(est.fit, Xtr, ytr).score(Xte, yte))
+                rows.append({**base, "T": T, "clip": clip, "accuracy": accuracy})
+            print(f"n={n} p={p} k={k} fill={fill} seed={seed} done", flush=True)
+    return rows
+
+
+def study_least_squares(quick):
+    sizes = [(1000, 300), (3000, 1000), (10000, 300)] if not quick else [(1000, 300), (3000, 1000)]
+    settings = [dict(second=s2, selection_share=sh, selection_clip=c)
+                for s2 in ("adassp", "dp-gd", "dp-gcd") for sh in (0.3, 0.5, 0.7) for c in (0.25, 1.0)]
+    seeds = range(2 if quick else 3)
+    rows = []
+    for (n, p), k, snr, seed in itertools.product(sizes, (5, 10), (1.0, 10.0), seeds):
+        Xtr, ytr, Xte, yte, true, half = regression_family(n, p, k, snr, 7 * seed + n + p + k)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        base = {"n": n, "p": p, "k": k, "snr": snr, "seed": seed,
+                "non-private": float(r2_score(yte, LinearRegression().fit(Xtr, ytr).predict(Xte)))}
+        for opts in settings:
+            est = DPLasso(epsilon=1.0, bounds=bounds, random_state=seed, mechanism="two-stage",
+                          mechanism_options={"sparsity": 10, **opts})
+            m = _quiet(est.fit, Xtr, ytr)
+            hits = len(set(m.support_.tolist()) & true)
+            rows.append({**base, **opts, "r2": float(r2_score(yte, m.predict(Xte))), "hits": hits})
+        print(f"n={n} p={p} k={k} snr={snr} seed={seed} done", flush=True)
+    return rows
+
+
+def summarize(rows, keys, measure):
+    """Mean of ``measure`` per setting (``keys``), per problem size, and over everything."""
+    out = {}
+    for r in rows:
+        key = tuple(r[k] for k in keys)
+        out.setdefault(key, {}).setdefault((r["n"], r["p"]), []).append(r[measure])
+    table = []
+    for key, by_size in out.items():
+        means = {f"n={n} p={p}": float(np.mean(v)) for (n, p), v in sorted(by_size.items())}
+        table.append({**dict(zip(keys, key)), **means, "mean": float(np.mean(list(means.values())))})
+    return sorted(table, key=lambda t: -t["mean"])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--study", choices=["logistic", "least-squares"], required=True)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    if args.study == "logistic":
+        rows = study_logistic(args.quick)
+        table = summarize(rows, ["T", "clip"], "accuracy")
+        refs = summarize([{**r, "T": 0} for r in rows], ["T"], "constant")[0], summarize(
+            [{**r, "T": 0} for r in rows], ["T"], "non-private")[0]
+    else:
+        rows = study_least_squares(args.quick)
+        table = summarize(rows, ["second", "selection_share", "selection_clip"], "r2")
+        refs = (summarize([{**r, "x": 0} for r in rows], ["x"], "non-private")[0],)
+    cols = [c for c in table[0] if c.startswith("n=")] + ["mean"]
+    keys = [c for c in table[0] if c not in cols]
+    print(" ".join(f"{k:>14}" for k in keys + cols))
+    for t in table:
+        print(" ".join(f"{str(t[k]):>14}" for k in keys) + " " + " ".join(f"{t[c]:>14.3f}" for c in cols))
+    for ref, name in zip(refs, ["constant", "non-private"] if len(refs) == 2 else ["non-private"]):
+        print(f"{name:>29} " + " ".join(f"{ref[c]:>14.3f}" for c in cols))
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"defaults_rule_{args.study}.json"
+    path.write_text(json.dumps({"rows": rows, "table": table}, indent=1))
+    print(f"{len(rows)} fits in {time.perf_counter() - t0:.0f} s; {path}")
+
+
+if __name__ == "__main__":
+    main()

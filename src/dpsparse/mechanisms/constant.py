@@ -1,0 +1,77 @@
+"""The constant predictor: an intercept from a noisy label mean, every coefficient zero.
+
+Where the records are too few for the budget to learn any feature (the rule of
+``mechanism="auto"``, docs/defaults.md), the best private model is often the constant one:
+the share of positive labels (classification: the intercept is its log-odds) or the mean
+label (regression). Labels mapped onto [-1, 1] (classification: +-1) have a mean of
+replace-one sensitivity ``2 / n``; it is released with Gaussian noise of multiplier ``m``
+calibrated to (epsilon, delta) or to the zCDP target, one Gaussian mechanism (Dwork & Roth
+2014, Theorem A.1; the accountant's exact epsilon, Balle & Wang 2018). The same release is
+the constant candidate of the private search (``dpsparse.tuning``).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from ..accounting import Ledger, calibrate
+from .base import Mechanism, Plan
+
+SOURCE = ("the Gaussian mechanism on the label mean (Dwork & Roth 2014, Theorem A.1), calibrated by the PLD "
+          "accountant (Balle & Wang, ICML 2018)")
+MEAN_CAP = 0.999
+"""The released mean is clipped to [-MEAN_CAP, MEAN_CAP] so that its log-odds stay finite (post-processing)."""
+
+
+@functools.lru_cache(maxsize=256)
+def _multiplier(epsilon, delta, rho=None):
+    return calibrate(lambda m: Ledger().gaussian(m, 1.0), epsilon, delta, 1.0 / epsilon, rho=rho)
+
+
+def _plan(info):
+    m = _multiplier(info.epsilon, info.delta, info.zcdp)
+    sens = 2.0 / info.n
+    ledger = Ledger().gaussian(m, 1.0)
+    details = {"release": "the label mean + gaussian noise; every coefficient 0", "sensitivity": sens,
+               "noise std": m * sens}
+    return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
+                iterations=1, details=details, params={"sigma": m * sens, "sensitivity": sens})
+
+
+def label_mean(y, sigma, sensitivity, noise):
+    """The noisy mean of labels in [-1, 1], clipped to ``[-MEAN_CAP, MEAN_CAP]``."""
+    mean = float(noise.release(np.array([np.mean(y)]), "gaussian", sigma, sensitivity=sensitivity,
+                               name="label mean")[0])
+    return min(max(mean, -MEAN_CAP), MEAN_CAP)
+
+
+def intercept(mean, classification):
+    """The intercept of the constant model: the log-odds of the share of +1 labels, or the mean label."""
+    return math.log((1.0 + mean) / (1.0 - mean)) if classification else mean
+
+
+def _run(design, plan, noise, callback):
+    w = np.zeros(design.p)
+    if design.fit_intercept:
+        classification = getattr(plan.info.loss, "name", "") in ("logistic", "hinge")
+        w[-1] = intercept(label_mean(design.y, plan.params["sigma"], plan.params["sensitivity"], noise),
+                          classification)
+    if callback is not None:
+        callback(0, w)
+    return w
+
+
+MECHANISM = Mechanism(
+    name="constant",
+    title="the constant predictor from a noisy label mean",
+    citation=SOURCE,
+    summary="intercept only, from the noisy mean label: the floor of every model (too few records for the budget)",
+    options=(),
+    calibrations=("tight",),
+    loss_needs=(),
+    penalty_needs=(),
+    plan=_plan, run=_run,
+    zcdp_calibration=True,
+)
