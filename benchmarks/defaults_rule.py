@@ -14,6 +14,11 @@ Two studies (``--study``):
   every grid point, averaged over the families and seeds, and the best point.
 - ``least-squares``: the two-stage rule (selection share, the selection's label clip, the
   second mechanism) on planted sparse regressions.
+- ``floor``: where DP-GCD stops beating the constant predictor, as a function of
+  ``n epsilon / log p`` (n from 50 to 400, p from 30 to 3000, epsilon 0.1 and 1).
+- ``few-features``: the mechanism for least squares on at most ``auto.SPARSITY`` features
+  (no selection), the features filling 30 % or all of their declared range (the column
+  ``n=... p=...`` gives the fill there).
 
 Every fit runs with ``epsilon`` and the public bounds only, the knob under study set; the
 constant predictor and the non-private model are printed beside. Results:
@@ -41,10 +46,10 @@ from dpsparse.data import Bounds
 RESULTS = Path(__file__).parent / "results"
 
 
-def logistic_family(n, p, k, fill, seed, n_test=2000):
+def logistic_family(n, p, k, fill, seed, n_test=2000, offset=0.0):
     """Features in [-1, 1]: correlated Gaussians squeezed into ``fill`` of the range around a random centre (a
     published range wider than the data); ``k`` true weights (k = p: dense, decaying), labels from the logistic
-    model with a margin of standard deviation 2."""
+    model with a margin of standard deviation 4 (a Bayes accuracy near 0.85)."""
     rng = np.random.default_rng(seed)
     Z = rng.standard_normal((n + n_test, p))
     Z = 0.7 * Z + 0.3 * Z[:, rng.integers(p, size=p)]  # some correlation between features
@@ -54,17 +59,18 @@ def logistic_family(n, p, k, fill, seed, n_test=2000):
     idx = rng.choice(p, k, replace=False)
     w[idx] = rng.choice([-1.0, 1.0], k) / np.sqrt(np.arange(1, k + 1))
     margin = (X - centre) @ w
-    margin *= 2.0 / max(margin.std(), 1e-12)
+    margin = margin * 4.0 / max(margin.std(), 1e-12) + offset
     y = np.where(rng.random(n + n_test) < 1.0 / (1.0 + np.exp(-margin)), 1, 0)
     return X[:n], y[:n], X[n:], y[n:]
 
 
-def regression_family(n, p, k, snr, seed, n_test=2000):
-    """Planted k-sparse regression, features uniform in [-1, 1] with some correlation, declared label range ten
-    label standard deviations wide."""
+def regression_family(n, p, k, snr, seed, n_test=2000, fill=1.0):
+    """Planted k-sparse regression, features uniform in ``fill`` of [-1, 1] around a random centre with some
+    correlation, declared label range ten label standard deviations wide."""
     rng = np.random.default_rng(seed)
     Z = rng.uniform(-1, 1, (n + n_test, p))
-    X = np.clip(0.8 * Z + 0.2 * Z[:, rng.integers(p, size=p)], -1, 1)
+    centre = rng.uniform(-1 + fill, 1 - fill, p)
+    X = np.clip(centre + fill * (0.8 * Z + 0.2 * Z[:, rng.integers(p, size=p)]), -1, 1)
     w = np.zeros(p)
     idx = rng.choice(p, k, replace=False)
     w[idx] = rng.choice([-1.0, 1.0], k) * rng.uniform(0.5, 1.5, k)
@@ -83,7 +89,7 @@ def _quiet(f, *a, **k):
 def study_logistic(quick):
     sizes = [(400, 30), (2000, 30), (2000, 300), (10000, 300)] if not quick else [(400, 30), (2000, 300)]
     grid_T = [50, 100, 200, 400]
-    grid_clip = [0.1, 0.2, 0.3, 0.5]
+    grid_clip = [0.1, 0.2, 0.3, 0.5, 1.0]
     families = [(5, 0.3), ("dense", 0.3), (5, 1.0)]
     seeds = range(2 if quick else 3)
     rows = []
@@ -102,6 +108,37 @@ def study_logistic(quick):
                 rows.append({**base, "T": T, "clip": clip, "accuracy": accuracy})
             print(f"n={n} p={p} k={k} fill={fill} seed={seed} done", flush=True)
     return rows
+
+
+LEARNER = {"max_iter": 100, "mechanism_options": {"clipping_norm": "auto"}}
+"""DP-GCD as the rule sets it (the ``logistic`` study's choice), for the ``floor`` study."""
+
+
+def study_floor(quick):
+    """Where the records are too few to learn a feature: DP-GCD beside the constant predictor, by n epsilon / log p
+    (classes about 70 / 30, so that the constant has something to find)."""
+    rows = []
+    sizes = itertools.product((50, 100, 200, 400), (30, 300, 3000), (0.1, 1.0), range(2 if quick else 4))
+    for n, p, eps, seed in sizes:
+        Xtr, ytr, Xte, yte = logistic_family(n, p, 5, 1.0, 100 * seed + n + p, offset=3.0)  # about 70 % positive
+        bounds = Bounds(-np.ones(p), np.ones(p))
+        base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "n eps / log p": round(n * eps / np.log(p), 1)}
+        for mechanism in ("dp-gcd", "constant"):
+            options = LEARNER if mechanism == "dp-gcd" else {}
+            est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed,
+                                       mechanism=mechanism, **options)
+            accuracy = float(_quiet(est.fit, Xtr, ytr).score(Xte, yte))
+            rows.append({**base, "mechanism": mechanism, "accuracy": accuracy})
+    return rows
+
+
+def floor_table(rows):
+    """Mean accuracy of DP-GCD minus the constant's, per value of n epsilon / log p."""
+    by = {}
+    for r in rows:
+        by.setdefault(r["n eps / log p"], {}).setdefault(r["mechanism"], []).append(r["accuracy"])
+    return [{"n eps / log p": k, "dp-gcd": float(np.mean(v["dp-gcd"])), "constant": float(np.mean(v["constant"])),
+             "gain": float(np.mean(v["dp-gcd"]) - np.mean(v["constant"]))} for k, v in sorted(by.items())]
 
 
 def study_least_squares(quick):
@@ -125,6 +162,22 @@ def study_least_squares(quick):
     return rows
 
 
+def study_few_features(quick):
+    """At most ``auto.SPARSITY`` features: nothing to select; which mechanism fits them all."""
+    rows = []
+    for n, fill, seed in itertools.product((1000, 5000, 20000), (0.3, 1.0), range(2 if quick else 3)):
+        p = 8
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, p, 3.0, 11 * seed + n, fill=fill)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        base = {"n": n, "p": fill, "fill": fill, "seed": seed,
+                "non-private": float(r2_score(yte, LinearRegression().fit(Xtr, ytr).predict(Xte)))}
+        for mechanism in ("adassp", "dp-gd", "dp-gcd"):
+            m = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=seed, mechanism=mechanism).fit, Xtr, ytr)
+            rows.append({**base, "mechanism": mechanism, "r2": float(r2_score(yte, m.predict(Xte)))})
+        print(f"n={n} fill={fill} seed={seed} done", flush=True)
+    return rows
+
+
 def summarize(rows, keys, measure):
     """Mean of ``measure`` per setting (``keys``), per problem size, and over everything."""
     out = {}
@@ -140,15 +193,27 @@ def summarize(rows, keys, measure):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--study", choices=["logistic", "least-squares"], required=True)
+    ap.add_argument("--study", choices=["logistic", "least-squares", "few-features", "floor"], required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
+    if args.study == "floor":
+        rows = study_floor(args.quick)
+        table = floor_table(rows)
+        for t in table:
+            print("  ".join(f"{k} {v:.3f}" for k, v in t.items()))
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / "defaults_rule_floor.json").write_text(json.dumps({"rows": rows, "table": table}, indent=1))
+        return
     if args.study == "logistic":
         rows = study_logistic(args.quick)
         table = summarize(rows, ["T", "clip"], "accuracy")
         refs = summarize([{**r, "T": 0} for r in rows], ["T"], "constant")[0], summarize(
             [{**r, "T": 0} for r in rows], ["T"], "non-private")[0]
+    elif args.study == "few-features":
+        rows = study_few_features(args.quick)
+        table = summarize(rows, ["mechanism"], "r2")
+        refs = (summarize([{**r, "x": 0} for r in rows], ["x"], "non-private")[0],)
     else:
         rows = study_least_squares(args.quick)
         table = summarize(rows, ["second", "selection_share", "selection_clip"], "r2")

@@ -112,7 +112,7 @@ def test_candidates_are_planned_at_the_search_rho():
     design = DPLogisticRegression(bounds=bounds)._design(X, y)
     for params in [dict(mechanism="dp-gcd", max_iter=10), dict(mechanism="dp-cd", max_iter=2),
                    dict(mechanism="fw", max_iter=5), dict(mechanism="output")]:
-        cand = _Candidate(DPLogisticRegression(bounds=bounds), params, X.shape[0], p)
+        cand = _Candidate(DPLogisticRegression(bounds=bounds), params, X.shape[0], p, 1.0)
         cand.make_plan(design, rho, 1e-5)
         assert cand.plan.ledger.zcdp() == pytest.approx(rho, rel=1e-3) and cand.plan.ledger.zcdp() <= rho
 

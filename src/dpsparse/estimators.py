@@ -8,6 +8,7 @@ in the bounded coordinates. ``privacy_report_`` says what the fit guarantees.
 """
 from __future__ import annotations
 
+import math
 import sys
 import time
 import warnings
@@ -19,12 +20,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import distributed, losses, norms
-from .accounting import check_privacy_params, weak_delta
-from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, dense_if_dense, linear_decision, prepare
+from .accounting import check_privacy_params, weak_delta, zcdp_budget
+from .data import CLASSES_FROM_DATA, BoundedDesign, Bounds, bounds_from_data, dense_if_dense, linear_decision, prepare
 from .exceptions import WeakGuaranteeWarning
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
 from .noise import make_noise
-from .private_bounds import LabelScaleDesign, PendingDesign
+from .private_bounds import LabelScaleDesign, PendingDesign, affordable
 
 __all__ = ["DPElasticNet", "DPLasso", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression"]
 
@@ -117,7 +118,8 @@ class _DPLinearModel(BaseEstimator):
         loss = self._loss()
         mechanism.check_compatible(loss, penalty)
         noise = make_noise(self.random_state, self.noise)
-        design = self._design(X, y)
+        zcdp = mechanism.zcdp_calibration and mechanism.resolve_calibration(self.calibration) == "tight"
+        design = self._design(X, y, (self.epsilon, delta, zcdp))
         kw = dict(epsilon=self.epsilon, delta=delta, calibration=self.calibration, options=options, noise=noise,
                   callback=_Progress(options.get("n_iter")) if self.verbose else None, budget=self.budget,
                   label=f"{type(self).__name__} ({mechanism.name})")
@@ -177,31 +179,55 @@ class _DPLinearModel(BaseEstimator):
             return mechanism, self._mechanism_options(mechanism), None
         if self.mechanism_options:
             raise ValueError("mechanism_options need a named mechanism: mechanism='auto' chooses its own options")
-        name, options, reason = auto.choose(self._loss(), self._penalty(p), n, p)
+        name, options, reason = auto.choose(self._loss(), self._penalty(p), n, p, self.epsilon)
         mechanism = get(name)
         return mechanism, self._mechanism_options(mechanism, options), reason
 
     def _mechanism_options(self, mechanism, defaults=None):
         """``defaults``, ``mechanism_options``, and ``max_iter`` (as ``n_iter``, unless None) and ``rule`` where
         the mechanism has them."""
-        options = {**(defaults or {}), **(self.mechanism_options or {})}
+        options = dict(defaults or {})
         if "n_iter" in mechanism.option_names and self.max_iter is not None:
-            options.setdefault("n_iter", self.max_iter)
+            options["n_iter"] = self.max_iter
+        options.update(self.mechanism_options or {})
         if "rule" in mechanism.option_names:
             options.setdefault("rule", self.rule)
         mechanism.resolve_options(options)
         return options
 
-    def _design(self, X, y):
+    def _design(self, X, y, budget=None):
         """The training data mapped onto the bounds (``data.prepare``), or a ``PendingDesign`` whose bounds are
-        bought privately (``bounds="private"``); sets ``classes_``."""
+        bought privately (``bounds="private"``); sets ``classes_``.
+
+        ``budget``: ``(epsilon, delta, zcdp)`` of the fit (``zcdp``: whether its mechanism composes in zCDP).
+        With it, declared bounds are tightened privately where that is affordable (``_tightened``)."""
         yi = self._encode(y)
         bounds = _resolve_bounds(self.bounds, X, y, not self._classification)
         if isinstance(bounds, str):
             if distributed.is_dask(X):
                 raise ValueError("bounds='private' needs the data in memory; on a dask array declare public bounds")
             return PendingDesign(X, yi, self._classification, self.fit_intercept, self.bounds_share)
+        if self._tightened(bounds, X, budget):
+            return PendingDesign(X, yi, self._classification, self.fit_intercept, self.bounds_share,
+                                 within=bounds.for_features(X.shape[1]))
         return prepare(X, yi, bounds, self._classification, self.fit_intercept)
+
+    def _tightened(self, bounds, X, budget):
+        """Whether declared ``bounds`` are tightened by private quantiles (``private_bounds.affordable``): public
+        bounds without a row-norm bound, in memory, and enough records for ``bounds_share`` of the budget to place
+        every quantile within ``TIGHTEN_ERROR`` of the records."""
+        if budget is None or not bounds.public or bounds.row_norm is not None or distributed.is_dask(X):
+            return False
+        epsilon, delta, zcdp = budget
+        if zcdp:
+            rho = zcdp_budget(epsilon, delta) * self.bounds_share
+
+            def epsilon_q(k):
+                return math.sqrt(8.0 * rho / k)
+        else:
+            def epsilon_q(k):
+                return self.bounds_share * epsilon / k
+        return affordable(X.shape[0], X.shape[1], self._classification, epsilon_q)
 
     def reference_loss(self):
         """The datafit of the objective ``F`` (no clipping), for excess-risk measures."""
@@ -314,7 +340,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     _classification = True
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
-                 mechanism="dp-gcd", max_iter=None, rule="gs-r", calibration=None, bounds=None, bounds_share=0.1,
+                 mechanism="auto", max_iter=None, rule="gs-r", calibration=None, bounds=None, bounds_share=0.1,
                  fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast",
                  classes=None):
         self.epsilon = epsilon
@@ -495,16 +521,16 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
             return losses.Huber(tau=self._clip())
         raise ValueError(f"unknown loss {self.loss!r}; allowed: ['huber', 'squared']")
 
-    def _design(self, X, y):
-        """As the base class; with ``clip="auto"`` and a declared label range, the label range is narrowed to the
-        labels' private mean and spread (``private_bounds.LabelScaleDesign``, ``bounds_share`` of the budget)."""
-        bounds = self.bounds
-        if not (isinstance(self.clip, str) and self.clip == "auto") or bounds is None or isinstance(bounds, str) and (
-                bounds == "private"):
-            return super()._design(X, y)
-        bounds = _resolve_bounds(bounds, X, y, True)
-        if bounds.label_low is None:
-            return super()._design(X, y)
+    def _design(self, X, y, budget=None):
+        """As the base class; with ``clip="auto"``, a declared label range and a ``budget``, the label range is
+        narrowed to the labels' private mean and spread (``private_bounds.LabelScaleDesign``, ``bounds_share`` of
+        the budget), unless the base class tightens every range (the label's with them)."""
+        design = super()._design(X, y, budget)
+        auto = isinstance(self.clip, str) and self.clip == "auto"
+        if (not auto or budget is None or not isinstance(design, BoundedDesign) or not design.bounds_public
+                or design.bounds.label_low is None):
+            return design
+        bounds = _resolve_bounds(self.bounds, X, y, True)
         return LabelScaleDesign(X, self._encode(y), bounds.for_features(X.shape[1]), self.fit_intercept,
                                 self.bounds_share)
 

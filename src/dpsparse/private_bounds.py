@@ -29,7 +29,8 @@ import scipy.sparse as sp
 from .accounting import Ledger
 from .data import Bounds, prepare
 
-__all__ = ["CANDIDATES", "LABEL_WIDTH", "MAX_FEATURES", "LabelScaleDesign", "PendingDesign", "tail_share"]
+__all__ = ["CANDIDATES", "LABEL_WIDTH", "MAX_FEATURES", "LabelScaleDesign", "PendingDesign", "affordable",
+           "tail_share"]
 
 _STEPS = (1.0, 1.25, 1.6, 2.0, 2.5, 3.2, 4.0, 5.0, 6.3, 8.0)  # ten round numbers a decade (Renard series)
 _POSITIVE = [s * 10.0**k for k in range(-4, 8) for s in _STEPS]
@@ -51,6 +52,22 @@ SPAN = 40
 
 SOURCE = ("exponential mechanism on OpenDP's quantile scores (Smith 2011); epsilon-DP selection is "
           "epsilon^2/8-zCDP (Cesar & Rogers 2021)")
+
+
+TIGHTEN_ERROR = 0.1
+"""Declared bounds are tightened privately (``affordable``) when every selection's rank error is within this share
+of the records."""
+
+
+def affordable(n, p, classification, epsilon_q_of_selections):
+    """Whether tightening ``p`` declared ranges privately is worth its share: every selection within
+    ``TIGHTEN_ERROR n`` ranks of its quantile (``tail_share``'s rank error), at the ``epsilon_q`` that
+    ``epsilon_q_of_selections(k)`` gives ``k`` selections. Public inputs only."""
+    if p > MAX_FEATURES:
+        return False
+    k = 3 * p + (0 if classification else 3)
+    epsilon_q = epsilon_q_of_selections(k)
+    return 2.0 * math.log(CANDIDATES.size * k / FAILURE) / epsilon_q <= TIGHTEN_ERROR * n
 
 
 def tail_share(n, epsilon_q, selections):
@@ -97,6 +114,9 @@ class PendingDesign:
     fit_intercept : bool
     share : float in (0, 1)
         Share of the budget spent on the bounds.
+    within : data.Bounds or None
+        Declared bounds to tighten: each bought range is intersected with the declared one
+        (the values clipped to it first), so the result is never wider than what was declared.
 
     Raises
     ------
@@ -104,14 +124,14 @@ class PendingDesign:
         ``share`` outside (0, 1), or more than ``MAX_FEATURES`` features.
     """
 
-    def __init__(self, X, y, classification, fit_intercept, share):
+    def __init__(self, X, y, classification, fit_intercept, share, within=None):
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
             raise ValueError(f"bounds_share must be in (0, 1), got {share!r}")
         if X.shape[1] > MAX_FEATURES:
             raise ValueError(f"private bounds are for at most {MAX_FEATURES} features (each costs three selections), "
                              f"got {X.shape[1]}: declare public bounds (docs/bounds.md)")
         self.X, self.y, self.classification, self.fit_intercept = X, y, classification, fit_intercept
-        self.share = float(share)
+        self.share, self.within = float(share), within
         self.n_quantiles = 3 * X.shape[1] + (0 if classification else 3)  # median, lower, upper
         self.ledger = self.epsilon_q = self.tail = self.design = None
 
@@ -157,7 +177,7 @@ class PendingDesign:
         lo, hi = self._ranges(noise)
         label = (None, None)
         if not self.classification:
-            a, b = self._range(np.asarray(self.y, dtype=float), noise, "label")
+            a, b = self._range(np.asarray(self.y, dtype=float), noise, "label", self._declared(None))
             label = (a, b) if a < b else _widen(a)
         bounds = Bounds(lo, hi, *label, source=self.describe_source())
         self.design = prepare(self.X, self.y, bounds, self.classification, self.fit_intercept)
@@ -169,14 +189,27 @@ class PendingDesign:
         lo, hi = np.empty(p), np.empty(p)
         for j in range(p):
             col = X[:, j].toarray().ravel() if sp.issparse(X) else X[:, j]
-            lo[j], hi[j] = self._range(col, noise, f"feature {j}")
+            lo[j], hi[j] = self._range(col, noise, f"feature {j}", self._declared(j))
         return lo, hi
 
-    def _range(self, values, noise, name):
-        """The median first, then each bound on its side of it (see ``_quantile``)."""
+    def _declared(self, j):
+        """The declared range of feature ``j`` (None: the label), or None when nothing was declared."""
+        w = self.within
+        if w is None:
+            return None
+        return (w.label_low, w.label_high) if j is None else (w.feature_low[j], w.feature_high[j])
+
+    def _range(self, values, noise, name, declared=None):
+        """The median first, then each bound on its side of it (see ``_quantile``); inside ``declared``."""
+        if declared is not None:
+            values = np.clip(values, *declared)
         m = self._quantile(values, 0.5, noise, f"median of {name}")
         a = self._quantile(values, self.tail, noise, f"lower bound of {name}", anchor=m)
         b = self._quantile(values, 1.0 - self.tail, noise, f"upper bound of {name}", anchor=m)
+        if declared is not None:
+            a, b = max(a, declared[0]), min(b, declared[1])
+            if not a < b:
+                a, b = declared
         return a, b
 
     def _quantile(self, values, level, noise, name, anchor=None):
@@ -197,9 +230,10 @@ class PendingDesign:
         return float(CANDIDATES[index])
 
     def describe_source(self):
-        return (f"differentially private quantiles ({self.tail:.3g}, {1 - self.tail:.3g}) of each "
+        what = (f"differentially private quantiles ({self.tail:.3g}, {1 - self.tail:.3g}) of each "
                 f"{'feature' if self.classification else 'feature and of the label'}, on a fixed grid of "
                 f"round numbers (+-1e-4 to +-8e7)")
+        return what if self.within is None else f"{self.within.source}; tightened by {what}"
 
     def details(self):
         """Lines for the privacy report."""
@@ -240,6 +274,8 @@ def _scores(values, level):
 
 LABEL_WIDTH = 2.0
 """The label range kept around the private mean: this many private standard deviations each way."""
+LABEL_SUMS_L2, LABEL_SUMS_L1 = 2.0, 2.25
+"""Replace-one sensitivities of ``(sum u_i, sum u_i^2)`` for labels ``u_i`` in [-1, 1] (``LabelScaleDesign``)."""
 
 
 class LabelScaleDesign(PendingDesign):
@@ -249,9 +285,11 @@ class LabelScaleDesign(PendingDesign):
     physical limit); mapped onto [-1, 1] the labels then fill a small part of it, and every
     residual clip, label bound and score sensitivity of the mechanisms is sized for the
     whole range. This buys the labels' mean and spread: ``(sum_i y_i, sum_i y_i^2)`` of the
-    labels mapped onto [-1, 1] by the declared range, one release (each term of the first
-    sum in [-1, 1], of the second in [0, 1]: replace-one sensitivity 2 and 1, L2 norm
-    ``sqrt(5)``, L1 norm 3), with Gaussian noise in zCDP or Laplace noise in pure DP. The
+    labels mapped onto [-1, 1] by the declared range, one release. Replacing a label ``u`` by
+    ``u'`` moves the pair by ``(d, d s)`` with ``d = u' - u``, ``s = u' + u``, ``|d| + |s| <= 2``:
+    its L2 norm ``|d| sqrt(1 + s^2)`` is at most 2 (increasing in ``|d|`` along ``|s| = 2 - |d|``,
+    reached at ``u = -1, u' = 1``) and its L1 norm ``|d| (1 + |s|)`` at most 2.25 (``d = 1.5``);
+    Gaussian noise in zCDP, Laplace noise in pure DP. The
     label range becomes ``mean +- LABEL_WIDTH sd`` inside the declared one (post-processing);
     labels outside it are clipped, which the fit's analysis covers as it covers any public
     range.
@@ -278,15 +316,15 @@ class LabelScaleDesign(PendingDesign):
         return math.sqrt(self.p) if r is None else min(float(r), math.sqrt(self.p))
 
     def plan_zcdp(self, rho):
-        """Gaussian noise of zCDP ``rho`` on the two sums (L2 sensitivity sqrt(5))."""
-        self.family, self.scale = "gaussian", math.sqrt(5.0) / math.sqrt(2.0 * rho)
-        self.ledger = Ledger().gaussian(self.scale, math.sqrt(5.0))
+        """Gaussian noise of zCDP ``rho`` on the two sums (L2 sensitivity 2; Bun & Steinke 2016, Prop. 1.6)."""
+        self.family, self.scale = "gaussian", LABEL_SUMS_L2 / math.sqrt(2.0 * rho)
+        self.ledger = Ledger().gaussian(self.scale, LABEL_SUMS_L2)
         return self
 
     def plan_pure(self, epsilon):
-        """Laplace noise, ``epsilon``-DP on the two sums (L1 sensitivity 3)."""
-        self.family, self.scale = "laplace", 3.0 / epsilon
-        self.ledger = Ledger().laplace(self.scale, 3.0)
+        """Laplace noise, ``epsilon``-DP on the two sums (L1 sensitivity 2.25)."""
+        self.family, self.scale = "laplace", LABEL_SUMS_L1 / epsilon
+        self.ledger = Ledger().laplace(self.scale, LABEL_SUMS_L1)
         return self
 
     def release(self, noise):
@@ -296,7 +334,8 @@ class LabelScaleDesign(PendingDesign):
         u = np.clip((np.asarray(self.y, dtype=float) - centre) / half, -1.0, 1.0)
         norm = "l2" if self.family == "gaussian" else "l1"
         sums = noise.release(np.array([u.sum(), (u * u).sum()]), self.family, self.scale,
-                             sensitivity=math.sqrt(5.0) if norm == "l2" else 3.0, norm=norm, name="label sums")
+                             sensitivity=LABEL_SUMS_L2 if norm == "l2" else LABEL_SUMS_L1, norm=norm,
+                             name="label sums")
         n = self.n
         mean = float(np.clip(sums[0] / n, -1.0, 1.0))
         sd = math.sqrt(max(sums[1] / n - mean * mean, 0.0))

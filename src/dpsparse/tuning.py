@@ -140,11 +140,11 @@ def search_zcdp(epsilon, delta, mean_repetitions, rtol=1e-4, bounds_rho=0.0):
 class _Candidate:
     """One point of the grid: an unfitted estimator, its mechanism, loss, penalty and options (public)."""
 
-    def __init__(self, estimator, params, n, p):
+    def __init__(self, estimator, params, n, p, epsilon):
         self.params = params
         self.estimator = clone(estimator).set_params(**params)
         if self.estimator.mechanism == "auto":  # the public rule's mechanism at this shape
-            name, options, _ = auto.choose(self.estimator._loss(), self.estimator._penalty(p), n, p)
+            name, options, _ = auto.choose(self.estimator._loss(), self.estimator._penalty(p), n, p, epsilon)
             self.estimator.set_params(mechanism=name, mechanism_options={**options,
                                                                           **(self.estimator.mechanism_options or {})})
         self.mechanism = get(self.estimator.mechanism)
@@ -272,8 +272,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"n_samples = {n} is too small for validation_fraction = {self.validation_fraction}")
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
-        candidates = [_Candidate(base, params, n - m, p) for params in grid]
-        design = base._design(X, y)
+        candidates = [_Candidate(base, params, n - m, p, self.epsilon) for params in grid]
+        design = base._design(X, y, (self.epsilon, delta, True))
         if base._multiclass:
             raise ValueError(f"DPSearchCV: {base._fit_classes.size} classes; the search supports two (fit a "
                              "one-vs-rest model with fixed hyperparameters)")

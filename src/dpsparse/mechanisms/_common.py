@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from ..affine import is_shifted
 
-__all__ = ["check_n_iter", "column", "row_norm_bound"]
+__all__ = ["abs_sum", "check_n_iter", "column", "row_norm_bound"]
 
 
 def column(X, j):
@@ -21,6 +21,29 @@ def column(X, j):
         sl = slice(X.indptr[j], X.indptr[j + 1])
         return X.indices[sl], X.data[sl]
     return slice(None), X[:, j]
+
+
+def abs_sum(X, k):
+    """``sum_ij |x_ij|`` over the first ``k`` columns of a design: a dense array, CSC or CSR matrix,
+    ``ShiftedSparse`` (``S + f c^T``: the stored values' part, plus ``|f_i c_j|`` for the cells not stored), or a
+    dask array (one reduction over the chunks, nothing gathered)."""
+    from ..distributed import is_dask
+
+    if is_dask(X):
+        import dask.array as da
+
+        return float(da.abs(X[:, :k]).sum().compute())
+    if is_shifted(X):
+        S = X.S.tocsc()
+        cols = np.repeat(np.arange(S.shape[1]), np.diff(S.indptr))
+        keep = cols < k
+        rows, cols = S.indices[keep], cols[keep]
+        shift = X.f[rows] * X.c[cols]
+        return float(np.abs(S.data[keep] + shift).sum() + np.abs(X.f).sum() * np.abs(X.c[:k]).sum()
+                     - np.abs(shift).sum())
+    if sp.issparse(X):
+        return float(abs(X[:, :k]).sum())
+    return float(np.abs(np.asarray(X)[:, :k]).sum())
 
 
 def check_n_iter(n_iter):

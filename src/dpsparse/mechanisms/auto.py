@@ -4,19 +4,23 @@ The rule reads the loss, the penalty, ``n``, ``p``, epsilon and delta, never the
 was chosen by measurement on synthetic families only (``benchmarks/defaults_rule.py``,
 docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 
-- least squares with a separable penalty: sufficient statistics perturbation with an
-  adaptive ridge (AdaSSP, Wang 2018) on every feature when there are at most
+- least squares with a separable penalty: DP-GCD on every feature when there are at most
   ``SPARSITY`` of them, otherwise ``two-stage``: ``SPARSITY`` features selected by
-  peeling, then AdaSSP on them;
-- the hinge loss: the one-pass noisy SGD (the only mechanism without a smoothness need
-  and without tuning);
-- everything else (logistic, Huber, structured norms): see ``_classifier``.
+  peeling (the labels clipped at ``SELECTION_CLIP`` in the scores, ``SELECTION_SHARE`` of
+  the budget), then DP-GD on them;
+- the logistic loss with a separable penalty: the constant predictor when
+  ``n epsilon < FLOOR log p`` (too few records for the budget), otherwise DP-GCD with
+  ``ITERATIONS`` steps and its clipping threshold set privately (``clipping_norm="auto"``);
+- the hinge loss: the one-pass noisy SGD (the only mechanism without a smoothness need);
+- a structured norm: DP-SGD (the prox of the whole norm); any other loss: DP-GCD.
 """
 from __future__ import annotations
 
+import math
+
 from .base import penalty_capabilities
 
-__all__ = ["SPARSITY", "SELECTION_SHARE", "choose"]
+__all__ = ["FLOOR", "ITERATIONS", "SELECTION_CLIP", "SELECTION_SHARE", "SPARSITY", "choose"]
 
 SPARSITY = 10
 """Features kept by the selection of the least-squares rule."""
@@ -24,8 +28,17 @@ SPARSITY = 10
 SELECTION_SHARE = 0.5
 """Share of the zCDP budget the least-squares rule spends on the selection (measured: docs/defaults.md)."""
 
+FLOOR = 100
+"""Below ``n epsilon = FLOOR log p`` the logistic rule releases the constant predictor (measured: docs/defaults.md)."""
 
-def choose(loss, penalty, n, p):
+ITERATIONS = 100
+"""DP-GCD's steps under the logistic rule (measured: docs/defaults.md)."""
+
+SELECTION_CLIP = 0.25
+"""The labels' clip in the selection's scores, in units of the label range (measured: docs/defaults.md)."""
+
+
+def choose(loss, penalty, n, p, epsilon):
     """The mechanism of ``mechanism="auto"``.
 
     Parameters
@@ -34,6 +47,7 @@ def choose(loss, penalty, n, p):
     penalty : Penalty
     n, p : int
         Records and features (the intercept excluded).
+    epsilon : float
 
     Returns
     -------
@@ -48,15 +62,19 @@ def choose(loss, penalty, n, p):
     separable = "separable" in penalty_capabilities(penalty)
     if name == "squared" and separable:
         if p <= SPARSITY:
-            return "adassp", {}, f"least squares on {p} <= {SPARSITY} features: AdaSSP on all of them"
-        return ("two-stage", {"second": "adassp", "sparsity": SPARSITY, "selection_share": SELECTION_SHARE},
-                f"least squares on {p} > {SPARSITY} features: select {SPARSITY} privately, then AdaSSP on them")
+            return "dp-gcd", {}, f"least squares on {p} <= {SPARSITY} features: DP-GCD on all of them"
+        return ("two-stage", {"second": "dp-gd", "sparsity": SPARSITY, "selection_share": SELECTION_SHARE,
+                              "selection_clip": SELECTION_CLIP},
+                f"least squares on {p} > {SPARSITY} features: select {SPARSITY} privately, then DP-GD on them")
     if name == "hinge":
         return "one-pass-sgd", {}, "the hinge loss is not smooth: one-pass noisy SGD"
-    return _classifier(separable)
-
-
-def _classifier(separable):
-    if separable:
-        return "dp-gcd", {}, "a smooth loss with a separable penalty: DP-GCD"
-    return "dp-sgd", {}, "a structured norm: DP-SGD with its proximal step"
+    if not separable:
+        return "dp-sgd", {}, "a structured norm: DP-SGD with its proximal step"
+    floor = FLOOR * math.log(max(p, 2))
+    if name == "logistic" and n * epsilon < floor:
+        return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {FLOOR} log p = {floor:.3g}: too few records "
+                "for the budget to learn a feature; the constant predictor")
+    if name == "logistic":
+        return ("dp-gcd", {"n_iter": ITERATIONS, "clipping_norm": "auto"},
+                f"logistic loss with a separable penalty: DP-GCD, {ITERATIONS} steps, automatic clipping")
+    return "dp-gcd", {}, "a smooth loss with a separable penalty: DP-GCD"

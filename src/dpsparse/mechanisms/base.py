@@ -77,6 +77,8 @@ class Option:
         Allowed range of a number; ``low_open`` / ``high_open`` make the ends exclusive.
     default_help : str
         Shown for a ``None`` default.
+    auto : bool
+        The string "auto" is allowed too: the mechanism sets the value privately at run time.
     """
 
     name: str
@@ -89,9 +91,12 @@ class Option:
     low_open: bool = False
     high_open: bool = False
     default_help: str = ""
+    auto: bool = False
 
     def allowed(self):
         """The allowed values, in words."""
+        if self.auto:
+            return "'auto' or " + replace(self, auto=False).allowed()
         if self.kind == "choice":
             return f"one of {list(self.choices)}"
         if self.kind == "bool":
@@ -107,6 +112,8 @@ class Option:
         """``value`` converted and checked; ValueError naming the option and its allowed values."""
         if value is None:
             return None
+        if self.auto and isinstance(value, str) and value == "auto":
+            return value
         what = owner if owner.startswith("--") else f"{owner}: option {self.name}"  # a CLI flag names itself
         bad = ValueError(f"{what} must be {self.allowed()}, got {value!r}")
         if self.kind == "choice" and value not in self.choices:

@@ -47,10 +47,10 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ..accounting import Ledger, calibrate
+from ..accounting import Ledger, calibrate, zcdp_budget
 from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
-from ._common import column
+from ._common import abs_sum, column
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 
@@ -147,10 +147,13 @@ def step_epsilons(s, L, M, n):
     return c_laplace / s, c_update * s
 
 
-def _ledger(s, constants, n_iter, selection, update):
-    """The ``2 T`` events of DP-GCD at normalized scale ``s`` (``constants``: ``_step_constants``)."""
+def _ledger(s, constants, n_iter, selection, update, auto_multiplier=None):
+    """The ``2 T`` events of DP-GCD at normalized scale ``s`` (``constants``: ``_step_constants``), after the
+    release of the automatic clipping threshold (a Gaussian of multiplier ``auto_multiplier``) when there is one."""
     c_laplace, c_gumbel, c_update = constants
     ledger = Ledger()
+    if auto_multiplier is not None:
+        ledger.gaussian(auto_multiplier, 1.0)
     if selection == "laplace":
         ledger.pure(c_laplace / s, n_iter)
     else:
@@ -161,9 +164,41 @@ def _ledger(s, constants, n_iter, selection, update):
 
 
 @functools.lru_cache(maxsize=256)
-def _tight_scale(constants, n_iter, epsilon, delta, scale0, selection, update, rho=None):
-    """Smallest normalized scale ``s`` whose ``2 T`` steps compose to (epsilon, delta)."""
-    return calibrate(lambda s: _ledger(s, constants, n_iter, selection, update), epsilon, delta, scale0, rho=rho)
+def _tight_scale(constants, n_iter, epsilon, delta, scale0, selection, update, rho=None, auto_multiplier=None):
+    """Smallest normalized scale ``s`` whose ``2 T`` steps (and the automatic clip's release) compose to
+    (epsilon, delta)."""
+    return calibrate(lambda s: _ledger(s, constants, n_iter, selection, update, auto_multiplier), epsilon, delta,
+                     scale0, rho=rho)
+
+
+AUTO_CLIP_SHARE = 0.05
+"""Share of the zCDP budget that buys ``clipping_norm="auto"`` (docs/privacy.md)."""
+
+
+def _auto_clip_multiplier(info):
+    """Noise multiplier of the release behind ``clipping_norm="auto"``: ``AUTO_CLIP_SHARE`` of the zCDP budget."""
+    rho = zcdp_budget(info.epsilon, info.delta) if info.zcdp is None else info.zcdp
+    return 1.0 / math.sqrt(2.0 * AUTO_CLIP_SHARE * rho)
+
+
+def auto_clip(X, n_features, derivative_at_zero, multiplier, noise):
+    """The clipping threshold of ``clipping_norm="auto"``: ``|f'(0)|`` times the private mean of ``|x_ij|``.
+
+    Each record's mean of ``|x_ij|`` over the ``n_features`` features (the intercept excluded) lies in [0, 1],
+    so their sum has replace-one sensitivity 1; it is released with Gaussian noise of ``multiplier``. At the
+    start model every per-record term of the gradient is ``f'(0, y_i) x_ij``, so the threshold is the typical
+    size of those terms: large terms (the records far out in the range) are clipped, typical ones are not.
+    Clipped to ``[0.01, 1]`` times ``|f'(0)|`` (post-processing).
+
+    Returns
+    -------
+    float
+    """
+    n = X.shape[0]
+    total = abs_sum(X, n_features) / max(n_features, 1)
+    released = float(noise.release(np.array([total]), "gaussian", multiplier, sensitivity=1.0,
+                                   name="mean |x| (automatic clipping)")[0])
+    return derivative_at_zero * min(max(released / n, 0.01), 1.0)
 
 
 def _noise_families(calibration, selection, update):
@@ -287,17 +322,24 @@ def _plan(info):
     o, n = info.options, info.n
     selection, update = _noise_families(info.calibration, o["selection"], o["update_noise"])
     L, M = info.loss.coordinate_lipschitz(info.feature_bounds), info.loss.coordinate_smoothness(info.feature_bounds)
-    clip = _clip_thresholds(o["clipping_norm"], L)
-    if clip is not None:
+    auto = isinstance(o["clipping_norm"], str)
+    if auto and info.calibration == "paper":
+        raise ValueError("mechanism dp-gcd: clipping_norm='auto' is a release of its own, in the tight calibration "
+                         "only")
+    clip = None if auto else _clip_thresholds(o["clipping_norm"], L)
+    if auto:  # the plan at a nominal threshold of 1 on every column; the released one scales every noise
+        L = np.ones_like(L)
+    elif clip is not None:
         L = np.minimum(L, clip)  # each record's term of g_j lies in [-L_j, L_j]
     constants = _step_constants(L, M, n)
     n_iter = o["n_iter"]
     s_paper = paper_scale(n, info.epsilon, info.delta, n_iter)
+    m_auto = _auto_clip_multiplier(info) if auto else None
     if info.calibration == "paper":
         s = s_paper
     else:
-        s = _tight_scale(constants, n_iter, info.epsilon, info.delta, s_paper, selection, update, info.zcdp)
-    ledger = _ledger(s, constants, n_iter, selection, update)
+        s = _tight_scale(constants, n_iter, info.epsilon, info.delta, s_paper, selection, update, info.zcdp, m_auto)
+    ledger = _ledger(s, constants, n_iter, selection, update, m_auto)
     update_scales = s * L
     ratio = L / np.sqrt(M)
     # one Gumbel scale for every coordinate: a scalar, so each selection draws p variates at one scale
@@ -314,7 +356,11 @@ def _plan(info):
     }
     params = {"L": L, "M": M, "select_scales": select_scales, "update_scales": update_scales,
               "selection": selection, "update": update,
-              "select_sensitivity": 2.0 * L / (n * np.sqrt(M)), "update_sensitivity": 2.0 * L / n, "clip": clip}
+              "select_sensitivity": 2.0 * L / (n * np.sqrt(M)), "update_sensitivity": 2.0 * L / n, "clip": clip,
+              "auto_multiplier": m_auto}
+    if auto:
+        details["clipping"] = (f"automatic: |f'(0)| x the private mean of |x_ij| (Gaussian, multiplier "
+                               f"{m_auto:.4g}, {AUTO_CLIP_SHARE:g} of the zCDP budget); every noise scale x it")
     return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
                 iterations=n_iter, details=details, params=params,
                 miss_reason=" once the non-monotone report-noisy-max is accounted for")
@@ -324,9 +370,15 @@ def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     o = info.options
     X = design.X.tocsc() if sp.issparse(design.X) else design.X
-    return gcd(X, design.y, info.loss, info.penalty, q["M"], o["n_iter"], o["rule"], q["select_scales"],
-               q["update_scales"], noise, callback, q["selection"], q["update"], q["select_sensitivity"],
-               q["update_sensitivity"], q["clip"])
+    scale, clip = 1.0, q["clip"]
+    if q["auto_multiplier"] is not None:  # every scale and sensitivity of the plan is for a threshold of 1
+        k = design.p - int(design.fit_intercept)
+        at_zero = float(np.max(np.abs(info.loss.bounded_derivative(np.zeros(2), np.array([-1.0, 1.0])))))
+        scale = auto_clip(X, k, at_zero, q["auto_multiplier"], noise)
+        clip = np.full(design.p, scale)
+    return gcd(X, design.y, info.loss, info.penalty, q["M"], o["n_iter"], o["rule"], scale * q["select_scales"],
+               scale * q["update_scales"], noise, callback, q["selection"], q["update"],
+               scale * q["select_sensitivity"], scale * q["update_sensitivity"], clip)
 
 
 MECHANISM = Mechanism(
@@ -346,8 +398,9 @@ MECHANISM = Mechanism(
         Option("update_noise", "choice", None, "noise of the coordinate update (tight calibration)",
                choices=UPDATES, default_help="gaussian"),
         Option("clipping_norm", "floats", None,
-               "per-sample coordinate-wise clipping threshold C_j of the gradient (one, or one per column)",
-               low=0.0, low_open=True, default_help="sup|f'| b_j: clips nothing"),
+               "per-sample coordinate-wise clipping threshold C_j of the gradient (one, or one per column); 'auto': "
+               "|f'(0)| times the private mean of |x_ij|",
+               low=0.0, low_open=True, default_help="sup|f'| b_j: clips nothing", auto=True),
     ),
     calibrations=CALIBRATIONS,
     loss_needs=("smooth", "Lipschitz"),

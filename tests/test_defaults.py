@@ -1,0 +1,126 @@
+"""Defaults that need no tuning: mechanism="auto", clip="auto" (the private label range), AdaSSP, the constant
+predictor, the warning on a large delta."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+from dp_accounting import dp_event
+from dp_accounting.pld import pld_privacy_accountant
+
+from conftest import planted_sparse
+from dpsparse import DPLasso, DPLogisticRegression, audit, data, losses, norms
+from dpsparse.exceptions import WeakGuaranteeWarning
+from dpsparse.mechanisms import REGISTRY, auto, fit_mechanism
+from dpsparse.private_bounds import LABEL_WIDTH, LabelScaleDesign
+
+
+def _quiet(f, *a, **k):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return f(*a, **k)
+
+
+@pytest.mark.parametrize("loss,penalty,n,p,expected", [
+    (losses.Squared(1.0), "l1", 5000, 1000, "two-stage"),
+    (losses.Squared(1.0), "l1", 20000, 8, "dp-gcd"),
+    (losses.Logistic(), "l1", 20000, 100, "dp-gcd"),
+    (losses.Logistic(), "l1", 54, 7129, "constant"),
+    (losses.Huber(1.0), "l1", 5000, 50, "dp-gcd"),
+    (losses.Hinge(), "l1", 5000, 50, "one-pass-sgd"),
+    (losses.Squared(1.0), "group-l2", 5000, 50, "dp-sgd"),
+])
+def test_the_rule_reads_public_quantities_only(loss, penalty, n, p, expected):
+    groups = [list(range(p))] if penalty.startswith("group") else None
+    name, options, reason = auto.choose(loss, norms.build_penalty(penalty, 1e-3, p, True, groups), n, p, 1.0)
+    assert name == expected and reason
+    REGISTRY[name].resolve_options(options)  # every option the rule sets is declared and in range
+
+
+def test_adassp_is_three_gaussian_releases_at_the_target():
+    X, y, _, bounds = planted_sparse(n=3000, p=6, s=3)
+    design = data.prepare(X, y, bounds, classification=False)
+    noise = audit.LedgerNoise(0)
+    w, report = fit_mechanism(REGISTRY["adassp"], design, losses.Squared(1.0), None, epsilon=1.0, delta=1e-6,
+                              noise=noise)
+    assert [d.name for d in noise.log] == ["smallest eigenvalue of X^T X", "X^T X (upper triangle)", "X^T y"]
+    m = report.noise["noise multiplier"]
+    R = report.noise["row norm bound R"]
+    assert [float(d.scale) / float(d.sensitivity) for d in noise.log] == pytest.approx([m] * 3, rel=1e-12)
+    assert [float(d.sensitivity) for d in noise.log] == pytest.approx([R**2, math.sqrt(2) * R**2, 2 * R])
+    acc = pld_privacy_accountant.PLDAccountant()
+    acc.compose(dp_event.GaussianDpEvent(m), 3)
+    assert report.accountant_epsilon <= 1.0 and acc.get_epsilon(1e-6) == pytest.approx(1.0, rel=1e-3)
+
+
+def test_adassp_approaches_least_squares_on_the_bounded_design_when_epsilon_is_large():
+    X, y, _, bounds = planted_sparse(n=5000, p=5, s=3)
+    design = data.prepare(X, y, bounds, classification=False)
+    w, _ = _quiet(fit_mechanism, REGISTRY["adassp"], design, losses.Squared(1.0), None, epsilon=1e5, delta=1e-6,
+                  noise=audit.LedgerNoise(0))
+    ols = np.linalg.lstsq(design.X, design.y, rcond=None)[0]
+    np.testing.assert_allclose(w, ols, atol=1e-3)
+
+
+def test_the_constant_predictor_is_the_noisy_label_mean():
+    X, y, _, bounds = planted_sparse(n=400, p=3, s=2, classification=True)
+    est = _quiet(DPLogisticRegression(epsilon=1e6, bounds=bounds, classes=[0, 1], mechanism="constant",
+                                      random_state=0).fit, X, y)
+    share = np.mean(y == 1)
+    assert np.all(est.coef_ == 0)
+    assert est.intercept_ == pytest.approx(math.log(share / (1 - share)), rel=1e-4)
+
+
+def _label_design(y, half=10.0, share=0.1):
+    p = 2
+    X = np.zeros((y.size, p))
+    bounds = data.Bounds(-np.ones(p), np.ones(p), -half, half)
+    return LabelScaleDesign(X, y, bounds, True, share)
+
+
+def test_the_label_sums_move_by_at_most_their_declared_sensitivity():
+    """Replace one label at the extremes of the declared range: the two sums move by at most 2 in L2, reached."""
+    rng = np.random.default_rng(0)
+    y = rng.uniform(-3, 3, 50)
+    worst = 0.0
+    for new in (-10.0, 10.0, 0.0, 25.0):
+        ya, yb = y.copy(), y.copy()
+        ya[0], yb[0] = -10.0 if new >= 0 else 10.0, new
+        record = audit.ReplayNoise(0)
+        _label_design(ya).plan_zcdp(0.01).release(record)
+        replay = audit.ReplayNoise(0, recorded=record.log)
+        _label_design(yb).plan_zcdp(0.01).release(replay)
+        worst = max(worst, max(r for _, r in replay.ratios))
+    assert 0.9 <= worst <= 1.0 + 1e-12
+
+
+def test_the_label_range_is_the_private_mean_plus_minus_two_sd_inside_the_declared_one():
+    rng = np.random.default_rng(1)
+    y = 2.0 + 0.5 * rng.standard_normal(20000)
+    pending = _label_design(y).plan_zcdp(1.0)
+    design = pending.release(audit.LedgerNoise(0))
+    lo, hi = design.bounds.label_low, design.bounds.label_high
+    assert lo == pytest.approx(2.0 - LABEL_WIDTH * 0.5, abs=0.05) and hi == pytest.approx(2.0 + LABEL_WIDTH * 0.5,
+                                                                                            abs=0.05)
+    assert pending.ledger.zcdp() == pytest.approx(1.0)
+
+
+def test_clip_auto_narrows_a_wide_label_range_and_helps():
+    X, y, w, bounds = planted_sparse(n=3000, p=40, s=3)
+    wide = data.Bounds(bounds.feature_low, bounds.feature_high, -50.0, 50.0)
+    auto_fit = _quiet(DPLasso(epsilon=1.0, bounds=wide, random_state=0).fit, X, y)
+    fixed = _quiet(DPLasso(epsilon=1.0, bounds=wide, clip=1.0, random_state=0).fit, X, y)
+    assert auto_fit.label_range_[1] - auto_fit.label_range_[0] < 20.0
+    assert "label range" in " ".join(auto_fit.privacy_report_.noise)
+    assert auto_fit.score(X, y) > fixed.score(X, y)
+    assert auto_fit.privacy_report_.guarantee_holds
+
+
+def test_a_delta_above_one_over_n_warns():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (30, 5))
+    y = np.where(X[:, 0] > 0, 1, 0)
+    with pytest.warns(WeakGuaranteeWarning, match="above 1/n"):
+        est = DPLogisticRegression(epsilon=1.0, delta=0.1, bounds=data.Bounds(-1.0, 1.0), classes=[0, 1],
+                                   random_state=0).fit(X, y)
+    assert any("above 1/n" in w for w in est.privacy_report_.warnings)
