@@ -14,6 +14,8 @@ Two studies (``--study``):
   every grid point, averaged over the families and seeds, and the best point.
 - ``least-squares``: the two-stage rule (selection share, the selection's label clip, the
   second mechanism) on planted sparse regressions.
+- ``start``: with automatic clipping, DP-GCD's steps and its warm start (the constant
+  predictor's intercept first), on balanced and imbalanced classes.
 - ``floor``: where DP-GCD stops beating the constant predictor, as a function of
   ``n epsilon / log p`` (n from 50 to 400, p from 30 to 3000, epsilon 0.1 and 1).
 - ``few-features``: the mechanism for least squares on at most ``auto.SPARSITY`` features
@@ -114,6 +116,25 @@ LEARNER = {"max_iter": 100, "mechanism_options": {"clipping_norm": "auto"}}
 """DP-GCD as the rule sets it (the ``logistic`` study's choice), for the ``floor`` study."""
 
 
+def study_start(quick):
+    """DP-GCD with automatic clipping: its steps, and whether to start from the constant predictor's intercept, on
+    balanced and imbalanced (about 70 / 30) classes."""
+    sizes = [(400, 30), (2000, 30), (2000, 300), (10000, 300)] if not quick else [(400, 30), (2000, 300)]
+    rows = []
+    for (n, p), offset, seed in itertools.product(sizes, (0.0, 3.0), range(2 if quick else 3)):
+        bounds = Bounds(-np.ones(p), np.ones(p))
+        Xtr, ytr, Xte, yte = logistic_family(n, p, 5, 0.3, 1000 * seed + n + p, offset=offset)
+        base = {"n": n, "p": p, "offset": offset, "seed": seed}
+        for T, warm in itertools.product((50, 100, 200), (False, True)):
+            est = DPLogisticRegression(epsilon=1.0, bounds=bounds, classes=[0, 1], random_state=seed,
+                                       mechanism="dp-gcd", max_iter=T,
+                                       mechanism_options={"clipping_norm": "auto", "warm_start": warm})
+            accuracy = float(_quiet(est.fit, Xtr, ytr).score(Xte, yte))
+            rows.append({**base, "T": T, "warm_start": warm, "accuracy": accuracy})
+        print(f"n={n} p={p} offset={offset} seed={seed} done", flush=True)
+    return rows
+
+
 def study_floor(quick):
     """Where the records are too few to learn a feature: DP-GCD beside the constant predictor, by n epsilon / log p
     (classes about 70 / 30, so that the constant has something to find)."""
@@ -193,7 +214,8 @@ def summarize(rows, keys, measure):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--study", choices=["logistic", "least-squares", "few-features", "floor"], required=True)
+    ap.add_argument("--study", choices=["logistic", "start", "least-squares", "few-features", "floor"],
+                    required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
@@ -210,6 +232,10 @@ def main(argv=None):
         table = summarize(rows, ["T", "clip"], "accuracy")
         refs = summarize([{**r, "T": 0} for r in rows], ["T"], "constant")[0], summarize(
             [{**r, "T": 0} for r in rows], ["T"], "non-private")[0]
+    elif args.study == "start":
+        rows = study_start(args.quick)
+        table = summarize(rows, ["T", "warm_start"], "accuracy")
+        refs = ()
     elif args.study == "few-features":
         rows = study_few_features(args.quick)
         table = summarize(rows, ["mechanism"], "r2")
@@ -223,7 +249,7 @@ def main(argv=None):
     print(" ".join(f"{k:>14}" for k in keys + cols))
     for t in table:
         print(" ".join(f"{str(t[k]):>14}" for k in keys) + " " + " ".join(f"{t[c]:>14.3f}" for c in cols))
-    for ref, name in zip(refs, ["constant", "non-private"] if len(refs) == 2 else ["non-private"]):
+    for ref, name in zip(refs, ["constant", "non-private"] if len(refs) == 2 else ["non-private"][:len(refs)]):
         print(f"{name:>29} " + " ".join(f"{ref[c]:>14.3f}" for c in cols))
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"defaults_rule_{args.study}.json"

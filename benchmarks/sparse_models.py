@@ -8,8 +8,10 @@ Planted problems with s = 10 nonzero coefficients of +-1 among p = 1000 features
   standard deviations), residual clipping 0.25 in the bounded units;
 - ``logistic``: ``P(y = 1) = sigmoid(4 <x, w*>)``.
 
-Methods (``mechanism=`` of ``DPLasso`` / ``DPLogisticRegression``, everything else at its
-default): ``dp-iht`` (noisy hard thresholding with peeling, sparsity 10), ``two-stage``
+Methods: ``default``, the estimator exactly as a user calls it (epsilon and the public bounds,
+``mechanism="auto"``); then, hand-tuned (not private: the mechanism, and for the Lasso a
+residual clip of 0.25, are set by hand), ``mechanism=`` of ``DPLasso`` /
+``DPLogisticRegression``: ``dp-iht`` (noisy hard thresholding with peeling, sparsity 10), ``two-stage``
 (private selection of 10 features by peeling, then output perturbation on them), ``dp-gcd``
 (proximal greedy coordinate descent, L1), ``fw`` (private Frank-Wolfe on the L1 ball);
 beside them the non-private L1 fit (scikit-learn, ``LassoCV`` / L1 ``LogisticRegression``, C = 0.05)
@@ -47,7 +49,7 @@ QUICK_EPSILONS = (1.0, 5.0)
 SIZES = ((1000, 1000), (5000, 1000), (20000, 1000))
 LARGE = ((20000, 10000),)
 SPARSITY = 10
-METHODS = ("dp-iht", "two-stage", "dp-gcd", "fw")
+METHODS = ("default", "dp-iht", "two-stage", "dp-gcd", "fw")
 
 
 def planted(task, n, p, seed):
@@ -132,6 +134,9 @@ def f1(support, truth):
 
 
 def _estimator(task, mechanism, bounds, epsilon, seed):
+    if mechanism == "default":  # exactly as a user calls it: epsilon and the public bounds
+        est = DPLogisticRegression if task == "logistic" else DPLasso
+        return est(bounds=bounds, epsilon=epsilon, random_state=seed)
     options = {"sparsity": SPARSITY} if mechanism in ("dp-iht", "two-stage") else None
     if task == "logistic":
         return DPLogisticRegression(bounds=bounds, classes=[0, 1], epsilon=epsilon, mechanism=mechanism,

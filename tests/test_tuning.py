@@ -155,7 +155,7 @@ def test_at_a_large_epsilon_the_search_picks_an_accurate_model():
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        search = DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1], alpha=1e-3),
+        search = DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1], alpha=1e-3, mechanism="dp-gcd"),
                             {"max_iter": [1, 40]}, epsilon=50.0, mean_repetitions=20, random_state=0).fit(Xtr, ytr)
     assert search.best_params_ == {"max_iter": 40}
     assert search.score(Xte, yte) > 0.9

@@ -121,8 +121,8 @@ def _add_fit_arguments(f):
     f.add_argument("--alpha", type=float, help="penalty strength (bounded coordinates) (default: 0.001, or searched)")
     f.add_argument("--delta", type=float, help="default: 1/n^2")
     f.add_argument("--mechanism", choices=sorted(REGISTRY),
-                   help="default: dp-gcd for separable penalties and smooth losses, else dp-sgd "
-                        "(one-pass-sgd for the hinge loss). "
+                   help="default: chosen by a public rule from the loss, the penalty, n, p and epsilon "
+                        "(docs/defaults.md). "
                         + "; ".join(f"{m.name}: {m.summary}" for m in REGISTRY.values()))
     _add_mechanism_options(f)
     calibrations = sorted({c for m in REGISTRY.values() for c in m.calibrations})
@@ -134,7 +134,9 @@ def _add_fit_arguments(f):
                    help="search mechanism, iterations and alpha privately within --epsilon (DPSearchCV, "
                         "docs/privacy.md); default: on unless --mechanism, --iterations, --alpha, --calibration or a "
                         "mechanism option is given")
-    f.add_argument("--clip", type=float, default=1.0, help="residual clipping / Huber threshold (regression)")
+    f.add_argument("--clip", type=_clip, default="auto",
+                   help="residual clipping / Huber threshold (regression), in units of the label range; auto: the "
+                        "label range narrowed to the labels' private spread")
     f.add_argument("--bounds", help="public bounds JSON (docs/bounds.md); without it (and without --schema) the "
                    "bounds are bought privately with --bounds-share of the budget (differentially private quantiles)")
     f.add_argument("--bounds-share", type=float, default=0.1,
@@ -224,11 +226,22 @@ def _classes(args, y, bounds):
 
 
 def _mechanism(args, loss):
+    """``--mechanism``; else "auto" (the public rule, ``mechanisms.auto``), or, when a mechanism option is given
+    without it, the mechanism that option was always meant for (dp-gcd, dp-sgd for a structured norm,
+    one-pass-sgd for the hinge loss)."""
     if args.mechanism:
         return args.mechanism
+    own = {o.name for m in REGISTRY.values() for o in m.options} - _OWN_FLAGS
+    if not any(getattr(args, name, None) is not None for name in own):
+        return "auto"
     if loss == "hinge":
         return "one-pass-sgd"
     return "dp-sgd" if args.penalty in norms.STRUCTURED else "dp-gcd"
+
+
+def _clip(text):
+    """``--clip`` (and an option that takes "auto"): "auto" or a number."""
+    return text if text == "auto" else float(text)
 
 
 def _flag(name):
@@ -252,7 +265,7 @@ def _add_mechanism_options(parser):
         elif o.kind == "bool":
             kw.update(action="store_const", const=True)
         else:
-            kw["type"] = int if o.kind == "int" else float
+            kw["type"] = int if o.kind == "int" else _clip if any(d.auto for _, d in decl) else float
         group.add_argument(_flag(name), **kw)
 
 
@@ -287,7 +300,7 @@ def _estimator(args, classes):
     alpha = 1e-3 if args.alpha is None else args.alpha
     common = dict(epsilon=getattr(args, "epsilon", 1.0), delta=args.delta, alpha=alpha,
                   penalty=args.penalty, l1_ratio=args.l1_ratio, groups=args.groups, mechanism=mechanism,
-                  mechanism_options=_mechanism_options(args, mechanism),
+                  mechanism_options=None if mechanism == "auto" else _mechanism_options(args, mechanism),
                   max_iter=args.iterations,
                   calibration=args.calibration, random_state=args.seed, verbose=1, noise=args.noise)
     if loss in ("logistic", "hinge"):

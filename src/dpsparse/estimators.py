@@ -119,7 +119,8 @@ class _DPLinearModel(BaseEstimator):
         mechanism.check_compatible(loss, penalty)
         noise = make_noise(self.random_state, self.noise)
         zcdp = mechanism.zcdp_calibration and mechanism.resolve_calibration(self.calibration) == "tight"
-        design = self._design(X, y, (self.epsilon, delta, zcdp))
+        # the constant predictor reads no feature: nothing to tighten
+        design = self._design(X, y, None if mechanism.name == "constant" else (self.epsilon, delta, zcdp))
         kw = dict(epsilon=self.epsilon, delta=delta, calibration=self.calibration, options=options, noise=noise,
                   callback=_Progress(options.get("n_iter")) if self.verbose else None, budget=self.budget,
                   label=f"{type(self).__name__} ({mechanism.name})")

@@ -143,12 +143,12 @@ class _Candidate:
     def __init__(self, estimator, params, n, p, epsilon):
         self.params = params
         self.estimator = clone(estimator).set_params(**params)
-        if self.estimator.mechanism == "auto":  # the public rule's mechanism at this shape
-            name, options, _ = auto.choose(self.estimator._loss(), self.estimator._penalty(p), n, p, epsilon)
-            self.estimator.set_params(mechanism=name, mechanism_options={**options,
-                                                                          **(self.estimator.mechanism_options or {})})
+        rule = {}
+        if self.estimator.mechanism == "auto":  # the public rule's mechanism and options at this shape
+            name, rule, _ = auto.choose(self.estimator._loss(), self.estimator._penalty(p), n, p, epsilon)
+            self.estimator.set_params(mechanism=name)
         self.mechanism = get(self.estimator.mechanism)
-        self.options = self.estimator._mechanism_options(self.mechanism)
+        self.options = self.estimator._mechanism_options(self.mechanism, rule)
         self.loss = self.estimator._loss()
         self.penalty = self.estimator._penalty(p)
         self.mechanism.check_compatible(self.loss, self.penalty)

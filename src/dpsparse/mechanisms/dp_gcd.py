@@ -50,6 +50,7 @@ import scipy.sparse as sp
 from ..accounting import Ledger, calibrate, zcdp_budget
 from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
+from . import constant
 from ._common import abs_sum, column
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
@@ -147,13 +148,13 @@ def step_epsilons(s, L, M, n):
     return c_laplace / s, c_update * s
 
 
-def _ledger(s, constants, n_iter, selection, update, auto_multiplier=None):
+def _ledger(s, constants, n_iter, selection, update, before=()):
     """The ``2 T`` events of DP-GCD at normalized scale ``s`` (``constants``: ``_step_constants``), after the
-    release of the automatic clipping threshold (a Gaussian of multiplier ``auto_multiplier``) when there is one."""
+    Gaussian releases of noise multipliers ``before`` (the automatic clipping threshold, the warm start)."""
     c_laplace, c_gumbel, c_update = constants
     ledger = Ledger()
-    if auto_multiplier is not None:
-        ledger.gaussian(auto_multiplier, 1.0)
+    for m in before:
+        ledger.gaussian(m, 1.0)
     if selection == "laplace":
         ledger.pure(c_laplace / s, n_iter)
     else:
@@ -164,21 +165,22 @@ def _ledger(s, constants, n_iter, selection, update, auto_multiplier=None):
 
 
 @functools.lru_cache(maxsize=256)
-def _tight_scale(constants, n_iter, epsilon, delta, scale0, selection, update, rho=None, auto_multiplier=None):
-    """Smallest normalized scale ``s`` whose ``2 T`` steps (and the automatic clip's release) compose to
+def _tight_scale(constants, n_iter, epsilon, delta, scale0, selection, update, rho=None, before=()):
+    """Smallest normalized scale ``s`` whose ``2 T`` steps (after the releases ``before``) compose to
     (epsilon, delta)."""
-    return calibrate(lambda s: _ledger(s, constants, n_iter, selection, update, auto_multiplier), epsilon, delta,
+    return calibrate(lambda s: _ledger(s, constants, n_iter, selection, update, before), epsilon, delta,
                      scale0, rho=rho)
 
 
-AUTO_CLIP_SHARE = 0.05
-"""Share of the zCDP budget that buys ``clipping_norm="auto"`` (docs/privacy.md)."""
+SHARE = 0.05
+"""Share of the zCDP budget that buys ``clipping_norm="auto"``, and the warm start's (docs/privacy.md)."""
 
 
-def _auto_clip_multiplier(info):
-    """Noise multiplier of the release behind ``clipping_norm="auto"``: ``AUTO_CLIP_SHARE`` of the zCDP budget."""
+def _share_multiplier(info):
+    """Noise multiplier of a Gaussian release of ``SHARE`` of the zCDP budget (``clipping_norm="auto"``, the warm
+    start)."""
     rho = zcdp_budget(info.epsilon, info.delta) if info.zcdp is None else info.zcdp
-    return 1.0 / math.sqrt(2.0 * AUTO_CLIP_SHARE * rho)
+    return 1.0 / math.sqrt(2.0 * SHARE * rho)
 
 
 def auto_clip(X, n_features, derivative_at_zero, multiplier, noise):
@@ -246,7 +248,7 @@ def _gradient_sum(X, d, clip, columns=None):
 
 
 def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, noise, callback=None,
-        selection="laplace", update="laplace", select_sensitivity=None, update_sensitivity=None, clip=None):
+        selection="laplace", update="laplace", select_sensitivity=None, update_sensitivity=None, clip=None, w0=None):
     """Greedy coordinate descent with given noise scales (0 gives the non-private method).
 
     The margins ``z = X w`` are updated in O(nnz of a column) per step; the gradient
@@ -275,6 +277,8 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
     clip : ndarray of shape (p,) or None
         Per-sample coordinate-wise clipping thresholds of the gradient (``clipped_gradient``);
         None: the plain gradient ``X^T f'(z) / n``.
+    w0 : ndarray of shape (p,) or None
+        The start (a public release, e.g. the warm start's intercept); None: zero.
 
     Returns
     -------
@@ -282,9 +286,10 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
     """
     n, p = X.shape
     columns = np.repeat(np.arange(p), np.diff(X.indptr)) if clip is not None and sp.issparse(X) else None
-    w, z = np.zeros(p), np.zeros(n)
-    upd_sens = np.full(p, np.nan) if update_sensitivity is None else update_sensitivity
+    w = np.zeros(p) if w0 is None else np.array(w0, dtype=float)
     dask = is_dask(X)
+    z = np.zeros(n) if dask or not np.any(w) else np.asarray(X @ w).ravel()
+    upd_sens = np.full(p, np.nan) if update_sensitivity is None else update_sensitivity
     if dask:  # one pass over the chunks per step: the margins are recomputed there, not kept
         y = labels(X, y)
     for t in range(n_iter):
@@ -323,9 +328,6 @@ def _plan(info):
     selection, update = _noise_families(info.calibration, o["selection"], o["update_noise"])
     L, M = info.loss.coordinate_lipschitz(info.feature_bounds), info.loss.coordinate_smoothness(info.feature_bounds)
     auto = isinstance(o["clipping_norm"], str)
-    if auto and info.calibration == "paper":
-        raise ValueError("mechanism dp-gcd: clipping_norm='auto' is a release of its own, in the tight calibration "
-                         "only")
     clip = None if auto else _clip_thresholds(o["clipping_norm"], L)
     if auto:  # the plan at a nominal threshold of 1 on every column; the released one scales every noise
         L = np.ones_like(L)
@@ -334,12 +336,17 @@ def _plan(info):
     constants = _step_constants(L, M, n)
     n_iter = o["n_iter"]
     s_paper = paper_scale(n, info.epsilon, info.delta, n_iter)
-    m_auto = _auto_clip_multiplier(info) if auto else None
+    m_auto = _share_multiplier(info) if auto else None
+    m_warm = _share_multiplier(info) if o["warm_start"] else None
+    if (auto or o["warm_start"]) and info.calibration == "paper":
+        raise ValueError("mechanism dp-gcd: clipping_norm='auto' and warm_start are releases of their own, in the "
+                         "tight calibration only")
+    before = tuple(m for m in (m_auto, m_warm) if m is not None)
     if info.calibration == "paper":
         s = s_paper
     else:
-        s = _tight_scale(constants, n_iter, info.epsilon, info.delta, s_paper, selection, update, info.zcdp, m_auto)
-    ledger = _ledger(s, constants, n_iter, selection, update, m_auto)
+        s = _tight_scale(constants, n_iter, info.epsilon, info.delta, s_paper, selection, update, info.zcdp, before)
+    ledger = _ledger(s, constants, n_iter, selection, update, before)
     update_scales = s * L
     ratio = L / np.sqrt(M)
     # one Gumbel scale for every coordinate: a scalar, so each selection draws p variates at one scale
@@ -357,10 +364,13 @@ def _plan(info):
     params = {"L": L, "M": M, "select_scales": select_scales, "update_scales": update_scales,
               "selection": selection, "update": update,
               "select_sensitivity": 2.0 * L / (n * np.sqrt(M)), "update_sensitivity": 2.0 * L / n, "clip": clip,
-              "auto_multiplier": m_auto}
+              "auto_multiplier": m_auto, "warm_multiplier": m_warm}
     if auto:
         details["clipping"] = (f"automatic: |f'(0)| x the private mean of |x_ij| (Gaussian, multiplier "
-                               f"{m_auto:.4g}, {AUTO_CLIP_SHARE:g} of the zCDP budget); every noise scale x it")
+                               f"{m_auto:.4g}, {SHARE:g} of the zCDP budget); every noise scale x it")
+    if m_warm is not None:
+        details["warm start"] = (f"the intercept of the constant predictor (the noisy label mean, Gaussian, "
+                                 f"multiplier {m_warm:.4g}, {SHARE:g} of the zCDP budget)")
     return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
                 iterations=n_iter, details=details, params=params,
                 miss_reason=" once the non-monotone report-noisy-max is accounted for")
@@ -376,9 +386,14 @@ def _run(design, plan, noise, callback):
         at_zero = float(np.max(np.abs(info.loss.bounded_derivative(np.zeros(2), np.array([-1.0, 1.0])))))
         scale = auto_clip(X, k, at_zero, q["auto_multiplier"], noise)
         clip = np.full(design.p, scale)
+    w0 = np.zeros(design.p)
+    if q["warm_multiplier"] is not None and design.fit_intercept:
+        sens = 2.0 / design.n
+        mean = constant.label_mean(design.y, q["warm_multiplier"] * sens, sens, noise)
+        w0[-1] = constant.intercept(mean, getattr(info.loss, "name", "") == "logistic")
     return gcd(X, design.y, info.loss, info.penalty, q["M"], o["n_iter"], o["rule"], scale * q["select_scales"],
                scale * q["update_scales"], noise, callback, q["selection"], q["update"],
-               scale * q["select_sensitivity"], scale * q["update_sensitivity"], clip)
+               scale * q["select_sensitivity"], scale * q["update_sensitivity"], clip, w0)
 
 
 MECHANISM = Mechanism(
@@ -401,6 +416,8 @@ MECHANISM = Mechanism(
                "per-sample coordinate-wise clipping threshold C_j of the gradient (one, or one per column); 'auto': "
                "|f'(0)| times the private mean of |x_ij|",
                low=0.0, low_open=True, default_help="sup|f'| b_j: clips nothing", auto=True),
+        Option("warm_start", "bool", False, "start from the constant predictor's intercept (a noisy label mean, "
+               "its own share of the budget)"),
     ),
     calibrations=CALIBRATIONS,
     loss_needs=("smooth", "Lipschitz"),
