@@ -17,7 +17,8 @@ Two studies (``--study``):
 - ``start``: with automatic clipping, DP-GCD's steps and its warm start (the constant
   predictor's intercept first), on balanced and imbalanced classes.
 - ``floor``: where DP-GCD stops beating the constant predictor, as a function of
-  ``n epsilon / log p`` (n from 50 to 400, p from 30 to 3000, epsilon 0.1 and 1).
+  ``n epsilon / log p`` (n from 50 to 400, p from 30 to 3000, epsilon 0.1 and 1; a sparse
+  family with imbalanced classes and a dense one).
 - ``few-features``: the mechanism for least squares on at most ``auto.SPARSITY`` features
   (no selection), the features filling 30 % or all of their declared range (the column
   ``n=... p=...`` gives the fill there).
@@ -136,14 +137,18 @@ def study_start(quick):
 
 
 def study_floor(quick):
-    """Where the records are too few to learn a feature: DP-GCD beside the constant predictor, by n epsilon / log p
-    (classes about 70 / 30, so that the constant has something to find)."""
+    """Where the records are too few to learn a feature: DP-GCD beside the constant predictor, by n epsilon / log p,
+    on a sparse family with imbalanced classes and a dense one."""
     rows = []
-    sizes = itertools.product((50, 100, 200, 400), (30, 300, 3000), (0.1, 1.0), range(2 if quick else 4))
-    for n, p, eps, seed in sizes:
-        Xtr, ytr, Xte, yte = logistic_family(n, p, 5, 1.0, 100 * seed + n + p, offset=3.0)  # about 70 % positive
+    sizes = itertools.product((50, 100, 200, 400), (30, 300, 3000), (0.1, 1.0), range(2 if quick else 3),
+                              ("sparse", "dense"))
+    for n, p, eps, seed, family in sizes:
+        # sparse: 5 informative features, about 75 % positive; dense: every feature informative, about 60 %
+        k, offset = (5, 3.0) if family == "sparse" else (p, 1.0)
+        Xtr, ytr, Xte, yte = logistic_family(n, p, k, 1.0, 100 * seed + n + p, offset=offset)
         bounds = Bounds(-np.ones(p), np.ones(p))
-        base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "n eps / log p": round(n * eps / np.log(p), 1)}
+        base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": family,
+                "n eps / log p": round(n * eps / np.log(p), 1)}
         for mechanism in ("dp-gcd", "constant"):
             options = LEARNER if mechanism == "dp-gcd" else {}
             est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed,
