@@ -125,3 +125,49 @@ def test_a_delta_above_one_over_n_warns():
         est = DPLogisticRegression(epsilon=1.0, delta=0.1, bounds=data.Bounds(-1.0, 1.0), classes=[0, 1],
                                    random_state=0).fit(X, y)
     assert any("above 1/n" in w for w in est.privacy_report_.warnings)
+
+
+@pytest.mark.parametrize("options", [{"clipping_norm": "auto"}, {"clipping_norm": "auto", "warm_start": True},
+                                     {"warm_start": True}])
+def test_dp_gcd_automatic_clipping_and_warm_start_are_in_the_ledger_and_within_their_sensitivity(options):
+    options = {"n_iter": 5, **options}
+    bounds, pairs = audit.neighbouring_pairs(n=40, p=3, classification=True)
+    pen = norms.build_penalty("l1", 0.05, 3, True)
+    design = data.prepare(*pairs["label flip"][0], bounds, True)
+    check = _quiet(audit.ledger_replay, "dp-gcd", design, losses.Logistic(), pen, epsilon=1.0, delta=1e-5,
+                   options=options)
+    assert check.composed == pytest.approx(check.claimed, rel=1e-6) and check.claimed <= 1.0
+    for pair in pairs.values():
+        ratios = _quiet(audit.sensitivity_replay, "dp-gcd", pair, bounds, losses.Logistic(), pen, options=options)
+        assert max(ratios.values()) <= 1.0 + 1e-9
+    if "clipping_norm" in options:  # a record moved from the origin to a corner moves the sum by its bound, 1
+        X, y = pairs["label flip"][0]
+        Xa, Xb = X.copy(), X.copy()
+        Xa[0], Xb[0] = 0.0, 1.0
+        ratios = _quiet(audit.sensitivity_replay, "dp-gcd", ((Xa, y), (Xb, y)), bounds, losses.Logistic(), pen,
+                        options=options)
+        assert ratios["mean |x| (automatic clipping)"] == pytest.approx(1.0)
+
+
+def test_the_automatic_clip_is_half_the_mean_absolute_feature_for_the_logistic_loss():
+    from dpsparse.mechanisms.dp_gcd import auto_clip
+
+    rng = np.random.default_rng(0)
+    for scale in (0.1, 0.8):
+        X = rng.uniform(-scale, scale, (5000, 10))
+        design = data.prepare(X, np.ones(5000), data.Bounds(-1.0, 1.0), True)
+        clip = auto_clip(design.X, 10, 0.5, 1.0, audit.LedgerNoise(0, zero=True))
+        assert clip == pytest.approx(0.5 * np.mean(np.abs(X)), rel=1e-12)
+
+
+def test_declared_bounds_are_tightened_privately_only_where_affordable():
+    rng = np.random.default_rng(0)
+    X = rng.normal(0, 1, (20000, 3))
+    y = X @ np.array([1.0, -1.0, 0.5]) + 0.1 * rng.standard_normal(20000)
+    wide = data.Bounds(-100 * np.ones(3), 100 * np.ones(3), -100.0, 100.0)
+    est = _quiet(DPLasso(epsilon=1.0, bounds=wide, random_state=0).fit, X, y)
+    assert "tightened" in est.bounds_.source
+    assert np.all(est.bounds_.feature_high <= 100) and np.all(est.bounds_.feature_high < 10)
+    assert est.score(X, y) > 0.9 and est.privacy_report_.guarantee_holds
+    small = _quiet(DPLasso(epsilon=1.0, bounds=wide, random_state=0).fit, X[:300], y[:300])
+    assert "tightened" not in small.bounds_.source  # 300 records cannot place 12 quantiles within 10 % of them

@@ -10,7 +10,8 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
   the budget), then DP-GD on them;
 - the logistic loss with a separable penalty: the constant predictor when
   ``n epsilon < FLOOR log p`` (too few records for the budget), otherwise DP-GCD with
-  ``ITERATIONS`` steps and its clipping threshold set privately (``clipping_norm="auto"``);
+  ``ITERATIONS_FEW`` steps on at most ``FEW`` features, ``ITERATIONS`` on more, and its
+  clipping threshold set privately (``clipping_norm="auto"``);
 - the hinge loss: the one-pass noisy SGD (the only mechanism without a smoothness need);
 - a structured norm: DP-SGD (the prox of the whole norm); any other loss: DP-GCD.
 """
@@ -20,7 +21,7 @@ import math
 
 from .base import penalty_capabilities
 
-__all__ = ["FLOOR", "ITERATIONS", "SELECTION_CLIP", "SELECTION_SHARE", "SPARSITY", "choose"]
+__all__ = ["FEW", "FLOOR", "ITERATIONS", "ITERATIONS_FEW", "SELECTION_CLIP", "SELECTION_SHARE", "SPARSITY", "choose"]
 
 SPARSITY = 10
 """Features kept by the selection of the least-squares rule."""
@@ -31,8 +32,9 @@ SELECTION_SHARE = 0.5
 FLOOR = 100
 """Below ``n epsilon = FLOOR log p`` the logistic rule releases the constant predictor (measured: docs/defaults.md)."""
 
-ITERATIONS = 100
-"""DP-GCD's steps under the logistic rule (measured: docs/defaults.md)."""
+ITERATIONS, ITERATIONS_FEW, FEW = 100, 200, 100
+"""DP-GCD's steps under the logistic rule: ``ITERATIONS_FEW`` for at most ``FEW`` features (measured:
+docs/defaults.md)."""
 
 SELECTION_CLIP = 0.25
 """The labels' clip in the selection's scores, in units of the label range (measured: docs/defaults.md)."""
@@ -75,6 +77,7 @@ def choose(loss, penalty, n, p, epsilon):
         return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {FLOOR} log p = {floor:.3g}: too few records "
                 "for the budget to learn a feature; the constant predictor")
     if name == "logistic":
-        return ("dp-gcd", {"n_iter": ITERATIONS, "clipping_norm": "auto"},
-                f"logistic loss with a separable penalty: DP-GCD, {ITERATIONS} steps, automatic clipping")
+        steps = ITERATIONS_FEW if p <= FEW else ITERATIONS
+        return ("dp-gcd", {"n_iter": steps, "clipping_norm": "auto"},
+                f"logistic loss with a separable penalty: DP-GCD, {steps} steps, automatic clipping")
     return "dp-gcd", {}, "a smooth loss with a separable penalty: DP-GCD"
