@@ -111,7 +111,7 @@ def test_clip_auto_narrows_a_wide_label_range_and_helps():
     wide = data.Bounds(bounds.feature_low, bounds.feature_high, -50.0, 50.0)
     auto_fit = _quiet(DPLasso(epsilon=1.0, bounds=wide, random_state=0).fit, X, y)
     fixed = _quiet(DPLasso(epsilon=1.0, bounds=wide, clip=1.0, random_state=0).fit, X, y)
-    assert auto_fit.label_range_[1] - auto_fit.label_range_[0] < 20.0
+    assert auto_fit.label_range_[1] - auto_fit.label_range_[0] < 40.0  # of 100 declared
     assert "label range" in " ".join(auto_fit.privacy_report_.noise)
     assert auto_fit.score(X, y) > fixed.score(X, y)
     assert auto_fit.privacy_report_.guarantee_holds

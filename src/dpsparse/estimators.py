@@ -29,6 +29,10 @@ from .private_bounds import LabelScaleDesign, PendingDesign, affordable
 
 __all__ = ["DPElasticNet", "DPLasso", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression"]
 
+AUTO_CLIP = 0.5
+"""``clip="auto"``: the residual clip in units of the narrowed label range (about one label standard deviation;
+measured on synthetic families, docs/defaults.md)."""
+
 
 def _resolve_bounds(bounds, X, y, regression):
     if isinstance(bounds, str) and bounds == "private":
@@ -507,10 +511,10 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
         return tags
 
     def _clip(self):
-        """The residual clipping threshold in the bounded label units: ``clip``, or 1 for ``"auto"`` (the label
-        range itself then narrowed to the labels' private spread, ``_design``)."""
+        """The residual clipping threshold in the bounded label units: ``clip``, or ``AUTO_CLIP`` for ``"auto"``
+        (the label range itself then narrowed to the labels' private spread, ``_design``)."""
         if isinstance(self.clip, str) and self.clip == "auto":
-            return 1.0
+            return AUTO_CLIP
         if isinstance(self.clip, bool) or not isinstance(self.clip, (int, float, np.number)):
             raise ValueError(f"clip must be 'auto' or a finite number > 0, got {self.clip!r}")
         return float(self.clip)

@@ -290,7 +290,10 @@ class LabelScaleDesign(PendingDesign):
     its L2 norm ``|d| sqrt(1 + s^2)`` is at most 2 (increasing in ``|d|`` along ``|s| = 2 - |d|``,
     reached at ``u = -1, u' = 1``) and its L1 norm ``|d| (1 + |s|)`` at most 2.25 (``d = 1.5``);
     Gaussian noise in zCDP, Laplace noise in pure DP. The
-    label range becomes ``mean +- LABEL_WIDTH sd`` inside the declared one (post-processing);
+    label range becomes ``mean +- (LABEL_WIDTH sd + e)`` inside the declared one, ``e`` twice
+    the noise's standard deviation over ``n`` and ``sd^2`` the released variance plus ``e``
+    (an upper estimate: a range too narrow clips the labels, one too wide only dilutes;
+    post-processing);
     labels outside it are clipped, which the fit's analysis covers as it covers any public
     range.
 
@@ -337,9 +340,10 @@ class LabelScaleDesign(PendingDesign):
                              sensitivity=LABEL_SUMS_L2 if norm == "l2" else LABEL_SUMS_L1, norm=norm,
                              name="label sums")
         n = self.n
+        err = LABEL_WIDTH * self.scale * (1.0 if self.family == "gaussian" else math.sqrt(2.0)) / n  # 2 noise sd
         mean = float(np.clip(sums[0] / n, -1.0, 1.0))
-        sd = math.sqrt(max(sums[1] / n - mean * mean, 0.0))
-        lo, hi = max(-1.0, mean - LABEL_WIDTH * sd), min(1.0, mean + LABEL_WIDTH * sd)
+        sd = math.sqrt(max(sums[1] / n - mean * mean, 0.0) + err)  # the variance's upper estimate
+        lo, hi = max(-1.0, mean - LABEL_WIDTH * sd - err), min(1.0, mean + LABEL_WIDTH * sd + err)
         if hi - lo < 1e-3:  # a degenerate release: keep a sliver of the declared range around the mean
             lo, hi = max(-1.0, mean - 5e-4), min(1.0, mean + 5e-4)
         self.released = (mean, sd)
