@@ -81,7 +81,7 @@ def test_clopper_pearson_matches_its_definition():
 # The black-box audit where it has its power (audit.audit_options), sized for CI: Huber
 # regression, the isolated label flip (the only record that moves a feature gradient, so the
 # released quantity moves by its full sensitivity), a negligible L1 strength.
-AUDITED = ["dp-gcd", "dp-sgd", "dp-gd", "fw", "output", "dp-iht", "two-stage"]
+AUDITED = ["dp-gcd", "dp-sgd", "dp-gd", "fw", "output", "dp-iht", "two-stage", "adassp", "constant"]
 
 
 def _black_box(name, factor, runs):
@@ -89,7 +89,7 @@ def _black_box(name, factor, runs):
     pen = norms.build_penalty("l1", 1e-6, 2, True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return audit.black_box_audit(name, pairs["isolated label flip"], bounds, losses.Huber(1.0), pen,
+        return audit.black_box_audit(name, pairs["isolated label flip"], bounds, mechanism_loss(name, False), pen,
                                      epsilon=1.0, delta=1e-3, options=audit.audit_options(name), classification=False,
                                      runs=runs, seed=1, noise_factor=factor)
 

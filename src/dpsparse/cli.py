@@ -74,8 +74,9 @@ def _parser():
     a = sub.add_parser("audit", help="audit a mechanism: sensitivity replay, black-box lower bound, mutation check",
                        formatter_class=_HelpFormatter, description="docs/audit.md explains each check.")
     a.add_argument("--mechanism", choices=sorted(REGISTRY), required=True)
-    a.add_argument("--loss", choices=["logistic", "huber"], default="huber",
-                   help="huber: regression with labels in [-1, 1]; logistic: labels +-1")
+    a.add_argument("--loss", choices=["logistic", "huber", "squared"],
+                   help="huber or squared: regression with labels in [-1, 1]; logistic: labels +-1 (default: squared "
+                        "for adassp, huber otherwise)")
     a.add_argument("--epsilon", type=float, default=1.0, help="claimed epsilon")
     a.add_argument("--delta", type=float, default=1e-3, help="claimed delta")
     a.add_argument("--runs", type=int, default=20000, help="black-box runs per dataset (0: replay only)")
@@ -742,8 +743,10 @@ def audit(args):
         raise ValueError(f"--runs must be an integer in [0, 1e6], got {args.runs}")
     if not 0 < args.mutation <= 1:
         raise ValueError(f"--mutation must be in (0, 1], got {args.mutation}")
+    args.loss = args.loss or ("squared" if args.mechanism == "adassp" else "huber")
     classification = args.loss == "logistic"
-    loss = _losses.Logistic() if classification else _losses.Huber(1.0)
+    loss = {"logistic": _losses.Logistic, "huber": lambda: _losses.Huber(1.0),
+            "squared": lambda: _losses.Squared(1.0)}[args.loss]()
     mech = REGISTRY[args.mechanism]
     options = _audit.audit_options(mech)
     penalty = norms.build_penalty("l1", 1e-6, 2, True)

@@ -1,10 +1,11 @@
 """``mechanism="auto"``: the mechanism and its options from public quantities only.
 
-The rule reads the loss, the penalty, ``n``, ``p``, epsilon and delta, never the data; it
+The rule reads the loss, the penalty, ``n``, ``p`` and epsilon, never the data; it
 was chosen by measurement on synthetic families only (``benchmarks/defaults_rule.py``,
 docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 
-- least squares with a separable penalty: DP-GCD on every feature when there are at most
+- least squares with a separable penalty: the constant predictor when
+  ``n epsilon < FLOOR_LEAST_SQUARES log p``; otherwise DP-GCD on every feature when there are at most
   ``SPARSITY`` of them, otherwise ``two-stage``: ``SPARSITY`` features selected by
   peeling (the labels clipped at ``SELECTION_CLIP`` in the scores, ``SELECTION_SHARE`` of
   the budget), then DP-GD on them;
@@ -21,7 +22,8 @@ import math
 
 from .base import penalty_capabilities
 
-__all__ = ["FEW", "FLOOR", "ITERATIONS", "ITERATIONS_FEW", "SELECTION_CLIP", "SELECTION_SHARE", "SPARSITY", "choose"]
+__all__ = ["FEW", "FLOOR", "FLOOR_LEAST_SQUARES", "ITERATIONS", "ITERATIONS_FEW", "SELECTION_CLIP", "SELECTION_SHARE",
+           "SPARSITY", "choose"]
 
 SPARSITY = 10
 """Features kept by the selection of the least-squares rule."""
@@ -29,8 +31,9 @@ SPARSITY = 10
 SELECTION_SHARE = 0.5
 """Share of the zCDP budget the least-squares rule spends on the selection (measured: docs/defaults.md)."""
 
-FLOOR = 100
-"""Below ``n epsilon = FLOOR log p`` the logistic rule releases the constant predictor (measured: docs/defaults.md)."""
+FLOOR, FLOOR_LEAST_SQUARES = 100, 160
+"""Below ``n epsilon = FLOOR log p`` the logistic rule releases the constant predictor, below ``FLOOR_LEAST_SQUARES
+log p`` the least-squares rule (measured: docs/defaults.md)."""
 
 ITERATIONS, ITERATIONS_FEW, FEW = 100, 200, 100
 """DP-GCD's steps under the logistic rule: ``ITERATIONS_FEW`` for at most ``FEW`` features (measured:
@@ -62,6 +65,10 @@ def choose(loss, penalty, n, p, epsilon):
     """
     name = getattr(loss, "name", "")
     separable = "separable" in penalty_capabilities(penalty)
+    if name == "squared" and separable and n * epsilon < FLOOR_LEAST_SQUARES * math.log(max(p, 2)):
+        return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {FLOOR_LEAST_SQUARES} log p = "
+                f"{FLOOR_LEAST_SQUARES * math.log(max(p, 2)):.3g}: too few records for the budget to learn a "
+                "feature; the constant predictor (the noisy label mean)")
     if name == "squared" and separable:
         if p <= SPARSITY:
             return "dp-gcd", {}, f"least squares on {p} <= {SPARSITY} features: DP-GCD on all of them"
