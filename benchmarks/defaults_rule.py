@@ -15,7 +15,8 @@ Two studies (``--study``):
 - ``least-squares``: the two-stage rule (selection share, the selection's label clip, the
   second mechanism) on planted sparse regressions.
 - ``start``: with automatic clipping, DP-GCD's steps and its warm start (the constant
-  predictor's intercept first), on balanced and imbalanced classes.
+  predictor's intercept first), on balanced and imbalanced classes; ``start-wide`` the
+  steps at p = 1000.
 - ``floor``: where DP-GCD stops beating the constant predictor, as a function of
   ``n epsilon / log p`` (n from 50 to 400, p from 30 to 3000, epsilon 0.1 and 1; a sparse
   family with imbalanced classes and a dense one).
@@ -120,16 +121,21 @@ LEARNER = {"max_iter": 100, "mechanism_options": {"clipping_norm": "auto"}}
 """DP-GCD as the rule sets it (the ``logistic`` study's choice), for the ``floor`` study."""
 
 
-def study_start(quick):
+def study_start(quick, wide=False):
     """DP-GCD with automatic clipping: its steps, and whether to start from the constant predictor's intercept, on
-    balanced and imbalanced (about 70 / 30) classes."""
+    balanced and imbalanced (about 70 / 30) classes. ``wide``: p = 1000 (n = 5000), the features filling 30 % or
+    all of their range, without the warm start."""
     sizes = [(400, 30), (2000, 30), (2000, 300), (10000, 300)] if not quick else [(400, 30), (2000, 300)]
+    variants = [(0.3, 0.0), (0.3, 3.0)]  # (fill, offset)
+    warms = (False, True)
+    if wide:
+        sizes, variants, warms = [(5000, 1000)], [(0.3, 0.0), (1.0, 0.0)], (False,)
     rows = []
-    for (n, p), offset, seed in itertools.product(sizes, (0.0, 3.0), range(2 if quick else 3)):
+    for (n, p), (fill, offset), seed in itertools.product(sizes, variants, range(2 if quick else 3)):
         bounds = Bounds(-np.ones(p), np.ones(p))
-        Xtr, ytr, Xte, yte = logistic_family(n, p, 5, 0.3, 1000 * seed + n + p, offset=offset)
-        base = {"n": n, "p": p, "offset": offset, "seed": seed}
-        for T, warm in itertools.product((50, 100, 200), (False, True)):
+        Xtr, ytr, Xte, yte = logistic_family(n, p, 5, fill, 1000 * seed + n + p, offset=offset)
+        base = {"n": n, "p": p, "offset": offset, "fill": fill, "seed": seed}
+        for T, warm in itertools.product((50, 100, 200), warms):
             est = DPLogisticRegression(epsilon=1.0, bounds=bounds, classes=[0, 1], random_state=seed,
                                        mechanism="dp-gcd", max_iter=T,
                                        mechanism_options={"clipping_norm": "auto", "warm_start": warm})
@@ -240,8 +246,8 @@ def summarize(rows, keys, measure):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--study", choices=["logistic", "start", "least-squares", "few-features", "floor",
-                                        "floor-regression"],
+    ap.add_argument("--study", choices=["logistic", "start", "start-wide", "least-squares", "few-features",
+                                        "floor", "floor-regression"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -259,8 +265,8 @@ def main(argv=None):
         table = summarize(rows, ["T", "clip"], "accuracy")
         refs = summarize([{**r, "T": 0} for r in rows], ["T"], "constant")[0], summarize(
             [{**r, "T": 0} for r in rows], ["T"], "non-private")[0]
-    elif args.study == "start":
-        rows = study_start(args.quick)
+    elif args.study in ("start", "start-wide"):
+        rows = study_start(args.quick, wide=args.study == "start-wide")
         table = summarize(rows, ["T", "warm_start"], "accuracy")
         refs = ()
     elif args.study == "few-features":
