@@ -53,12 +53,21 @@ from dpsparse.mechanisms import auto
 RESULTS = Path(__file__).parent / "results"
 
 
-def logistic_family(n, p, k, fill, seed, n_test=2000, offset=0.0):
+def logistic_family(n, p, k, fill, seed, n_test=2000, offset=0.0, factor=False):
     """Features in [-1, 1]: correlated Gaussians squeezed into ``fill`` of the range around a random centre (a
     published range wider than the data); ``k`` true weights (k = p: dense, decaying), labels from the logistic
-    model with a margin of standard deviation 4 (a Bayes accuracy near 0.85)."""
+    model with a margin of standard deviation 4 (a Bayes accuracy near 0.85). ``factor``: every feature is a noisy
+    copy of one latent factor (loading 0.8, random sign) and the label follows the factor (measurements of one
+    object, as in breast cancer's cell nuclei or gisette's pixels), ``k`` unused."""
     rng = np.random.default_rng(seed)
     Z = rng.standard_normal((n + n_test, p))
+    if factor:
+        f = rng.standard_normal(n + n_test)
+        Z = 0.8 * f[:, None] * rng.choice([-1.0, 1.0], p) + 0.6 * Z
+        X = np.clip(rng.uniform(-1 + fill, 1 - fill, p) + fill * Z / 3.0, -1.0, 1.0)
+        margin = 4.0 * f + offset
+        y = np.where(rng.random(n + n_test) < 1.0 / (1.0 + np.exp(-margin)), 1, 0)
+        return X[:n], y[:n], X[n:], y[n:]
     Z = 0.7 * Z + 0.3 * Z[:, rng.integers(p, size=p)]  # some correlation between features
     centre = rng.uniform(-1 + fill, 1 - fill, p)
     X = np.clip(centre + fill * Z / 3.0, -1.0, 1.0)
@@ -150,11 +159,13 @@ def study_floor(quick):
     on a sparse family with imbalanced classes and a dense one."""
     rows = []
     sizes = itertools.product((50, 100, 200, 400), (30, 300, 3000), (0.1, 1.0), range(2 if quick else 3),
-                              ("sparse", "dense"))
+                              ("sparse", "dense", "factor"))
     for n, p, eps, seed, family in sizes:
-        # sparse: 5 informative features, about 75 % positive; dense: every feature informative, about 60 %
+        # sparse: 5 informative features, about 75 % positive; dense: every feature informative, about 60 %;
+        # factor: every feature a noisy copy of the factor the label follows, about 60 %
         k, offset = (5, 3.0) if family == "sparse" else (p, 1.0)
-        Xtr, ytr, Xte, yte = logistic_family(n, p, k, 1.0, 100 * seed + n + p, offset=offset)
+        Xtr, ytr, Xte, yte = logistic_family(n, p, k, 1.0, 100 * seed + n + p, offset=offset,
+                                             factor=family == "factor")
         bounds = Bounds(-np.ones(p), np.ones(p))
         base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": family,
                 "n eps / log p": round(n * eps / np.log(p), 1)}
@@ -163,7 +174,7 @@ def study_floor(quick):
             est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed,
                                        mechanism=mechanism, **options)
             accuracy = float(_quiet(est.fit, Xtr, ytr).score(Xte, yte))
-            rows.append({**base, "mechanism": mechanism, "accuracy": accuracy})
+            rows.append({**base, "mechanism": "learner" if mechanism == "dp-gcd" else mechanism, "accuracy": accuracy})
     return rows
 
 
@@ -186,7 +197,7 @@ def study_floor_regression(quick):
 
 
 def floor_table(rows):
-    """Mean accuracy of DP-GCD minus the constant's, per value of n epsilon / log p."""
+    """Mean accuracy of the learner minus the constant's, per value of n epsilon / log p (every family)."""
     by = {}
     for r in rows:
         by.setdefault(r["n eps / log p"], {}).setdefault(r["mechanism"], []).append(r["accuracy"])

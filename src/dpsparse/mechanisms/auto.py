@@ -31,7 +31,7 @@ SPARSITY = 10
 SELECTION_SHARE = 0.5
 """Share of the zCDP budget the least-squares rule spends on the selection (measured: docs/defaults.md)."""
 
-FLOOR, FLOOR_LEAST_SQUARES = 100, 160
+FLOOR, FLOOR_LEAST_SQUARES = 50, 160
 """Below ``n epsilon = FLOOR log p`` the logistic rule releases the constant predictor, below ``FLOOR_LEAST_SQUARES
 log p`` the least-squares rule (measured: docs/defaults.md)."""
 
