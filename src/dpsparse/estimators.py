@@ -8,7 +8,6 @@ in the bounded coordinates. ``privacy_report_`` says what the fit guarantees.
 """
 from __future__ import annotations
 
-import math
 import sys
 import time
 import warnings
@@ -21,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import distributed, losses, norms
 from .accounting import check_privacy_params, weak_delta, zcdp_budget
-from .data import CLASSES_FROM_DATA, BoundedDesign, Bounds, bounds_from_data, dense_if_dense, linear_decision, prepare
+from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, dense_if_dense, linear_decision, prepare
 from .exceptions import WeakGuaranteeWarning
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
 from .noise import make_noise
@@ -117,12 +116,11 @@ class _DPLinearModel(BaseEstimator):
         if weak:
             warnings.warn(weak, WeakGuaranteeWarning, stacklevel=2)
         mechanism, options, reason = self._chosen_mechanism(n, X.shape[1])
-        mechanism.resolve_calibration(self.calibration)
+        zcdp = mechanism.zcdp_calibration and mechanism.resolve_calibration(self.calibration) == "tight"
         penalty = self._penalty(X.shape[1])
         loss = self._loss()
         mechanism.check_compatible(loss, penalty)
         noise = make_noise(self.random_state, self.noise)
-        zcdp = mechanism.zcdp_calibration and mechanism.resolve_calibration(self.calibration) == "tight"
         # the constant predictor reads no feature: nothing to tighten
         design = self._design(X, y, None if mechanism.name == "constant" else (self.epsilon, delta, zcdp))
         kw = dict(epsilon=self.epsilon, delta=delta, calibration=self.calibration, options=options, noise=noise,
@@ -212,27 +210,29 @@ class _DPLinearModel(BaseEstimator):
             if distributed.is_dask(X):
                 raise ValueError("bounds='private' needs the data in memory; on a dask array declare public bounds")
             return PendingDesign(X, yi, self._classification, self.fit_intercept, self.bounds_share)
-        if self._tightened(bounds, X, budget):
-            return PendingDesign(X, yi, self._classification, self.fit_intercept, self.bounds_share,
-                                 within=bounds.for_features(X.shape[1]))
+        if budget is not None and bounds.public:
+            if self._tightened(bounds, X, budget):
+                return PendingDesign(X, yi, self._classification, self.fit_intercept, self.bounds_share,
+                                     within=bounds.for_features(X.shape[1]))
+            pending = self._pending_labels(X, yi, bounds)
+            if pending is not None:
+                return pending
         return prepare(X, yi, bounds, self._classification, self.fit_intercept)
 
+    def _pending_labels(self, X, yi, bounds):
+        """A design whose label range is bought before the fit (the regressors' ``clip="auto"``), or None."""
+        return None
+
     def _tightened(self, bounds, X, budget):
-        """Whether declared ``bounds`` are tightened by private quantiles (``private_bounds.affordable``): public
-        bounds without a row-norm bound, in memory, and enough records for ``bounds_share`` of the budget to place
-        every quantile within ``TIGHTEN_ERROR`` of the records."""
-        if budget is None or not bounds.public or bounds.row_norm is not None or distributed.is_dask(X):
+        """Whether declared ``bounds`` are tightened by private quantiles (``private_bounds.affordable``): no
+        row-norm bound, in memory, and enough records for ``bounds_share`` of the budget to place every quantile
+        within ``TIGHTEN_ERROR`` of the records."""
+        if bounds.row_norm is not None or distributed.is_dask(X):
             return False
         epsilon, delta, zcdp = budget
-        if zcdp:
-            rho = zcdp_budget(epsilon, delta) * self.bounds_share
-
-            def epsilon_q(k):
-                return math.sqrt(8.0 * rho / k)
-        else:
-            def epsilon_q(k):
-                return self.bounds_share * epsilon / k
-        return affordable(X.shape[0], X.shape[1], self._classification, epsilon_q)
+        share = {"rho": zcdp_budget(epsilon, delta) * self.bounds_share} if zcdp else {
+            "epsilon": epsilon * self.bounds_share}
+        return affordable(X.shape[0], X.shape[1], self._classification, **share)
 
     def reference_loss(self):
         """The datafit of the objective ``F`` (no clipping), for excess-risk measures."""
@@ -526,18 +526,13 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
             return losses.Huber(tau=self._clip())
         raise ValueError(f"unknown loss {self.loss!r}; allowed: ['huber', 'squared']")
 
-    def _design(self, X, y, budget=None):
-        """As the base class; with ``clip="auto"``, a declared label range and a ``budget``, the label range is
-        narrowed to the labels' private mean and spread (``private_bounds.LabelScaleDesign``, ``bounds_share`` of
-        the budget), unless the base class tightens every range (the label's with them)."""
-        design = super()._design(X, y, budget)
-        auto = isinstance(self.clip, str) and self.clip == "auto"
-        if (not auto or budget is None or not isinstance(design, BoundedDesign) or not design.bounds_public
-                or design.bounds.label_low is None):
-            return design
-        bounds = _resolve_bounds(self.bounds, X, y, True)
-        return LabelScaleDesign(X, self._encode(y), bounds.for_features(X.shape[1]), self.fit_intercept,
-                                self.bounds_share)
+    def _pending_labels(self, X, yi, bounds):
+        """With ``clip="auto"`` and a declared label range, the label range narrowed to the labels' private mean
+        and spread (``private_bounds.LabelScaleDesign``, ``bounds_share`` of the budget); tightened bounds buy the
+        label's range with the features' instead."""
+        if not (isinstance(self.clip, str) and self.clip == "auto") or bounds.label_low is None:
+            return None
+        return LabelScaleDesign(X, yi, bounds.for_features(X.shape[1]), self.fit_intercept, self.bounds_share)
 
     def reference_loss(self):
         """The datafit of the objective ``F`` (squared loss without clipping, or Huber)."""

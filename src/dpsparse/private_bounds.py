@@ -30,7 +30,7 @@ from .accounting import Ledger
 from .data import Bounds, prepare
 
 __all__ = ["CANDIDATES", "LABEL_WIDTH", "MAX_FEATURES", "LabelScaleDesign", "PendingDesign", "affordable",
-           "tail_share"]
+           "rank_error", "selection_epsilon", "selections", "tail_share"]
 
 _STEPS = (1.0, 1.25, 1.6, 2.0, 2.5, 3.2, 4.0, 5.0, 6.3, 8.0)  # ten round numbers a decade (Renard series)
 _POSITIVE = [s * 10.0**k for k in range(-4, 8) for s in _STEPS]
@@ -59,24 +59,40 @@ TIGHTEN_ERROR = 0.1
 of the records."""
 
 
-def affordable(n, p, classification, epsilon_q_of_selections):
-    """Whether tightening ``p`` declared ranges privately is worth its share: every selection within
-    ``TIGHTEN_ERROR n`` ranks of its quantile (``tail_share``'s rank error), at the ``epsilon_q`` that
-    ``epsilon_q_of_selections(k)`` gives ``k`` selections. Public inputs only."""
+def selections(p, classification):
+    """Selections of the private bounds of ``p`` features: a median, a lower and an upper bound each (and the
+    label's for a regression)."""
+    return 3 * p + (0 if classification else 3)
+
+
+def selection_epsilon(k, rho=None, epsilon=None):
+    """``epsilon_q`` of each of ``k`` selections sharing zCDP ``rho`` (``k epsilon_q^2 / 8 = rho``), or pure
+    ``epsilon`` by basic composition (``epsilon / k``)."""
+    return math.sqrt(8.0 * rho / k) if rho is not None else epsilon / k
+
+
+def rank_error(epsilon_q, k):
+    """``2 ln(K k / beta) / epsilon_q``: with probability ``1 - beta`` no selection of the ``k`` misses its target
+    rank by more (McSherry & Talwar 2007, with a union bound)."""
+    return 2.0 * math.log(CANDIDATES.size * k / FAILURE) / epsilon_q
+
+
+def affordable(n, p, classification, rho=None, epsilon=None):
+    """Whether tightening ``p`` declared ranges privately is worth its share (zCDP ``rho``, or pure ``epsilon``):
+    every selection within ``TIGHTEN_ERROR n`` ranks of its quantile. Public inputs only."""
     if p > MAX_FEATURES:
         return False
-    k = 3 * p + (0 if classification else 3)
-    epsilon_q = epsilon_q_of_selections(k)
-    return 2.0 * math.log(CANDIDATES.size * k / FAILURE) / epsilon_q <= TIGHTEN_ERROR * n
+    k = selections(p, classification)
+    return rank_error(selection_epsilon(k, rho, epsilon), k) <= TIGHTEN_ERROR * n
 
 
-def tail_share(n, epsilon_q, selections):
+def tail_share(n, epsilon_q, k):
     """The quantile level of the lower bound (the upper is ``1 - tail``), from public numbers.
 
     The exponential mechanism at ``epsilon_q`` (score sensitivity 1, ``K`` candidates)
     misses the target rank by more than ``r = 2 ln(K / b) / epsilon_q`` with probability at
-    most ``b`` (McSherry & Talwar 2007); ``b = beta / selections`` bounds every selection of
-    the fit at once. The tail is ``r / (4 n)``, at least 0.005: a bound is then within
+    most ``b`` (McSherry & Talwar 2007); ``b = beta / k`` bounds all ``k`` selections of
+    the fit at once (``rank_error``). The tail is ``r / (4 n)``, at least 0.005: a bound is then within
     ``tail`` plus the selection's error of its quantile, between clipping too much (a large
     tail) and keeping the outliers that squash the rest of the range (a small one); ``r / n``
     clipped up to 35% of cpusmall's values, ``r / (4 n)`` 12% (held-out R^2 0.13 and 0.26).
@@ -87,14 +103,14 @@ def tail_share(n, epsilon_q, selections):
         When ``r / n`` exceeds 0.25: too few records for this budget, the bounds would be
         noise (declare public bounds instead).
     """
-    rank_error = 2.0 * math.log(CANDIDATES.size * selections / FAILURE) / epsilon_q
-    if rank_error / n > MAX_TAIL:
+    error = rank_error(epsilon_q, k)
+    if error / n > MAX_TAIL:
         raise ValueError(
-            f"bounds='private': {n} records are too few to buy {selections} private quantiles with this share of "
-            f"the budget (epsilon {epsilon_q:.3g} per selection: each could miss its quantile by {rank_error:.0f} "
+            f"bounds='private': {n} records are too few to buy {k} private quantiles with this share of "
+            f"the budget (epsilon {epsilon_q:.3g} per selection: each could miss its quantile by {error:.0f} "
             f"records); declare public bounds (docs/bounds.md), raise bounds_share or epsilon, or read them off "
             f"the data for an experiment without guarantee (bounds=None, --bounds-from-data)")
-    return float(max(MIN_TAIL, rank_error / (4.0 * n)))
+    return float(max(MIN_TAIL, error / (4.0 * n)))
 
 
 class PendingDesign:
@@ -132,7 +148,7 @@ class PendingDesign:
                              f"got {X.shape[1]}: declare public bounds (docs/bounds.md)")
         self.X, self.y, self.classification, self.fit_intercept = X, y, classification, fit_intercept
         self.share, self.within = float(share), within
-        self.n_quantiles = 3 * X.shape[1] + (0 if classification else 3)  # median, lower, upper
+        self.n_quantiles = selections(X.shape[1], classification)
         self.ledger = self.epsilon_q = self.tail = self.design = None
 
     @property
@@ -153,12 +169,12 @@ class PendingDesign:
 
     def plan_zcdp(self, rho):
         """Spend zCDP ``rho`` on the bounds: ``epsilon_q = sqrt(8 rho / k)`` for each of the ``k`` selections."""
-        self._plan(math.sqrt(8.0 * rho / self.n_quantiles))
+        self._plan(selection_epsilon(self.n_quantiles, rho=rho))
         return self
 
     def plan_pure(self, epsilon):
         """Spend ``epsilon`` (basic composition): ``epsilon_q = epsilon / k`` for each of the ``k`` selections."""
-        self._plan(epsilon / self.n_quantiles)
+        self._plan(selection_epsilon(self.n_quantiles, epsilon=epsilon))
         return self
 
     def _plan(self, epsilon_q):

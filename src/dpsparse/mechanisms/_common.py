@@ -6,7 +6,7 @@ import scipy.sparse as sp
 
 from ..affine import is_shifted
 
-__all__ = ["abs_sum", "check_n_iter", "column", "row_norm_bound"]
+__all__ = ["abs_sum", "check_n_iter", "column", "derivative_at_zero", "row_norm_bound"]
 
 
 def column(X, j):
@@ -44,6 +44,12 @@ def abs_sum(X, k):
     if sp.issparse(X):
         return float(abs(X[:, :k]).sum())
     return float(np.abs(np.asarray(X)[:, :k]).sum())
+
+
+def derivative_at_zero(loss):
+    """``max |f'(0, y)|`` over labels in [-1, 1]: attained at ``y = +-1`` for the losses here (squared and
+    Huber: ``min(|y|, clip)``; logistic: ``1/2``; hinge: 1), never above ``loss.lipschitz``."""
+    return float(np.max(np.abs(loss.bounded_derivative(np.zeros(2), np.array([-1.0, 1.0])))))
 
 
 def check_n_iter(n_iter):

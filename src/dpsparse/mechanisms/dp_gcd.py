@@ -51,7 +51,7 @@ from ..accounting import Ledger, calibrate, zcdp_budget
 from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
 from . import constant
-from ._common import abs_sum, column
+from ._common import abs_sum, column, derivative_at_zero
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 
@@ -383,8 +383,7 @@ def _run(design, plan, noise, callback):
     scale, clip = 1.0, q["clip"]
     if q["auto_multiplier"] is not None:  # every scale and sensitivity of the plan is for a threshold of 1
         k = design.p - int(design.fit_intercept)
-        at_zero = float(np.max(np.abs(info.loss.bounded_derivative(np.zeros(2), np.array([-1.0, 1.0])))))
-        scale = auto_clip(X, k, at_zero, q["auto_multiplier"], noise)
+        scale = auto_clip(X, k, derivative_at_zero(info.loss), q["auto_multiplier"], noise)
         clip = np.full(design.p, scale)
     w0 = np.zeros(design.p)
     if q["warm_multiplier"] is not None and design.fit_intercept:

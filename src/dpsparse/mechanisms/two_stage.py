@@ -33,6 +33,7 @@ from ..distributed import is_dask, labels, row_sum
 from ..losses import Squared
 from ..norms import ElasticNet
 from . import adassp, dp_gcd, dp_gd, output_perturbation
+from ._common import derivative_at_zero
 from .base import Mechanism, Option, Plan, PublicInfo, n_iter_option
 from .dp_iht import peel
 
@@ -62,12 +63,6 @@ def _selection_loss(info):
     if getattr(info.loss, "name", "") != "squared":
         raise ValueError("mechanism two-stage: option selection_clip is for the squared loss")
     return Squared(clip=c)
-
-
-def _derivative_at_zero(loss):
-    """``max |f'(0, y)|`` over labels in [-1, 1]: attained at ``y = +-1`` for the losses here (squared and
-    Huber: ``min(|y|, clip)``; logistic: ``1/2``; hinge: 1), never above ``loss.lipschitz``."""
-    return float(np.max(np.abs(loss.bounded_derivative(np.zeros(2), np.array([-1.0, 1.0])))))
 
 
 def _selection_ledger(u, sparsity):
@@ -115,7 +110,7 @@ def _plan(info):
     o, n = info.options, info.n
     kept = _kept(info.penalty)
     s, share = _sparsity(info), o["selection_share"]
-    lam = 2.0 * _derivative_at_zero(_selection_loss(info)) * np.asarray(info.feature_bounds, dtype=float) / n
+    lam = 2.0 * derivative_at_zero(_selection_loss(info)) * np.asarray(info.feature_bounds, dtype=float) / n
     rho = zcdp_budget(info.epsilon, info.delta) if info.zcdp is None else info.zcdp
     u = math.sqrt(s / (2.0 * share * rho))  # s exponential mechanisms of 2/u-DP: s (2/u)^2 / 8 = share rho
     second = SECOND[o["second"]]
