@@ -22,7 +22,8 @@ Accounting (docs/privacy.md, "Private hyperparameter search"):
   ``Composed(RepeatAndSelect(ZCDp(rho), mean, shape=1), ZCDp(rho))``, whose epsilon at
   delta is given by dp-accounting's RDP accountant; ``rho`` is the largest meeting the target.
 
-Only the selected model and its noisy score are released; the other scores are not.
+Only the selected model and its noisy score are released; the other scores and the number of
+base runs ``K`` are not (the theorem covers the selection with ``K`` hidden).
 """
 from __future__ import annotations
 
@@ -201,8 +202,6 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     best_score_ : float
         Its noisy validation score (accuracy, or minus the mean squared error in the
         bounded label units, each squared residual capped at ``SCORE_CAP`` = 0.25).
-    n_repetitions_ : int
-        Base runs drawn (independently of the data).
     privacy_report_ : PrivacyReport
     classes_ : ndarray (classifiers)
 
@@ -297,8 +296,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         score = _Score(valid, base._classification, rho, noise)
         w = _constant_model(train, base._classification, rho, noise)
         best = (score(w), None, w)
-        self.n_repetitions_ = int(noise.rng.geometric(1.0 / mean))
-        for _ in range(self.n_repetitions_):
+        # K is drawn independently of the data and kept secret: Papernot & Steinke's Theorem 2 covers the
+        # selected output with K hidden, not best-of-K for a released K
+        for _ in range(int(noise.rng.geometric(1.0 / mean))):
             i = int(noise.rng.integers(len(candidates)))
             w = candidates[i].fit(train, noise)
             s = score(w)
@@ -326,7 +326,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             "what was searched": f"{len(candidates)} settings (mechanism, iterations, penalty strength, clipping) "
                                  "and the constant predictor",
             "zCDP budget of each candidate fit (rho)": rho,
-            "base runs": f"{self.n_repetitions_} (geometric, mean {mean:g})",
+            "base runs": f"a geometric number with mean {mean:g}, drawn independently of the data and not "
+                         "released (the guarantee holds with it hidden)",
             "validation score": score.describe(),
             "validation records": score.m,
             "selected": chosen,
