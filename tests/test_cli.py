@@ -229,12 +229,19 @@ def test_audit_refuses_bad_settings(capsys, args, match):
     assert match in capsys.readouterr().err
 
 
-def test_the_default_fit_is_a_private_search_within_the_one_epsilon(tmp_path, capsys):
-    assert main(["fit", "--seed", "0", "--json", "--out", str(tmp_path / "m.json")]) == 0
+def test_the_default_fit_is_the_rules_single_fit_and_tune_searches_around_it(tmp_path, capsys):
+    card = tmp_path / "card.html"
+    assert main(["fit", "--seed", "0", "--json", "--out", str(tmp_path / "m.json"), "--report", str(card)]) == 0
+    rep = json.loads(capsys.readouterr().out)["privacy_report"]
+    assert rep["mechanism"] == "dp-gcd" and rep["guarantee_holds"] and rep["accountant_epsilon"] <= 1.0
+    for artefact in (tmp_path / "m.json", card):  # a default fit writes no count of search runs
+        assert "base runs" not in artefact.read_text() and "repetition" not in artefact.read_text()
+    assert main(["fit", "--seed", "0", "--json", "--tune", "--out", str(tmp_path / "t.json")]) == 0
     rep = json.loads(capsys.readouterr().out)["privacy_report"]
     assert rep["mechanism"] == "dp-search" and rep["guarantee_holds"]
     assert rep["epsilon"] == 1.0 and rep["accountant_epsilon"] <= 1.0
     assert "constant predictor" in rep["noise"]["what was searched"]
+    assert rep["noise"]["base runs"] == "each of the 2 settings once (composed in zCDP)"
 
 
 @pytest.mark.parametrize("args,match", [(["--tune", "--iterations", "5"], "drop --iterations"),

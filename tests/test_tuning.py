@@ -52,6 +52,33 @@ def test_search_zcdp_is_the_largest_rho_meeting_the_target():
     assert single.get_epsilon(1e-5) < 1.0 < ten.get_epsilon(1e-5)
 
 
+def test_each_setting_once_composes_its_runs_and_the_constant_in_zcdp():
+    """repetitions='each' with K settings: K + 1 rho-zCDP runs, (K + 1) rho in all; with the rule's two settings
+    each run has a third of the budget."""
+    from dpsparse.accounting import zcdp_budget, zcdp_epsilon
+
+    rho = search_zcdp(1.0, 1e-5, 2, each=True)
+    assert search_epsilon(rho, 2, 1e-5, each=True) <= 1.0 < search_epsilon(rho * 1.001, 2, 1e-5, each=True)
+    assert zcdp_epsilon(3 * rho, 1e-5) == pytest.approx(1.0, rel=1e-3)
+    assert rho == pytest.approx(zcdp_budget(1.0, 1e-5) / 3, rel=1e-3)
+
+
+@pytest.mark.parametrize("estimator,n,p,eps,key,values", [
+    (DPLogisticRegression(), 400, 30, 1.0, "n_iter", [200, 100]),
+    (DPLogisticRegression(), 5000, 1000, 1.0, "n_iter", [100, 50]),
+    (DPLasso(), 5000, 1000, 1.0, "sparsity", [10, 5]),
+])
+def test_the_rule_grid_is_the_rules_choice_and_one_neighbour(estimator, n, p, eps, key, values):
+    from dpsparse.mechanisms import auto
+    from dpsparse.tuning import rule_grid
+
+    name, options, _ = auto.choose(estimator._loss(), estimator._penalty(p), n, p, eps)
+    (grid,) = rule_grid(estimator, n, p, eps)
+    assert grid["mechanism"] == [name] and grid["mechanism_options"][0] == options
+    assert [o[key] for o in grid["mechanism_options"]] == values
+    assert rule_grid(DPLasso(), 300, 1000, 1.0) is None  # below the floor the rule releases the constant
+
+
 def test_every_release_of_a_search_is_calibrated_to_the_same_rho():
     X, y, bounds = _breast_cancer()
     noise = ReleaseLog(0)

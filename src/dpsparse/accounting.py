@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+import uuid
+import weakref
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -523,6 +526,9 @@ class BudgetExceededError(ValueError):
     """A fit would exceed the total budget of a ``PrivacyBudget``."""
 
 
+_BUDGETS = weakref.WeakValueDictionary()  # this process's budgets, by id: what unpickling finds again
+
+
 class PrivacyBudget:
     """A total (epsilon, delta) shared by several fits on the same data.
 
@@ -530,6 +536,15 @@ class PrivacyBudget:
     would take the spent total past the budget is refused. Fits compose by basic
     composition (the epsilons add up and so do the deltas; Dwork & Roth 2014, Thm 3.16),
     which holds whatever the mechanisms are.
+
+    A budget is shared, never copied: ``copy.copy``, ``copy.deepcopy`` and therefore
+    ``sklearn.base.clone`` return the budget itself, and unpickling in the process that
+    pickled it finds the same object, so ``cross_val_score``, ``cross_validate`` and
+    ``GridSearchCV`` charge every fit to it (and are refused past it); charging is
+    thread-safe. Unpickled in another process (scikit-learn's ``n_jobs > 1`` with
+    processes), it is a detached copy that refuses to be charged, since charging it would
+    not charge the original: run those tools with ``n_jobs=1`` or joblib's threading
+    back-end.
 
     Parameters
     ----------
@@ -546,6 +561,17 @@ class PrivacyBudget:
         check_privacy_params(epsilon, delta)
         self.epsilon, self.delta = float(epsilon), float(delta)
         self.spent = []
+        self._id, self._detached, self._lock = uuid.uuid4().hex, False, threading.Lock()
+        _BUDGETS[self._id] = self
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        return _shared_budget, (self._id, self.epsilon, self.delta, list(self.spent))
 
     @property
     def remaining(self):
@@ -558,16 +584,32 @@ class PrivacyBudget:
         Raises
         ------
         BudgetExceededError
-            If the fit does not fit in what remains; nothing is charged then.
+            If the fit does not fit in what remains, or the budget is a copy unpickled in
+            another process; nothing is charged then.
         """
         check_privacy_params(epsilon, delta)
-        eps_left, delta_left = self.remaining
-        if epsilon > eps_left * (1 + 1e-12) or delta > delta_left * (1 + 1e-12):
+        if self._detached:
             raise BudgetExceededError(
-                f"{label} asks for (epsilon={epsilon:g}, delta={delta:.3g}) but the budget has "
-                f"(epsilon={eps_left:g}, delta={delta_left:.3g}) left of ({self.epsilon:g}, {self.delta:.3g})"
-            )
-        self.spent.append((float(epsilon), float(delta), label))
+                f"{label}: this PrivacyBudget was copied into another process (n_jobs > 1 with processes?), where "
+                "charging it would not charge the original; use n_jobs=1 or joblib's threading back-end")
+        with self._lock:
+            eps_left, delta_left = self.remaining
+            if epsilon > eps_left * (1 + 1e-12) or delta > delta_left * (1 + 1e-12):
+                raise BudgetExceededError(
+                    f"{label} asks for (epsilon={epsilon:g}, delta={delta:.3g}) but the budget has "
+                    f"(epsilon={eps_left:g}, delta={delta_left:.3g}) left of ({self.epsilon:g}, {self.delta:.3g})"
+                )
+            self.spent.append((float(epsilon), float(delta), label))
+
+
+def _shared_budget(budget_id, epsilon, delta, spent):
+    """Unpickling: the budget itself in the process that made it, else a detached copy that refuses charges."""
+    found = _BUDGETS.get(budget_id)
+    if found is not None:
+        return found
+    copy = PrivacyBudget(epsilon, delta)
+    copy.spent, copy._detached = list(spent), True
+    return copy
 
 
 @dataclass

@@ -50,7 +50,7 @@ from .mechanisms import auto, constant, get, make_plan
 from .noise import make_noise
 from .private_bounds import PendingDesign
 
-__all__ = ["DPSearchCV", "default_grid", "search_epsilon", "search_event", "search_zcdp"]
+__all__ = ["DPSearchCV", "rule_grid", "search_epsilon", "search_event", "search_zcdp"]
 
 SHAPE = 1.0  # geometric number of repetitions (Papernot & Steinke 2022, Theorem 2 with eta = 1)
 SOURCE = ("Papernot & Steinke, 'Hyperparameter tuning with Renyi differential privacy', ICLR 2022, Theorem 2 "
@@ -59,15 +59,6 @@ SOURCE = ("Papernot & Steinke, 'Hyperparameter tuning with Renyi differential pr
 _SEARCH_KEYS = {"epsilon", "delta", "budget", "random_state", "noise", "calibration", "bounds"}
 
 
-# The default grid (public): the mechanisms that can be searched, in order of preference, the
-# iteration counts (a few steps win at small n and epsilon, more at large n; measured in
-# benchmarks/mechanisms.py) and the penalty strengths in the bounded coordinates.
-DEFAULT_MECHANISMS = ("dp-gcd", "dp-cd", "fw")
-DEFAULT_ITERATIONS = (2, 5, 10, 20, 50)
-DEFAULT_ALPHAS = (1e-3, 1e-2)
-# DP-GCD with per-coordinate clipping of the gradient (Mangold et al. 2022) at these fractions of the
-# loss's bound on |f'|: less noise, biased gradients (breast cancer, 10 splits, epsilon = 1: 0.80 -> 0.87).
-DEFAULT_CLIP_FRACTIONS = (0.5, 0.2)
 # Regression's validation score caps each squared residual (labels in [-1, 1]) here: sensitivity
 # SCORE_CAP / m, four times less noise than a cap at 1, for the same ranking of the models worth having
 # (a residual beyond half the label half-range counts as that). Measured with the score's own noise
@@ -76,66 +67,54 @@ DEFAULT_CLIP_FRACTIONS = (0.5, 0.2)
 SCORE_CAP = 0.25
 
 
-def default_grid(estimator, n_features):
-    """The grid ``dpsparse fit`` searches when no hyperparameter is given (public quantities only).
+def rule_grid(estimator, n, p, epsilon):
+    """The few settings ``dpsparse fit --tune`` searches: the public rule's choice and one neighbour.
 
-    The mechanisms of ``DEFAULT_MECHANISMS`` that accept the estimator's loss and penalty,
-    crossed with ``DEFAULT_ITERATIONS`` and ``DEFAULT_ALPHAS``; DP-GCD again with the
-    gradient clipped per coordinate at ``DEFAULT_CLIP_FRACTIONS`` of the loss's bound on
-    ``|f'|``; and dp-iht (its default sparsity) with the iteration counts up to 20.
+    The rule of ``mechanism="auto"`` (``mechanisms.auto.choose``) at ``(n, p, epsilon)``, and the same
+    mechanism with half its steps (``n_iter``) or half its selected features (``sparsity``); searched with
+    ``repetitions="each"``, so with the constant predictor each of the three runs gets a third of the
+    zCDP budget.
 
     Returns
     -------
     list of dict or None
-        None when no searchable mechanism accepts the loss and penalty (e.g. the hinge loss).
+        None when the rule releases the constant predictor or chooses a mechanism without zCDP
+        calibration (nothing to search).
     """
-    loss, penalty = estimator._loss(), estimator._penalty(n_features)
-    mechanisms = []
-    for name in DEFAULT_MECHANISMS:
-        try:
-            get(name).check_compatible(loss, penalty)
-        except ValueError:
-            continue
-        mechanisms.append(name)
-    grid = []
-    if mechanisms:
-        grid.append({"mechanism": mechanisms, "max_iter": list(DEFAULT_ITERATIONS), "alpha": list(DEFAULT_ALPHAS)})
-    if "dp-gcd" in mechanisms:
-        clips = [{"clipping_norm": f * float(loss.lipschitz)} for f in DEFAULT_CLIP_FRACTIONS]
-        grid.append({"mechanism": ["dp-gcd"], "max_iter": list(DEFAULT_ITERATIONS), "alpha": list(DEFAULT_ALPHAS),
-                     "mechanism_options": clips})
-    try:  # hard thresholding: its sparsity replaces the penalty (alpha is not searched)
-        get("dp-iht").check_compatible(loss, penalty)
-        grid.append({"mechanism": ["dp-iht"], "max_iter": list(DEFAULT_ITERATIONS[:-1])})
-    except ValueError:
-        pass
-    return grid or None
+    name, options, _ = auto.choose(estimator._loss(), estimator._penalty(p), n, p, epsilon)
+    if name == "constant" or not get(name).zcdp_calibration:
+        return None
+    key = "sparsity" if "sparsity" in options else "n_iter" if "n_iter" in options else None
+    settings = [options] + ([{**options, key: max(1, options[key] // 2)}] if key else [])
+    return [{"mechanism": [name], "mechanism_options": settings}]
 
 
-def search_event(rho, mean_repetitions, bounds_rho=0.0):
-    """The dp-accounting event of a search: ``RepeatAndSelect(ZCDp(rho), mean, 1)``, the constant model, and
-    the private bounds (``bounds_rho``-zCDP) when they were bought."""
+def search_event(rho, repetitions, bounds_rho=0.0, each=False):
+    """The dp-accounting event of a search: ``RepeatAndSelect(ZCDp(rho), repetitions, 1)`` (or, with ``each``,
+    ``repetitions`` runs of ``ZCDp(rho)`` composed), the constant model, and the private bounds
+    (``bounds_rho``-zCDP) when they were bought."""
     from dp_accounting import dp_event
 
     base = dp_event.ZCDpEvent(float(rho))
-    events = [dp_event.RepeatAndSelectDpEvent(base, float(mean_repetitions), SHAPE), base]
+    runs = [base] * int(repetitions) if each else [dp_event.RepeatAndSelectDpEvent(base, float(repetitions), SHAPE)]
+    events = runs + [base]
     if bounds_rho > 0:
         events.append(dp_event.ZCDpEvent(float(bounds_rho)))
     return dp_event.ComposedDpEvent(events)
 
 
-def search_epsilon(rho, mean_repetitions, delta, bounds_rho=0.0):
+def search_epsilon(rho, repetitions, delta, bounds_rho=0.0, each=False):
     """Epsilon at ``delta`` of a search whose base runs are ``rho``-zCDP (dp-accounting, RDP)."""
     from dp_accounting.rdp import rdp_privacy_accountant
 
     acc = rdp_privacy_accountant.RdpAccountant()
-    acc.compose(search_event(rho, mean_repetitions, bounds_rho))
+    acc.compose(search_event(rho, repetitions, bounds_rho, each))
     return float(acc.get_epsilon(delta))
 
 
-def search_zcdp(epsilon, delta, mean_repetitions, rtol=1e-4, bounds_rho=0.0):
+def search_zcdp(epsilon, delta, repetitions, rtol=1e-4, bounds_rho=0.0, each=False):
     """Largest ``rho`` (to ``rtol``) whose search meets (epsilon, delta): public inputs only."""
-    return largest_zcdp(lambda rho: search_epsilon(rho, mean_repetitions, delta, bounds_rho), epsilon, rtol)
+    return largest_zcdp(lambda rho: search_epsilon(rho, repetitions, delta, bounds_rho, each), epsilon, rtol)
 
 
 class _Candidate:
@@ -182,8 +161,13 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         Privacy budget of the whole search.
     delta : float in (0, 1) or None
         None: ``1 / n**2``.
+    repetitions : {"geometric", "each"}
+        ``"geometric"``: a random number of base runs, each on a random grid point
+        (Papernot & Steinke 2022; suits a large grid). ``"each"``: every grid point once,
+        composed in zCDP (suits a few candidates: no repetition overhead).
     mean_repetitions : float >= 1 or None
         Mean of the geometric number of base runs. None: twice the number of candidates.
+        Only with ``repetitions="geometric"``.
     validation_fraction : float in (0, 1)
         Share of the records that score the candidates (they are not used for training).
     random_state : int or None
@@ -214,12 +198,13 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         data is read or the budget charged).
     """
 
-    def __init__(self, estimator, param_grid, *, epsilon=1.0, delta=None, mean_repetitions=None,
-                 validation_fraction=0.25, random_state=None, noise="fast", budget=None):
+    def __init__(self, estimator, param_grid, *, epsilon=1.0, delta=None, repetitions="geometric",
+                 mean_repetitions=None, validation_fraction=0.25, random_state=None, noise="fast", budget=None):
         self.estimator = estimator
         self.param_grid = param_grid
         self.epsilon = epsilon
         self.delta = delta
+        self.repetitions = repetitions
         self.mean_repetitions = mean_repetitions
         self.validation_fraction = validation_fraction
         self.random_state = random_state
@@ -239,6 +224,12 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         frac = self.validation_fraction
         if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac < 1:
             raise ValueError(f"validation_fraction must be in (0, 1), got {frac!r}")
+        if self.repetitions not in ("geometric", "each"):
+            raise ValueError(f"repetitions must be 'geometric' or 'each', got {self.repetitions!r}")
+        if self.repetitions == "each":
+            if self.mean_repetitions is not None:
+                raise ValueError("mean_repetitions applies to repetitions='geometric' only")
+            return float(n_candidates)
         mean = 2.0 * n_candidates if self.mean_repetitions is None else self.mean_repetitions
         if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not (math.isfinite(mean) and mean >= 1):
             raise ValueError(f"mean_repetitions must be a finite number >= 1, got {mean!r}")
@@ -280,7 +271,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         bounds_rho = 0.0
         if pending is not None:
             bounds_rho = pending.plan_zcdp(pending.share * zcdp_budget(self.epsilon, delta)).ledger.zcdp()
-        rho = search_zcdp(self.epsilon, delta, mean, bounds_rho=bounds_rho)
+        each = self.repetitions == "each"
+        rho = search_zcdp(self.epsilon, delta, mean, bounds_rho=bounds_rho, each=each)
         noise = make_noise(self.random_state, self.noise)
         # the training part's public shape: what the candidates' plans read
         shape = SimpleNamespace(n=n - m, p=design.p, feature_bounds=design.feature_bounds, row_norm=design.row_norm)
@@ -298,8 +290,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         best = (score(w), None, w)
         # K is drawn independently of the data and kept secret: Papernot & Steinke's Theorem 2 covers the
         # selected output with K hidden, not best-of-K for a released K
-        for _ in range(int(noise.rng.geometric(1.0 / mean))):
-            i = int(noise.rng.integers(len(candidates)))
+        runs = range(len(candidates)) if each else (
+            int(noise.rng.integers(len(candidates))) for _ in range(int(noise.rng.geometric(1.0 / mean))))
+        for i in runs:
             w = candidates[i].fit(train, noise)
             s = score(w)
             if s > best[0]:
@@ -319,6 +312,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         return self
 
     def _report(self, design, rho, delta, mean, score, candidates, index, noise, pending):
+        each = self.repetitions == "each"
         chosen = "the constant predictor (intercept only)" if index is None else (
             f"{candidates[index].mechanism.title}; " + ", ".join(
                 f"{k}={v}" for k, v in candidates[index].params.items() if k != "mechanism"))
@@ -326,8 +320,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             "what was searched": f"{len(candidates)} settings (mechanism, iterations, penalty strength, clipping) "
                                  "and the constant predictor",
             "zCDP budget of each candidate fit (rho)": rho,
-            "base runs": f"a geometric number with mean {mean:g}, drawn independently of the data and not "
-                         "released (the guarantee holds with it hidden)",
+            "base runs": f"each of the {len(candidates)} settings once (composed in zCDP)" if each else (
+                f"a geometric number with mean {mean:g}, drawn independently of the data and not released (the "
+                "guarantee holds with it hidden)"),
             "validation score": score.describe(),
             "validation records": score.m,
             "selected": chosen,
@@ -342,7 +337,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         report = PrivacyReport(
             mechanism="dp-search", method="private hyperparameter search (Papernot & Steinke 2022)",
             calibration="tight", epsilon=float(self.epsilon), delta=float(delta),
-            accountant_epsilon=search_epsilon(rho, mean, delta, bounds_rho), accountant="rdp", iterations=None,
+            accountant_epsilon=search_epsilon(rho, mean, delta, bounds_rho, each), accountant="rdp",
+            iterations=None,
             noise={**details, "source": SOURCE}, bounds_source=design.bounds_source,
             bounds_public=design.bounds_public,
             clipped={"feature values": design.clipped_values, "labels": design.clipped_labels,

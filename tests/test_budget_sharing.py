@@ -1,0 +1,70 @@
+"""A PrivacyBudget is shared, never copied: scikit-learn's tools charge every fit to it."""
+import copy
+import pickle
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.model_selection import GridSearchCV, cross_val_score, cross_validate
+
+from dpsparse import DPLogisticRegression, PrivacyBudget, data
+from dpsparse.accounting import BudgetExceededError
+
+
+def _setup(total=1.0, epsilon=0.5):
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    budget = PrivacyBudget(total, 1e-3)
+    est = DPLogisticRegression(epsilon=epsilon, delta=1e-6, bounds=bounds, classes=[0, 1], budget=budget,
+                               random_state=0)
+    return X, y, est, budget
+
+
+def test_copies_clones_and_pickles_in_this_process_are_the_budget_itself():
+    _, _, est, budget = _setup()
+    assert copy.copy(budget) is budget and copy.deepcopy(budget) is budget
+    assert pickle.loads(pickle.dumps(budget)) is budget
+    assert clone(est).budget is budget and copy.deepcopy(est).budget is budget
+
+
+def test_cross_val_score_charges_every_fit_and_is_refused_on_the_third():
+    X, y, est, budget = _setup()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(BudgetExceededError, match="asks for"):
+            cross_val_score(est, X, y, cv=5, error_score="raise")
+    assert [e for e, _, _ in budget.spent] == [0.5, 0.5]
+
+
+def test_with_scikit_learns_default_error_score_the_refused_fits_score_nan():
+    X, y, est, budget = _setup()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        warnings.simplefilter("always", FitFailedWarning)
+        with pytest.warns(FitFailedWarning, match="BudgetExceededError"):
+            scores = cross_val_score(est, X, y, cv=5)
+    assert np.isfinite(scores).sum() == 2 and len(budget.spent) == 2
+
+
+def test_grid_search_and_cross_validate_charge_each_fit():
+    X, y, est, budget = _setup(total=10.0)
+    est.set_params(epsilon=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        GridSearchCV(est, {"alpha": [1e-3, 1e-2]}, cv=2).fit(X, y)  # 2 x 2 fits and the refit
+        assert len(budget.spent) == 5
+        cross_validate(est, X, y, cv=3)
+    assert len(budget.spent) == 8 and budget.remaining[0] == pytest.approx(2.0)
+
+
+def test_a_copy_in_another_process_refuses_to_be_charged():
+    """What n_jobs > 1 with processes does: the worker unpickles a detached copy."""
+    _, _, _, budget = _setup()
+    code = ("import pickle, sys\nfrom dpsparse.accounting import BudgetExceededError\n"
+            "b = pickle.loads(sys.stdin.buffer.read())\n"
+            "try:\n    b.spend(0.1, 1e-6)\nexcept BudgetExceededError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(budget), capture_output=True, check=True)
+    assert b"copied into another process" in out.stdout and budget.spent == []
