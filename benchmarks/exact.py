@@ -181,9 +181,15 @@ def plot(res, path):
 
 
 def main(argv):
-    args = dict(zip(argv[::2], argv[1::2]))
-    data_dir = Path(args.get("--data-dir", REPO_ROOT.parent / "shared" / "data"))
-    out_dir = Path(args.get("--out-dir", REPO_ROOT / "benchmarks" / "results"))
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data",
+                        help="folder of the datasets (default: ../shared/data beside the repository)")
+    parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "benchmarks" / "results",
+                        help="where exact.json and exact.png are written")
+    args = parser.parse_args(argv)
+    data_dir, out_dir = args.data_dir, args.out_dir
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = run(data_dir, log=lambda m: print(m, file=sys.stderr, flush=True))

@@ -108,10 +108,16 @@ def plot(results, path):
 
 
 def main_cli(argv):
-    args = dict(zip(argv[::2], argv[1::2]))
-    data_dir = Path(args.get("--data-dir", REPO_ROOT.parent / "shared" / "data"))
-    out_dir = Path(args.get("--out-dir", REPO_ROOT / "benchmarks" / "results"))
-    seed = int(args["--seed"]) if "--seed" in args else None
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data",
+                        help="folder of the raw files (default: ../shared/data beside the repository)")
+    parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "benchmarks" / "results",
+                        help="where raw_files.json and raw_files.png are written")
+    parser.add_argument("--seed", type=int, default=0, help="noise seed of every fit (default 0)")
+    args = parser.parse_args(argv)
+    data_dir, out_dir, seed = args.data_dir, args.out_dir, args.seed
     out_dir.mkdir(parents=True, exist_ok=True)
     results = {}
     for name in COMMANDS:

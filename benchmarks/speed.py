@@ -278,11 +278,20 @@ def plot(res, path):
 
 
 def main(argv):
-    args = dict(zip(argv[::2], argv[1::2]))
-    data_dir = Path(args.get("--data-dir", REPO_ROOT.parent / "shared" / "data"))
-    out_dir = Path(args.get("--out-dir", REPO_ROOT / "benchmarks" / "results"))
-    gb = float(args["--dask-gb"]) if "--dask-gb" in args else None
-    res = run(data_dir, int(args.get("--repeats", 3)), int(float(args.get("--max-rows", 1e6))), gb)
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data",
+                        help="folder of the datasets (default: ../shared/data beside the repository)")
+    parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "benchmarks" / "results",
+                        help="where speed.json and speed.png are written")
+    parser.add_argument("--repeats", type=int, default=3, help="timings per loop, the median kept (default 3)")
+    parser.add_argument("--max-rows", type=float, default=1e6, help="largest n of the memory curve (default 1e6)")
+    parser.add_argument("--dask-gb", type=float, default=None,
+                        help="size of the dask fit in GB (default: 1.5 x the machine's memory; 0 skips it)")
+    args = parser.parse_args(argv)
+    data_dir, out_dir, gb = args.data_dir, args.out_dir, args.dask_gb
+    res = run(data_dir, args.repeats, int(args.max_rows), gb)
     print(table(res))
     bench.write_json(res, out_dir / "speed.json")
     plot(res, out_dir / "speed.png")

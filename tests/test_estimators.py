@@ -67,10 +67,10 @@ def test_smaller_epsilon_gives_noisier_models():
     assert acc[10.0] > acc[0.01]
 
 
-def test_missing_bounds_warn_and_void_the_guarantee():
+def test_bounds_from_data_warn_and_void_the_guarantee():
     X, y, _ = _breast_cancer()
     with pytest.warns(PrivacyLeakWarning):
-        est = DPLogisticRegression(random_state=0).fit(X, y)
+        est = DPLogisticRegression(bounds="from-data", random_state=0).fit(X, y)
     assert not est.privacy_report_.guarantee_holds
     assert "NO differential-privacy guarantee" in str(est.privacy_report_)
 

@@ -5,7 +5,14 @@ Private empirical risk minimization of linear models with sparsity-inducing norm
 from .accounting import BudgetExceededError, PrivacyBudget, PrivacyReport
 from .data import Bounds
 from .estimators import DPElasticNet, DPLasso, DPLinearRegression, DPLinearSVC, DPLogisticRegression
-from .exceptions import FixedSeedWarning, PrivacyCalibrationWarning, PrivacyLeakWarning
+from .exceptions import (
+    ClassesFromDataWarning,
+    ClippingWarning,
+    FixedSeedWarning,
+    PrivacyCalibrationWarning,
+    PrivacyLeakWarning,
+    WeakGuaranteeWarning,
+)
 from .tuning import DPSearchCV
 
 __version__ = "0.1.0"
@@ -14,5 +21,6 @@ __all__ = [
     "DPLogisticRegression", "DPLinearSVC", "DPLinearRegression", "DPLasso", "DPElasticNet", "DPSearchCV", "Bounds",
     "PrivacyReport",
     "PrivacyBudget", "BudgetExceededError",
-    "PrivacyLeakWarning", "PrivacyCalibrationWarning", "FixedSeedWarning",
+    "PrivacyLeakWarning", "PrivacyCalibrationWarning", "FixedSeedWarning", "WeakGuaranteeWarning", "ClippingWarning",
+    "ClassesFromDataWarning",
 ]

@@ -15,7 +15,6 @@ import numpy as np
 
 __all__ = ["guarantee_sentence", "plot_coefficients", "plot_sweep", "render_card"]
 
-CLIPPED_WARNING_SHARE = 0.05  # a larger share of clipped values gets a warning
 
 
 def guarantee_sentence(report):

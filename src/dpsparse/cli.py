@@ -23,8 +23,14 @@ from sklearn.model_selection import train_test_split
 
 from . import card, data, norms, schema, solvers, tuning
 from .accounting import check_privacy_params, jsonable, weak_delta
-from .estimators import DPLinearRegression, DPLinearSVC, DPLogisticRegression
-from .exceptions import FixedSeedWarning, PrivacyLeakWarning
+from .estimators import MAX_CLASSES, DPLinearRegression, DPLinearSVC, DPLogisticRegression
+from .exceptions import (
+    ClassesFromDataWarning,
+    ClippingWarning,
+    FixedSeedWarning,
+    PrivacyLeakWarning,
+    WeakGuaranteeWarning,
+)
 from .mechanisms import REGISTRY
 
 # Options the CLI sets through its own flags (--iterations is every mechanism's n_iter).
@@ -44,7 +50,6 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 WEAK_EPSILON = 10.0  # above it the CLI warns that the guarantee is weak
 MAX_REPEATS = 100
-MAX_CLASSES = 50  # integer labels with more distinct values than this are a regression target
 COMPARE_LIMIT = 5e6  # stored values of X up to which the non-private comparison runs by default
 
 
@@ -170,7 +175,7 @@ def _load(args):
             args.classes = [str(c) for c in data.BUNDLED_CLASSES[args.data]]  # public, from its description
     else:
         X, y, names = data.load(args.data, args.format, args.target)
-        bounds = None if args.bounds_from_data else "private"
+        bounds = "from-data" if args.bounds_from_data else "private"
     if args.bounds:
         bounds = data.Bounds.from_json(args.bounds)
     return data.dense_if_dense(X), y, bounds, names
@@ -210,14 +215,14 @@ def _declared_classes(declared, y):
 
 def _classes(args, y, bounds):
     """The label set when the labels are classes (two, or up to ``MAX_CLASSES`` integers), else None (a
-    regression); a clear error for a single value."""
+    regression); without declared classes, a clear error for a single value."""
+    if args.loss in ("squared", "huber"):
+        return None
+    if args.classes is not None:  # declared: fitted whatever values the data holds (no data-dependent refusal)
+        return np.unique(args.classes)
     values = np.unique(y)
     if values.size == 1:
         raise ValueError("the labels have a single value: there is nothing to learn")
-    if args.loss in ("squared", "huber"):
-        return None
-    if args.classes is not None:
-        return np.unique(args.classes)
     regression_declared = isinstance(bounds, data.Bounds) and bounds.label_low is not None
     # integer labels with few distinct values read as classes; many (counts, prices) as a regression target
     categorical = (values.size <= MAX_CLASSES and np.issubdtype(values.dtype, np.number)
@@ -358,7 +363,9 @@ def _reference(est, Xtr, ytr):
     """Non-private optimum on the same bounded training data (accelerated proximal gradient to a certified
     gap of 1e-8 or ``REFERENCE_ITERATIONS``: no compilation, under a second at the default sizes), and the
     relative error."""
-    design = clone(est).set_params(bounds=est.bounds_)._design(Xtr, ytr)  # the bounds of the private model
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)  # the fit said it; bought bounds clip their tails
+        design = clone(est).set_params(bounds=est.bounds_)._design(Xtr, ytr)  # the bounds of the private model
     penalty = est._penalty(Xtr.shape[1])
     loss = est.reference_loss()
     ref = solvers.solve_prox(design.X, design.y, loss, penalty, max_iter=REFERENCE_ITERATIONS, check_every=20)
@@ -463,12 +470,19 @@ def _fit_private(job, epsilon, seed):
     args = job.args
     est = clone(job.estimator).set_params(epsilon=epsilon, random_state=None if args.noise == "secure" else seed)
     search = _search(args, est, job.X_train.shape, job.classes, epsilon, seed)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report says it
+        warnings.simplefilter("ignore", ClassesFromDataWarning)  # the report says it
         warnings.simplefilter("ignore", FixedSeedWarning)  # said once, among the job's warnings
-        if search is None:
-            return est.fit(job.X_train, job.y_train)
-        return search.fit(job.X_train, job.y_train).best_estimator_
+        warnings.simplefilter("ignore", WeakGuaranteeWarning)  # among the job's warnings
+        fitted = est.fit(job.X_train, job.y_train) if search is None else \
+            search.fit(job.X_train, job.y_train).best_estimator_
+    for w in caught:  # clipping is said once among the job's warnings, the rest as Python says them
+        if issubclass(w.category, ClippingWarning):
+            job.warnings.extend([] if str(w.message) in job.warnings else [str(w.message)])
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return fitted
 
 
 def _seeds(args):
@@ -511,11 +525,6 @@ def _spread(values):
             "max": float(v.max())}
 
 
-def _private_bounds(est):
-    """Whether the bounds are bought privately (their quantiles clip the tails by design)."""
-    return isinstance(est.bounds, str) and est.bounds == "private"
-
-
 def _fit_warnings(job, result, report):
     """What the user must hear: a model no better than the constant, many clipped values, a weak guarantee."""
     notes = list(job.warnings)
@@ -527,10 +536,6 @@ def _fit_warnings(job, result, report):
                      f"against {constant:.4f}): at this epsilon and number of records, predicting "
                      f"{'the majority class' if key == 'accuracy' else 'the mean'} is as good; a larger epsilon, "
                      "more records or fewer features would help")
-    count, share = card.clipped_share(report, _stored_values(job.X_train))
-    if share > card.CLIPPED_WARNING_SHARE and not _private_bounds(job.estimator):
-        notes.append(f"{count} feature values ({share:.0%}) lie outside the declared bounds and were clipped: "
-                     "check that the bounds match the data's units")
     return notes
 
 

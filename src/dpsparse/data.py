@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import affine, distributed
-from .exceptions import PrivacyLeakWarning
+from .exceptions import ClippingWarning, PrivacyLeakWarning
 
 __all__ = [
     "BUNDLED",
@@ -34,6 +34,7 @@ __all__ = [
     "Bounds",
     "bounds_from_data",
     "check_data",
+    "clipping_warnings",
     "dense_if_dense",
     "linear_decision",
     "data_format",
@@ -48,6 +49,37 @@ BUNDLED = {"breast_cancer": "classification", "diabetes": "regression"}
 # The public label sets of the bundled classification data (scikit-learn's description of
 # the Wisconsin diagnostic breast-cancer data: 0 malignant, 1 benign).
 BUNDLED_CLASSES = {"breast_cancer": (0, 1)}
+
+
+CLIPPED_WARNING_SHARE = 0.05
+"""A larger share of clipped feature values, or of clipped labels, gets a ``ClippingWarning``."""
+
+
+def clipping_warnings(X, y, bounds):
+    """Warn (``ClippingWarning``) when more than ``CLIPPED_WARNING_SHARE`` of the stored feature values, or of
+    the labels, lie outside the declared ``bounds`` (whatever narrower range a fit then buys inside them).
+
+    Counted on the private data: for the data holder, never released. A dask array is not counted (a pass
+    over the data for a warning)."""
+    if distributed.is_dask(X):
+        return
+    values = X.tocsc().data if sp.issparse(X) else np.asarray(X)
+    full = bounds.for_features(X.shape[1])
+    low, high = np.asarray(full.feature_low, dtype=float), np.asarray(full.feature_high, dtype=float)
+    if sp.issparse(X):
+        cols = np.repeat(np.arange(X.shape[1]), np.diff(X.tocsc().indptr))
+        outside, stored = int(np.sum((values < low[cols]) | (values > high[cols]))), values.size
+    else:
+        outside, stored = int(np.sum((values < low) | (values > high))), values.size
+    if outside > CLIPPED_WARNING_SHARE * max(stored, 1):
+        warnings.warn(f"{outside} feature values ({outside / stored:.0%}) lie outside the declared bounds and are "
+                      "clipped: check that the bounds match the data's units", ClippingWarning, stacklevel=3)
+    if bounds.label_low is not None:
+        labels = np.asarray(y, dtype=float)
+        outside = int(np.sum((labels < bounds.label_low) | (labels > bounds.label_high)))
+        if outside > CLIPPED_WARNING_SHARE * labels.size:
+            warnings.warn(f"{outside} labels ({outside / labels.size:.0%}) lie outside the declared label range "
+                          "and are clipped: check that it matches the labels' units", ClippingWarning, stacklevel=3)
 
 
 CLASSES_FROM_DATA = ("the label set (classes_) was read from the private data; declare it (classes= in Python, "

@@ -20,8 +20,16 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import distributed, losses, norms
 from .accounting import check_privacy_params, weak_delta, zcdp_budget
-from .data import CLASSES_FROM_DATA, Bounds, bounds_from_data, dense_if_dense, linear_decision, prepare
-from .exceptions import WeakGuaranteeWarning
+from .data import (
+    CLASSES_FROM_DATA,
+    Bounds,
+    bounds_from_data,
+    clipping_warnings,
+    dense_if_dense,
+    linear_decision,
+    prepare,
+)
+from .exceptions import ClassesFromDataWarning, WeakGuaranteeWarning
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
 from .noise import make_noise
 from .private_bounds import LabelScaleDesign, PendingDesign, affordable
@@ -33,18 +41,31 @@ AUTO_CLIP = 0.5
 measured on synthetic families, docs/defaults.md)."""
 
 
+MAX_CLASSES = 50
+"""A classifier without declared ``classes`` refuses labels with more distinct values than this (a continuous
+target, most likely)."""
+
+FROM_DATA = "from-data"
+"""``bounds="from-data"``: read the bounds off the private data (no guarantee; experiments only)."""
+
+
 def _resolve_bounds(bounds, X, y, regression):
     if isinstance(bounds, str) and bounds == "private":
         return bounds
-    if bounds is None:
+    if isinstance(bounds, str) and bounds == FROM_DATA:
         return bounds_from_data(X, y, regression)
+    if bounds is None:
+        raise ValueError("bounds=None: declare public bounds (a Bounds, a dict or a JSON file), buy them privately "
+                         "(bounds='private', the default), or read them off the data for an experiment without "
+                         "guarantee (bounds='from-data')")
     if isinstance(bounds, Bounds):
         return bounds
     if isinstance(bounds, dict):
         return Bounds.from_dict(bounds)
     if isinstance(bounds, str):
         return Bounds.from_json(bounds)
-    raise ValueError(f"bounds must be None, a Bounds, a dict or a JSON file path, got {type(bounds).__name__}")
+    raise ValueError(f"bounds must be a Bounds, a dict, a JSON file path, 'private' or 'from-data', got "
+                     f"{type(bounds).__name__}")
 
 
 class _Progress:
@@ -104,7 +125,7 @@ class _DPLinearModel(BaseEstimator):
         Warns
         -----
         PrivacyLeakWarning
-            When ``bounds`` is None: bounds come from the data and the fit is not private.
+            When ``bounds="from-data"``: bounds come from the data and the fit is not private.
         """
         if self.mechanism != "auto":
             get(self.mechanism)  # a bad name is refused before the data is read
@@ -133,6 +154,7 @@ class _DPLinearModel(BaseEstimator):
             w, report = fit_mechanism(mechanism, design, loss, penalty, **kw)
         design = getattr(design, "design", design)  # private bounds: the design mapped onto them
         if self._classification and getattr(self, "classes", None) is None:
+            warnings.warn(CLASSES_FROM_DATA, ClassesFromDataWarning, stacklevel=2)
             report.warnings.append(CLASSES_FROM_DATA)
         if reason is not None:
             report.noise = {"mechanism chosen (mechanism='auto')": reason, **report.noise}
@@ -206,6 +228,8 @@ class _DPLinearModel(BaseEstimator):
         With it, declared bounds are tightened privately where that is affordable (``_tightened``)."""
         yi = self._encode(y)
         bounds = _resolve_bounds(self.bounds, X, y, not self._classification)
+        if isinstance(bounds, Bounds) and bounds.public:
+            clipping_warnings(X, y, bounds)
         if isinstance(bounds, str):
             if distributed.is_dask(X):
                 raise ValueError("bounds='private' needs the data in memory; on a dask array declare public bounds")
@@ -296,11 +320,12 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     calibration : {"tight", "paper"} or None
         None: the mechanism's default ("tight" wherever it exists; objective perturbation
         has "paper" only; DP-SGD and the one-pass SGD "tight" only).
-    bounds : Bounds, dict, str (JSON file), "private" or None
-        Public bounds. "private" buys them with ``bounds_share`` of the budget
-        (differentially private quantiles, ``dpsparse.private_bounds``; at most 1000
-        features). None computes them from the data and voids the guarantee
-        (``PrivacyLeakWarning``).
+    bounds : Bounds, dict, str (JSON file), "private" or "from-data"
+        Public bounds. "private" (the default) buys them with ``bounds_share`` of the
+        budget (differentially private quantiles, ``dpsparse.private_bounds``; at most 1000
+        features; refused, before the data is read, when the records are too few for the
+        budget). "from-data" computes them from the data and voids the guarantee
+        (``PrivacyLeakWarning``): experiments only.
     bounds_share : float in (0, 1)
         Share of the budget spent on ``bounds="private"`` (of the zCDP budget rho for the
         mechanisms calibrated in zCDP, of epsilon otherwise).
@@ -323,8 +348,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Noise backend (docs/noise.md): numpy, or OpenDP's floating-point-safe samplers
         (``pip install "dpsparse[secure]"``; refuses a fixed ``random_state``).
     classes : sequence of labels or None
-        The public label set (2 or more). None reads it from the data, and the report says
-        so.
+        The public label set (2 or more); fitted whatever values the data holds (labels
+        outside it raise). None reads it from the data with a ``ClassesFromDataWarning``
+        (and the report says so), and refuses more than ``MAX_CLASSES`` (50) distinct
+        values (a continuous target: use a regressor).
 
     Attributes
     ----------
@@ -345,7 +372,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     _classification = True
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
-                 mechanism="auto", max_iter=None, rule="gs-r", calibration=None, bounds=None, bounds_share=0.1,
+                 mechanism="auto", max_iter=None, rule="gs-r", calibration=None, bounds="private", bounds_share=0.1,
                  fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast",
                  classes=None):
         self.epsilon = epsilon
@@ -388,6 +415,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                 raise ValueError(f"y has labels outside classes={classes.tolist()}, e.g. {y[unknown][0]!r}")
         else:
             classes = np.unique(y)
+            if classes.size > MAX_CLASSES:
+                raise ValueError(f"y has {classes.size} distinct values, more than the {MAX_CLASSES} classes a "
+                                 "classifier reads off the data: for a continuous target use DPLasso or "
+                                 "DPLinearRegression; for that many classes declare them (classes=)")
         if classes.size < 2:
             raise ValueError(f"classification needs at least 2 classes, got {classes.size}: {classes.tolist()}")
         self._fit_classes = classes  # becomes classes_ once the fit succeeds
@@ -430,7 +461,7 @@ class DPLinearSVC(DPLogisticRegression):
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
-                 mechanism="one-pass-sgd", max_iter=None, rule="gs-r", calibration=None, bounds=None,
+                 mechanism="one-pass-sgd", max_iter=None, rule="gs-r", calibration=None, bounds="private",
                  bounds_share=0.1, fit_intercept=True, random_state=None, verbose=0, mechanism_options=None,
                  budget=None, noise="fast", classes=None):
         super().__init__(epsilon=epsilon, delta=delta, alpha=alpha, penalty=penalty, l1_ratio=l1_ratio, groups=groups,
@@ -484,7 +515,7 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, l1_ratio=0.5, loss="squared", clip="auto", mechanism="auto",
-                 max_iter=None, rule="gs-r", calibration=None, bounds=None, bounds_share=0.1,
+                 max_iter=None, rule="gs-r", calibration=None, bounds="private", bounds_share=0.1,
                  fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
@@ -561,7 +592,7 @@ class DPLasso(DPElasticNet):
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, loss="squared", clip="auto", mechanism="auto",
-                 max_iter=None, rule="gs-r", calibration=None, bounds=None, bounds_share=0.1, fit_intercept=True,
+                 max_iter=None, rule="gs-r", calibration=None, bounds="private", bounds_share=0.1, fit_intercept=True,
                  random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta
@@ -594,7 +625,7 @@ class DPLinearRegression(DPElasticNet):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
                  loss="squared", clip="auto", mechanism="auto", max_iter=None, rule="gs-r", calibration="tight",
-                 bounds=None, bounds_share=0.1, fit_intercept=True, random_state=None, verbose=0,
+                 bounds="private", bounds_share=0.1, fit_intercept=True, random_state=None, verbose=0,
                  mechanism_options=None, budget=None, noise="fast"):
         self.epsilon = epsilon
         self.delta = delta

@@ -19,3 +19,13 @@ class FixedSeedWarning(UserWarning):
 
 class WeakGuaranteeWarning(UserWarning):
     """The guarantee holds but is weak: e.g. a delta above 1/n, at which a mechanism may reveal a whole record."""
+
+
+class ClippingWarning(UserWarning):
+    """Many feature values or labels lay outside the declared bounds and were clipped: the bounds may not
+    match the data's units. Counted on the private data, for the data holder only (never released)."""
+
+
+class ClassesFromDataWarning(UserWarning):
+    """The label set (``classes_``) was read from the private data instead of declared; it is released
+    with the model as read."""
