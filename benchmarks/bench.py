@@ -970,6 +970,19 @@ def epsilon_axis(ax, epsilons, log_y=True, label="epsilon (delta = 1/n^2)"):
     ax.set_xlabel(label)
 
 
+def benchmark_parser(description, repo_root, outputs):
+    """An ``argparse`` parser with ``--data-dir`` (default: ``shared/data`` beside the repository) and
+    ``--out-dir`` (default: ``benchmarks/results``), for the script's own arguments to be added."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--data-dir", type=Path, default=Path(repo_root).parent / "shared" / "data",
+                        help="folder of the real datasets (default: ../shared/data beside the repository)")
+    parser.add_argument("--out-dir", type=Path, default=Path(repo_root) / "benchmarks" / "results",
+                        help=f"where {outputs} are written")
+    return parser
+
+
 def parse_benchmark_args(description, repo_root, outputs, quick_help, argv=None, runs=True):
     """Command line shared by the scripts of ``benchmarks/``.
 
@@ -990,17 +1003,11 @@ def parse_benchmark_args(description, repo_root, outputs, quick_help, argv=None,
     runs : bool
         Whether the script takes ``--runs``.
     """
-    import argparse
-
-    parser = argparse.ArgumentParser(description=description)
+    parser = benchmark_parser(description, repo_root, outputs)
     if runs:
         parser.add_argument("--runs", type=int, default=10,
                             help="private runs per setting, seeds 0..runs-1 (default 10)")
     parser.add_argument("--quick", action="store_true", help=quick_help)
-    parser.add_argument("--data-dir", type=Path, default=Path(repo_root).parent / "shared" / "data",
-                        help="folder of the real datasets (default: ../shared/data beside the repository)")
-    parser.add_argument("--out-dir", type=Path, default=Path(repo_root) / "benchmarks" / "results",
-                        help=f"where {outputs} are written")
     args = parser.parse_args(argv)
     if runs:
         if args.runs < 1:

@@ -181,13 +181,7 @@ def plot(res, path):
 
 
 def main(argv):
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data",
-                        help="folder of the datasets (default: ../shared/data beside the repository)")
-    parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "benchmarks" / "results",
-                        help="where exact.json and exact.png are written")
+    parser = bench.benchmark_parser(__doc__.strip().splitlines()[0], REPO_ROOT, "exact.json and exact.png")
     args = parser.parse_args(argv)
     data_dir, out_dir = args.data_dir, args.out_dir
     with warnings.catch_warnings():

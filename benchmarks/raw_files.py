@@ -51,7 +51,7 @@ COMMANDS = {
 def run_one(data_dir, name, out_dir, seed):
     """One README command, in process; its JSON result and wall time."""
     path, options = COMMANDS[name]
-    argv = ["fit", "--data", str(Path(data_dir) / path), *options, "--json",
+    argv = ["fit", "--data", str(Path(data_dir) / path), *options, "--json", "--diagnostics",
             "--out", str(Path(out_dir) / f"{name}.model.json")]
     if seed is not None:
         argv += ["--seed", str(seed)]
@@ -63,11 +63,14 @@ def run_one(data_dir, name, out_dir, seed):
     if rc != 0:
         return {"error": err.getvalue().strip().splitlines()[-1], "seconds": seconds}
     res = json.loads(out.getvalue())
-    key = "accuracy" if "accuracy" in res["private"] else "r2"
-    return {"metric": key, "private": res["private"][key], "constant": res["constant"][key],
-            "non_private": res.get("non_private", {}).get(key), "n": res["n_train"] + res["n_test"],
-            "p": res["n_features"], "guarantee": res["privacy_report"]["guarantee_holds"],
-            "support": res["support_size"], "seconds": seconds, "warnings": res["warnings"]}
+    diag, released = res["diagnostics"], res["released"]  # held-out figures: the data holder's diagnostics
+    key = "accuracy" if "accuracy" in diag["private"] else "r2"
+    non_private = diag["non_private"][key] if isinstance(diag["non_private"], dict) else None
+    return {"metric": key, "private": diag["private"][key], "constant": diag["constant"][key],
+            "non_private": non_private, "n": diag["n_train"] + diag["n_test"],
+            "p": released["support"]["features"], "guarantee": res["privacy_report"]["guarantee_holds"],
+            "support": released["support"]["size"], "seconds": seconds,
+            "warnings": released["warnings"] + res["data_holder_warnings"]}
 
 
 def table(results):
@@ -108,13 +111,7 @@ def plot(results, path):
 
 
 def main_cli(argv):
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data",
-                        help="folder of the raw files (default: ../shared/data beside the repository)")
-    parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "benchmarks" / "results",
-                        help="where raw_files.json and raw_files.png are written")
+    parser = bench.benchmark_parser(__doc__.strip().splitlines()[0], REPO_ROOT, "raw_files.json and raw_files.png")
     parser.add_argument("--seed", type=int, default=0, help="noise seed of every fit (default 0)")
     args = parser.parse_args(argv)
     data_dir, out_dir, seed = args.data_dir, args.out_dir, args.seed

@@ -278,13 +278,7 @@ def plot(res, path):
 
 
 def main(argv):
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data",
-                        help="folder of the datasets (default: ../shared/data beside the repository)")
-    parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "benchmarks" / "results",
-                        help="where speed.json and speed.png are written")
+    parser = bench.benchmark_parser(__doc__.strip().splitlines()[0], REPO_ROOT, "speed.json and speed.png")
     parser.add_argument("--repeats", type=int, default=3, help="timings per loop, the median kept (default 3)")
     parser.add_argument("--max-rows", type=float, default=1e6, help="largest n of the memory curve (default 1e6)")
     parser.add_argument("--dask-gb", type=float, default=None,

@@ -8,16 +8,27 @@ from dpsparse import data
 from dpsparse.cli import main
 
 
-def test_fit_on_bundled_data_prints_the_report_and_writes_a_model(tmp_path, capsys):
+def _keys(tree):
+    """Every key of a JSON tree."""
+    if isinstance(tree, dict):
+        return set(tree) | {k for v in tree.values() for k in _keys(v)}
+    if isinstance(tree, list):
+        return {k for v in tree for k in _keys(v)}
+    return set()
+
+
+def test_fit_on_bundled_data_trains_on_every_record_and_releases_only_private_quantities(tmp_path, capsys):
     out = tmp_path / "m.json"
     assert main(["fit", "--seed", "0", "--out", str(out)]) == 0
     text = capsys.readouterr().out
-    for needle in ["Privacy report", "differentially private", "held-out accuracy", "relative error",
+    for needle in ["Privacy report", "differentially private", "569 training records", "private score       none",
                    "support size", "replace-one"]:
         assert needle in text
+    assert "non-private" not in text and "held-out accuracy" not in text and "clipped" not in text
     model = json.loads(out.read_text())
     assert model["task"] == "classification" and len(model["coef"]) == 30
     assert model["privacy_report"]["guarantee_holds"]
+    assert not _keys(model) & {"metrics", "clipped", "non_private", "relative_error", "private", "constant"}
 
 
 def test_predict_reproduces_the_estimator(tmp_path, capsys):
@@ -51,8 +62,8 @@ def test_json_output_and_csv_training(tmp_path, capsys):
     assert main(["fit", "--data", str(csv), "--target", "label", "--bounds", str(bounds), "--json",
                  "--out", str(out), "--epsilon", "5", "--calibration", "paper", "--rule", "gs-s"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert res["privacy_report"]["guarantee_holds"] and res["n_features"] == 3
-    assert 0 <= res["private"]["accuracy"] <= 1
+    assert res["privacy_report"]["guarantee_holds"] and res["released"]["support"]["features"] == 3
+    assert res["diagnostics"] is None and "private_score" not in res["released"]
 
 
 @pytest.mark.parametrize("args,match", [
@@ -87,18 +98,28 @@ def test_bad_bounds_and_model_files_are_clear_errors(tmp_path, capsys):
     assert "lacks task, coef, intercept, classes" in capsys.readouterr().err
 
 
-def test_the_summary_puts_the_guarantee_first_and_the_constant_predictor_beside(tmp_path, capsys):
+def test_private_score_and_diagnostics_are_kept_apart(tmp_path, capsys):
     out = tmp_path / "m.json"
-    assert main(["fit", "--seed", "0", "--no-tune", "--out", str(out), "--repeats", "3", "--epsilon", "2"]) == 0
+    assert main(["fit", "--seed", "0", "--out", str(out), "--repeats", "3", "--epsilon", "2", "--private-score",
+                 "--diagnostics"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("This model is (2, ") and "-differentially private: replacing any one" in text
-    line = next(x for x in text.splitlines() if x.startswith("held-out accuracy"))
-    assert re.search(r"private [\d.]+ +constant 0\.6294 +non-private [\d.]+", line)  # majority class of the split
-    metrics = json.loads(out.read_text())["metrics"]
-    spread = metrics["repeats"]["accuracy"]
-    assert len(spread["values"]) == 3 and metrics["epsilon_spent"] == 6
-    assert spread["min"] <= metrics["private"]["accuracy"] <= spread["max"]  # the first fit is the one written
-    assert "3 fits: accuracy" in text and "together they spend epsilon = 6" in text
+    released, diagnostics = text.split("Diagnostics: NOT differentially private")
+    assert re.search(r"private score +held-out accuracy [\d.]+, constant predictor [\d.]+ \(noisy", released)
+    assert "3 fits, private scores" in released and "together they spend epsilon = 6" in released
+    line = next(x for x in diagnostics.splitlines() if x.startswith("held-out accuracy"))
+    assert re.search(r"private [\d.]+ +constant 0\.\d+ +non-private [\d.]+", line)
+    assert "3 fits: accuracy" in diagnostics and "clipped" in diagnostics
+    model = json.loads(out.read_text())
+    score = model["private_score"]
+    assert score["metric"] == "accuracy" and score["records"] == 143 and "repeats" not in score
+    assert score["noise_sd"] == pytest.approx(3 ** 0.5 / 143 / (2 * score["rho"]) ** 0.5)
+    assert not _keys(model) & {"metrics", "clipped", "non_private", "relative_error"}
+
+
+def test_repeats_need_a_held_out_metric(tmp_path, capsys):
+    assert main(["fit", "--repeats", "3", "--out", str(tmp_path / "m.json")]) == 2
+    assert "--private-score" in capsys.readouterr().err and not (tmp_path / "m.json").exists()
 
 
 def test_useless_models_clipped_data_and_weak_budgets_are_warned(tmp_path, capsys):
@@ -110,14 +131,16 @@ def test_useless_models_clipped_data_and_weak_budgets_are_warned(tmp_path, capsy
     bounds = tmp_path / "b.json"
     bounds.write_text(json.dumps({"feature_low": [0, 0], "feature_high": [1, 1]}))
     args = ["fit", "--data", str(csv), "--target", "label", "--bounds", str(bounds), "--classes", "0,1",
-            "--mechanism", "dp-gcd", "--out", str(tmp_path / "m.json"), "--delta", "0.01", "--epsilon", "20"]
+            "--mechanism", "dp-gcd", "--out", str(tmp_path / "m.json"), "--delta", "0.01", "--epsilon", "20",
+            "--private-score"]
     assert main(args) == 0
     err = capsys.readouterr().err
-    assert "(100%) lie outside the declared bounds" in err
+    assert "data holder only, not private): 450 feature values (100%) lie outside the declared bounds" in err
     assert "epsilon = 20 is above 10" in err and "delta = 0.01 is above 1/n" in err
     assert "label set" not in err  # declared by --classes
-    warnings = json.loads((tmp_path / "m.json").read_text())["metrics"]["warnings"]
-    assert any("does not beat the constant predictor" in w for w in warnings)
+    warnings = json.loads((tmp_path / "m.json").read_text())["warnings"]
+    assert any("does not beat the constant predictor (private held-out" in w for w in warnings)
+    assert not any("lie outside" in w for w in warnings)  # counted on the private data: not released
 
 
 @pytest.mark.parametrize("suffix", [".html", ".md"])
@@ -125,8 +148,9 @@ def test_the_model_card_holds_the_summary_the_report_and_the_coefficients(tmp_pa
     card = tmp_path / f"card{suffix}"
     assert main(["fit", "--seed", "0", "--no-tune", "--out", str(tmp_path / "m.json"), "--report", str(card)]) == 0
     text = card.read_text()
-    for needle in ["This model is (1, ", "held-out accuracy", "constant", "Privacy report", "Mangold"]:
+    for needle in ["This model is (1, ", "private score", "support", "Privacy report", "Mangold"]:
         assert needle in text
+    assert "non-private" not in text and "clipped" not in text
     png = tmp_path / "card.coefficients.png"
     if suffix == ".html":
         assert "data:image/png;base64," in text and not png.exists()
@@ -175,14 +199,14 @@ def test_group_penalty_with_dp_sgd_on_real_data(tmp_path, capsys, shared_data):
     out = tmp_path / "m.json"
     assert main(["fit", "--data", str(shared_data / "regression" / "bardet.svm.gz"), "--penalty", "group-l2",
                  "--mechanism", "dp-sgd", "--groups", str(groups), "--bounds", str(bounds), "--epsilon", "5",
-                 "--seed", "0", "--out", str(out), "--json"]) == 0
+                 "--seed", "0", "--out", str(out), "--json", "--diagnostics"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["privacy_report"]["guarantee_holds"] and res["privacy_report"]["mechanism"].startswith("dp-sgd")
-    assert res["reference_gap"] < 1e-6 and res["relative_error"] < 1.0
+    assert res["diagnostics"]["reference_gap"] < 1e-6 and res["diagnostics"]["relative_error"] < 1.0
 
 
 def test_hinge_loss_uses_the_one_pass_mechanism(tmp_path, capsys):
-    assert main(["fit", "--loss", "hinge", "--no-tune", "--seed", "0", "--epsilon", "5",
+    assert main(["fit", "--loss", "hinge", "--no-tune", "--seed", "0", "--epsilon", "5", "--diagnostics",
                  "--out", str(tmp_path / "m.json")]) == 0
     text = capsys.readouterr().out
     assert "one-pass-sgd" in text and "no exact solver for a non-smooth loss" in text
@@ -252,9 +276,11 @@ def test_tune_with_fixed_hyperparameters_is_refused(tmp_path, capsys, args, matc
 
 
 def test_no_compare_skips_the_non_private_reference(tmp_path, capsys):
-    assert main(["fit", "--no-tune", "--no-compare", "--seed", "0", "--out", str(tmp_path / "m.json")]) == 0
+    assert main(["fit", "--no-tune", "--no-compare", "--diagnostics", "--seed", "0",
+                 "--out", str(tmp_path / "m.json")]) == 0
     out = capsys.readouterr().out
-    assert "non-private comparison skipped" in out and "non-private " not in out.split("data ")[1].split("\n")[1]
+    line = next(x for x in out.splitlines() if x.startswith("held-out accuracy"))
+    assert "non-private comparison skipped" in out and "non-private" not in line
 
 
 def test_an_output_folder_is_refused_and_integer_labels_are_classes_or_a_regression_target(tmp_path, capsys):
@@ -286,11 +312,11 @@ def test_news20_runs_one_vs_rest_with_its_20_classes_and_one_range_for_all_featu
     out = tmp_path / "m.json"
     assert main(["fit", "--data", str(shared_data / "libsvm" / "news20.multiclass.svm.gz"), "--bounds", str(bounds),
                  "--classes", ",".join(str(k) for k in range(1, 21)), "--iterations", "10", "--seed", "0",
-                 "--out", str(out)]) == 0
+                 "--out", str(out), "--private-score", "--diagnostics"]) == 0
     model = json.loads(out.read_text())
-    report, metrics = model["privacy_report"], model["metrics"]
+    report, score = model["privacy_report"], model["private_score"]
     assert np.shape(model["coef"]) == (20, 62061) and len(model["classes"]) == 20
     assert report["guarantee_holds"] and "one-vs-rest over 20 classes" in report["method"]
     assert "no non-private comparison for more than two classes" in capsys.readouterr().out
-    below = metrics["private"]["accuracy"] <= metrics["constant"]["accuracy"]
-    assert below == any("does not beat the constant predictor" in w for w in metrics["warnings"])
+    below = score["model"] <= score["constant"]
+    assert below == any("does not beat the constant predictor" in w for w in model["warnings"])

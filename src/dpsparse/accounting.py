@@ -635,7 +635,9 @@ class PrivacyReport:
     bounds_source : str
     bounds_public : bool
     clipped : dict
-        Counts of clipped feature values, labels and rows (never the rows themselves).
+        Counts of clipped feature values, labels and rows: counted on the private data without
+        noise, for the data holder only, so neither ``str`` nor ``to_dict`` (the released
+        forms) shows them.
     noise_source : str
     warnings : list of str
     support_size : int or None
@@ -666,7 +668,9 @@ class PrivacyReport:
         return self.bounds_public and self.accountant_epsilon <= self.epsilon * (1 + 1e-9)
 
     def to_dict(self):
+        """The released form: every field but ``clipped`` (counted on the private data, for the data holder)."""
         d = asdict(self)
+        del d["clipped"]
         d["guarantee_holds"] = self.guarantee_holds
         return d
 
@@ -696,7 +700,6 @@ class PrivacyReport:
         lines += [f"  {k:<18} {_fmt(v)}" for k, v in self.noise.items()]
         lines += [
             f"  bounds             {self.bounds_source}",
-            "  clipped            " + ", ".join(f"{k}={v}" for k, v in self.clipped.items()),
             f"  noise source       {self.noise_source}",
         ]
         lines += [f"  WARNING            {w}" for w in self.warnings]

@@ -21,7 +21,7 @@ from sklearn.base import clone
 from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
 from sklearn.model_selection import train_test_split
 
-from . import card, data, norms, schema, solvers, tuning
+from . import card, data, norms, schema, scoring, solvers, tuning
 from .accounting import check_privacy_params, jsonable, weak_delta
 from .estimators import MAX_CLASSES, DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from .exceptions import (
@@ -32,11 +32,13 @@ from .exceptions import (
     WeakGuaranteeWarning,
 )
 from .mechanisms import REGISTRY
+from .noise import make_noise
 
 # Options the CLI sets through its own flags (--iterations is every mechanism's n_iter).
 _OWN_FLAGS = {"n_iter"}
 
 MODEL_FORMAT = "dpsparse-model/1"
+TOP_FEATURES = 5  # the largest coefficients the summary names
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -64,7 +66,16 @@ def _parser():
     f.add_argument("--json", action="store_true", help="print the results as JSON")
     f.add_argument("--report", help="also write a model card: .html (figures inline) or .md (figures as PNG beside)")
     f.add_argument("--repeats", type=int, default=1, help=f"fit K times (1 to {MAX_REPEATS}) to show the spread of "
-                   "the held-out metric; each fit spends --epsilon, the first is written")
+                   "the held-out metric (with --private-score or --diagnostics); each fit spends --epsilon, the "
+                   "first is written")
+    f.add_argument("--private-score", action="store_true",
+                   help="hold out --test-size of the records and release the model's held-out accuracy or R^2 "
+                        "with noise, beside the constant predictor's, inside the same epsilon (parallel "
+                        "composition: the model is then trained on the rest)")
+    f.add_argument("--diagnostics", action="store_true",
+                   help="also compute on the private data, for the data holder only: held-out metrics of the "
+                        "private, constant and non-private models, clipped counts, the relative error. NOT "
+                        "differentially private: printed, never written into --out or --report")
     _add_fit_arguments(f)
     w = sub.add_parser("sweep", help="fit at several epsilons and plot the privacy-utility trade-off",
                        formatter_class=_HelpFormatter,
@@ -150,13 +161,15 @@ def _add_fit_arguments(f):
                    help="share of the budget spent on private bounds when no --bounds is given, in (0, 1)")
     f.add_argument("--bounds-from-data", action="store_true",
                    help="read the bounds off the data instead: NO privacy guarantee (for experiments only)")
-    f.add_argument("--test-size", type=float, default=0.25, help="held-out fraction, in (0, 1)")
+    f.add_argument("--test-size", type=float, default=0.25,
+                   help="held-out fraction for --private-score, --diagnostics or a sweep, in (0, 1); without "
+                        "them every record trains the model")
     f.add_argument("--seed", type=int, help="seed of the split and the noise (experiments only)")
     f.add_argument("--noise", choices=["fast", "secure"], default="fast",
                    help="noise backend: numpy, or OpenDP's floating-point-safe samplers (docs/noise.md)")
     f.add_argument("--compare", action=argparse.BooleanOptionalAction,
-                   help="compute the non-private optimum beside the private model (default: when the training "
-                        f"data has at most {COMPARE_LIMIT:.0e} stored values)")
+                   help="with --diagnostics (and in a sweep), compute the non-private optimum beside the private "
+                        f"model (default: when the training data has at most {COMPARE_LIMIT:.0e} stored values)")
 
 
 def _list(text):
@@ -408,6 +421,7 @@ class _Job:
     y_train: object
     y_test: object
     warnings: list
+    holder_notes: list = dataclasses.field(default_factory=list)
 
     @property
     def multiclass(self):
@@ -449,7 +463,8 @@ def _check_run_args(args, epsilons):
     return notes
 
 
-def _job(args, epsilons):
+def _job(args, epsilons, holdout=True):
+    """Load, check and (with ``holdout``) split the data, the split drawn independently of it."""
     notes = _check_run_args(args, epsilons)
     _read_schema(args)
     X, y, bounds, names = _load(args)
@@ -458,8 +473,10 @@ def _job(args, epsilons):
     classes = _classes(args, y, bounds)
     est = _estimator(args, classes)
     est.set_params(bounds=bounds, bounds_share=args.bounds_share)
-    strat = y if classes is not None else None
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=args.test_size, random_state=args.seed, stratify=strat)
+    if holdout:  # not stratified: the split must not depend on the labels (parallel composition)
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=args.test_size, random_state=args.seed)
+    else:
+        Xtr, Xte, ytr, yte = X, None, y, None
     if args.delta is not None and weak_delta(args.delta, Xtr.shape[0]):
         notes.append(weak_delta(args.delta, Xtr.shape[0]))
     return _Job(args, est, classes, names, Xtr, Xte, ytr, yte, notes)
@@ -478,8 +495,8 @@ def _fit_private(job, epsilon, seed):
         fitted = est.fit(job.X_train, job.y_train) if search is None else \
             search.fit(job.X_train, job.y_train).best_estimator_
     for w in caught:  # clipping is said once among the job's warnings, the rest as Python says them
-        if issubclass(w.category, ClippingWarning):
-            job.warnings.extend([] if str(w.message) in job.warnings else [str(w.message)])
+        if issubclass(w.category, ClippingWarning):  # counted on the private data: for the data holder
+            job.holder_notes.extend([] if str(w.message) in job.holder_notes else [str(w.message)])
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     return fitted
@@ -525,41 +542,42 @@ def _spread(values):
             "max": float(v.max())}
 
 
-def _fit_warnings(job, result, report):
-    """What the user must hear: a model no better than the constant, many clipped values, a weak guarantee."""
-    notes = list(job.warnings)
-    key = _main_metric(job.estimator)
-    private = result["repeats"][key]["mean"] if "repeats" in result else result["private"][key]
-    constant = result["constant"][key]
-    if private <= constant:
-        notes.append(f"the private model does not beat the constant predictor (held-out {key} {private:.4f} "
-                     f"against {constant:.4f}): at this epsilon and number of records, predicting "
-                     f"{'the majority class' if key == 'accuracy' else 'the mean'} is as good; a larger epsilon, "
-                     "more records or fewer features would help")
-    return notes
+def _beats_constant(metric, model, constant, how, margin=0.0):
+    """A warning when the model does not beat the constant predictor by more than ``margin``, else None."""
+    if model > constant + margin:
+        return None
+    return (f"the private model does not beat the constant predictor ({how} {metric} {model:.4f} against "
+            f"{constant:.4f}" + (f", within {margin:.2g}: twice the sd of their difference's noise" if margin else "")
+            + "): at this epsilon and number of records, predicting "
+            f"{'the majority class' if metric == 'accuracy' else 'the mean'} is as good; a larger epsilon, more "
+            "records or fewer features would help")
 
 
-def fit(args):
-    job = _job(args, [args.epsilon])
-    fits = [_fit_private(job, args.epsilon, seed) for seed in _seeds(args)]
-    est = fits[0]
+def _score(job, est, seed):
+    """The private score of one fit on the held-out part (``scoring.private_score``), its own noise stream."""
+    rng = None if job.args.noise == "secure" or seed is None else np.random.default_rng([seed, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FixedSeedWarning)  # said once, among the job's warnings
+        noise = make_noise(rng, job.args.noise)
     report = est.privacy_report_
-    per_fit = [_metrics(e, job.X_test, job.y_test) for e in fits]
-    result = {
-        "data": args.data, "n_train": int(job.X_train.shape[0]), "n_test": int(job.X_test.shape[0]),
-        "n_features": int(job.X_train.shape[1]), "private": per_fit[0],
-        "constant": _constant_metrics(job, est), "support_size": int(est.support_.size),
-    }
-    if args.repeats > 1:
-        result["repeats"] = {k: _spread([m[k] for m in per_fit]) for k in per_fit[0]}
-        result["epsilon_spent"] = args.repeats * args.epsilon
-    nonprivate, why = _non_private(job, est)
-    if nonprivate is not None:
-        model_np, ref, rel = nonprivate
-        result.update(non_private=_metrics(model_np, job.X_test, job.y_test), relative_error=rel,
-                      reference_gap=ref.gap, non_private_support_size=int(model_np.support_.size))
-    result["warnings"] = _fit_warnings(job, result, report) + list(report.warnings)
-    model = {
+    return scoring.private_score(est, job.X_test, job.y_test, report.epsilon, report.delta, noise)
+
+
+def _top_features(est, names, k=TOP_FEATURES):
+    """The released model's largest coefficients (bounded coordinates: comparable across features)."""
+    coef = np.atleast_2d(est.coef_bounded_[..., :est.n_features_in_])
+    weight = np.abs(coef).max(axis=0)
+    order = [j for j in np.argsort(-weight, kind="stable") if weight[j] > 0][:k]
+    label = (lambda j: names[j]) if names is not None else (lambda j: f"x{j}")
+    return [{"feature": label(j), "coefficient (bounded units)": float(coef[0, j]) if coef.shape[0] == 1 else None}
+            for j in order]
+
+
+def _release(job, est, scores, notes):
+    """What ``dpsparse fit`` releases (model.json, the card, the terminal's first part): public inputs and noisy
+    releases only."""
+    report = est.privacy_report_
+    release = {
         "format": MODEL_FORMAT,
         "task": "classification" if isinstance(est, DPLogisticRegression) else "regression",
         "coef": est.coef_.tolist(), "intercept": np.asarray(est.intercept_).tolist(),
@@ -567,68 +585,146 @@ def fit(args):
         "label_range": list(est.label_range_) if hasattr(est, "label_range_") else None,
         "bounds": est.bounds_.to_dict() if est.bounds_ is not None else None,
         "feature_names": list(job.names) if job.names is not None else None,
-        "params": {k: v for k, v in est.get_params().items() if k != "bounds"},
+        "params": {k: v for k, v in est.get_params().items() if k not in ("bounds", "budget")},
         "privacy_report": report.to_dict(),
-        "metrics": result,
+        "support": {"size": int(est.support_.size), "features": int(est.n_features_in_),
+                    "top": _top_features(est, job.names)},
+        "warnings": notes,
     }
-    summary = _summary(job, est, result, why)
+    if scores is not None:
+        release["private_score"] = scores[0]
+    return release
+
+
+def _diagnostics(job, fits):
+    """Figures computed on the private data without noise, for the data holder only; and the notes they raise."""
+    est = fits[0]
+    per_fit = [_metrics(e, job.X_test, job.y_test) for e in fits]
+    diag = {"NOT differentially private": "computed on the private data, for the data holder only; never written "
+                                          "into the model or the card",
+            "n_train": int(job.X_train.shape[0]), "n_test": int(job.X_test.shape[0]),
+            "private": per_fit[0], "constant": _constant_metrics(job, est),
+            "clipped": dict(est.privacy_report_.clipped)}
+    if len(fits) > 1:
+        diag["repeats"] = {k: _spread([m[k] for m in per_fit]) for k in per_fit[0]}
+    nonprivate, why = _non_private(job, est)
+    if nonprivate is not None:
+        model_np, ref, rel = nonprivate
+        diag.update(non_private=_metrics(model_np, job.X_test, job.y_test), relative_error=rel,
+                    reference_gap=ref.gap, non_private_support_size=int(model_np.support_.size))
+    else:
+        diag["non_private"] = why
+    key = _main_metric(est)
+    note = _beats_constant(key, diag["private"][key], diag["constant"][key], "held-out, not private:")
+    return diag, [note] if note else []
+
+
+def fit(args):
+    holdout = args.private_score or args.diagnostics
+    if args.repeats > 1 and not holdout:
+        raise ValueError("--repeats shows the spread of a held-out metric: add --private-score (noisy, inside the "
+                         "budget) or --diagnostics (not private)")
+    job = _job(args, [args.epsilon], holdout=holdout)
+    seeds = _seeds(args)
+    fits = [_fit_private(job, args.epsilon, seed) for seed in seeds]
+    est = fits[0]
+    report = est.privacy_report_
+    scores = [_score(job, e, seed) for e, seed in zip(fits, seeds)] if args.private_score else None
+    notes = list(job.warnings) + list(report.warnings)
+    if scores is not None:
+        note = _beats_constant(scores[0]["metric"], scores[0]["model"], scores[0]["constant"], "private held-out",
+                               margin=2.0 * scores[0]["difference_sd"])
+        notes += [note] if note else []
+    release = _release(job, est, scores, notes)
+    diagnostics, holder = (None, list(job.holder_notes))
+    if args.diagnostics:
+        diagnostics, more = _diagnostics(job, fits)
+        holder += more
     if args.report:
-        _write_fit_card(args.report, summary, report, job, est, None if nonprivate is None else nonprivate[0])
-    _write_atomic(args.out, json.dumps(model, indent=1, default=jsonable))
-    for note in result["warnings"]:
+        _write_fit_card(args.report, job, est, release)
+    _write_atomic(args.out, json.dumps(release, indent=1, default=jsonable))
+    for note in notes:
         print(f"dpsparse: warning: {note}", file=sys.stderr)
+    for note in holder:
+        print(f"dpsparse: warning (data holder only, not private): {note}", file=sys.stderr)
     if args.json:
-        print(json.dumps({"privacy_report": report.to_dict(), **result}, indent=1, default=jsonable))
+        print(json.dumps({"released": release, "privacy_report": release["privacy_report"],
+                          "diagnostics": diagnostics, "data_holder_warnings": holder}, indent=1, default=jsonable))
         return
-    print("\n".join(summary))
+    print("\n".join(_summary(job, est, release)))
+    if scores is not None and len(scores) > 1:
+        print(f"spread              {len(scores)} fits, private scores " + ", ".join(f"{x['model']:.3f}" for x in
+              scores) + f"; together they spend epsilon = {len(scores) * args.epsilon:g}; the first is written")
     print(f"model written to    {args.out}" + (f"; model card: {args.report}" if args.report else ""))
+    if diagnostics is not None:
+        print()
+        print("\n".join(_diagnostic_lines(diagnostics, holder)))
     print()
     print("How the model was trained")
     print(report)
 
 
-def _summary(job, est, result, why):
-    """The lines a user reads first: the guarantee, the held-out metrics beside the baselines, the warnings."""
+def _score_line(score):
+    metric = "accuracy" if score["metric"] == "accuracy" else "R^2"
+    return (f"private score       held-out {metric} {score['model']:.3f}, constant predictor {score['constant']:.3f} "
+            f"(noisy, sd {score['noise_sd']:.2g} each, on {score['records']} held-out records, inside the same "
+            "epsilon)")
+
+
+def _summary(job, est, release):
+    """What a user reads first, all of it released: the guarantee, the data's size, the private score, the
+    support, the warnings."""
+    n_train = job.X_train.shape[0]
+    held = "" if job.X_test is None else f", {job.X_test.shape[0]} held out for the score"
     lines = [card.guarantee_sentence(est.privacy_report_), "",
-             f"data                {job.args.data}: {result['n_train']} train / {result['n_test']} test rows, "
-             f"{result['n_features']} features"]
-    for k, v in result["private"].items():
-        np_part = f"   non-private {result['non_private'][k]:.4f}" if "non_private" in result else ""
-        lines.append(f"held-out {k:<10} private {v:.4f}   constant {result['constant'][k]:.4f}{np_part}")
-    if "repeats" in result:
-        k = _main_metric(est)
-        r = result["repeats"][k]
-        lines.append(f"spread              {len(r['values'])} fits: {k} {r['mean']:.4f} +- {r['std']:.4f} "
-                     f"(from {r['min']:.4f} to {r['max']:.4f}); together they spend epsilon = "
-                     f"{result['epsilon_spent']:g} (each fit charged); the first is written")
+             f"data                {job.args.data}: {n_train} training records{held}, "
+             f"{release['support']['features']} features"]
+    if "private_score" in release:
+        lines.append(_score_line(release["private_score"]))
     else:
-        lines.append("spread              one fit (--repeats K shows the spread over K fits, each charged)")
-    np_support = f", non-private {result['non_private_support_size']}" if "non_private" in result else ""
-    lines.append(f"support             {result['support_size']} of {result['n_features']} features{np_support}")
-    count, share = card.clipped_share(est.privacy_report_, _stored_values(job.X_train))
-    lines.append(f"clipped             {count} feature values outside the bounds ({share:.1%})")
-    if result.get("relative_error") is None and "non_private" in result:
-        lines.append("relative error      n/a: the zero model is already optimal for this penalty strength")
-    elif "relative_error" in result:
-        lines.append(f"relative error      (F(w) - F*) / (F(0) - F*) = {result['relative_error']:.4f} on the "
-                     f"training objective (0: the non-private optimum, 1: no better than the zero model; F* "
-                     f"certified to {result['reference_gap']:.1e})")
-    else:
-        lines.append(f"relative error      n/a: {why}")
-    lines += [f"WARNING             {w}" for w in result["warnings"]]
+        lines.append("private score       none (--private-score measures one inside the same epsilon)")
+    top = ", ".join(f"{t['feature']}" for t in release["support"]["top"])
+    lines.append(f"support             {release['support']['size']} of {release['support']['features']} features"
+                 + (f"; largest: {top}" if top else ""))
+    lines += [f"WARNING             {w}" for w in release["warnings"]]
     return lines
 
 
-def _write_fit_card(path, summary, report, job, est, nonprivate):
-    """The model card: the summary, the report and the coefficients figure; written atomically."""
+def _diagnostic_lines(diag, holder):
+    """The data holder's figures, under their label."""
+    lines = ["Diagnostics: NOT differentially private (computed on the private data, for the data holder only; "
+             "not in the model file or the card)"]
+    for k, v in diag["private"].items():
+        np_part = f"   non-private {diag['non_private'][k]:.4f}" if isinstance(diag["non_private"], dict) else ""
+        lines.append(f"held-out {k:<10} private {v:.4f}   constant {diag['constant'][k]:.4f}{np_part}")
+    if "repeats" in diag:
+        for k, r in diag["repeats"].items():
+            lines.append(f"spread              {len(r['values'])} fits: {k} {r['mean']:.4f} +- {r['std']:.4f} "
+                         f"(from {r['min']:.4f} to {r['max']:.4f}); each fit charged; the first is written")
+    lines.append("clipped             " + ", ".join(f"{k} {v}" for k, v in diag["clipped"].items()))
+    if not isinstance(diag["non_private"], dict):
+        lines.append(f"relative error      n/a: {diag['non_private']}")
+    elif diag.get("relative_error") is None:
+        lines.append("relative error      n/a: the zero model is already optimal for this penalty strength")
+    else:
+        lines.append(f"relative error      (F(w) - F*) / (F(0) - F*) = {diag['relative_error']:.4f} on the "
+                     f"training objective (0: the non-private optimum, 1: no better than the zero model; F* "
+                     f"certified to {diag['reference_gap']:.1e})")
+    lines += [f"WARNING             {w}" for w in holder]
+    return lines
+
+
+def _write_fit_card(path, job, est, release):
+    """The model card, from the release only: the guarantee, the private score, the support, the report and the
+    coefficients figure; written atomically."""
     png = Path(path).with_suffix(".coefficients.png")
     p = job.X_train.shape[1]  # in the bounded coordinates (each feature on [-1, 1]): comparable across features
-    card.plot_coefficients(png, job.names, est.coef_bounded_[..., :p],
-                           None if nonprivate is None else nonprivate.coef_bounded_[..., :p])
-    sections = [("Guarantee", summary[:1], False), ("Held-out performance", summary[2:], True),
-                ("How the model was trained", str(report).splitlines(), True)]
-    _write_card(path, "dpsparse model card", sections, [("Coefficients of the released model (support in red) "
-                                                         "beside the non-private ones", png)])
+    card.plot_coefficients(png, job.names, est.coef_bounded_[..., :p])
+    summary = _summary(job, est, release)
+    sections = [("Guarantee", summary[:1], False), ("The released model", summary[2:], True),
+                ("How the model was trained", str(est.privacy_report_).splitlines(), True)]
+    _write_card(path, "dpsparse model card", sections, [("Coefficients of the released model (support in red)",
+                                                         png)])
 
 
 def _write_card(path, title, sections, figures, keep_figures=False):
@@ -653,7 +749,9 @@ def sweep(args):
     nonprivate, why = _non_private(job, est)
     nonprivate_value = None if nonprivate is None else _metrics(nonprivate[0], job.X_test, job.y_test)[key]
     spent = args.repeats * sum(args.epsilons)
-    table = [f"{'epsilon':>8}  {'mean':>7}  {'std':>6}  {'min':>7}  {'max':>7}   held-out {key}, {args.repeats} fits "
+    table = ["held-out metrics measured without noise on a split of the private data: NOT differentially "
+             "private, for the data holder only (dpsparse fit --private-score releases a private one)",
+             f"{'epsilon':>8}  {'mean':>7}  {'std':>6}  {'min':>7}  {'max':>7}   held-out {key}, {args.repeats} fits "
              "each"]
     table += [f"{r['epsilon']:>8g}  {np.mean(r['values']):>7.4f}  {np.std(r['values']):>6.4f}  "
               f"{np.min(r['values']):>7.4f}  {np.max(r['values']):>7.4f}" for r in rows]
