@@ -132,7 +132,7 @@ def test_useless_models_clipped_data_and_weak_budgets_are_warned(tmp_path, capsy
     bounds.write_text(json.dumps({"feature_low": [0, 0], "feature_high": [1, 1]}))
     args = ["fit", "--data", str(csv), "--target", "label", "--bounds", str(bounds), "--classes", "0,1",
             "--mechanism", "dp-gcd", "--out", str(tmp_path / "m.json"), "--delta", "0.01", "--epsilon", "20",
-            "--private-score"]
+            "--private-score", "--seed", "0"]
     assert main(args) == 0
     err = capsys.readouterr().err
     assert "data holder only, not private): 450 feature values (100%) lie outside the declared bounds" in err

@@ -27,12 +27,13 @@ EXPECTED_FAILURES = {
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("est", [DPLogisticRegression(max_iter=5, random_state=0),
-                                 DPLasso(max_iter=5, random_state=0),
-                                 DPElasticNet(max_iter=5, random_state=0),
-                                 DPLinearSVC(random_state=0)],
+@pytest.mark.parametrize("est", [DPLogisticRegression(max_iter=5, random_state=0, bounds="from-data"),
+                                 DPLasso(max_iter=5, random_state=0, bounds="from-data"),
+                                 DPElasticNet(max_iter=5, random_state=0, bounds="from-data"),
+                                 DPLinearSVC(random_state=0, bounds="from-data")],
                          ids=lambda e: f"{type(e).__name__}-{e.mechanism}")
 def test_scikit_learn_estimator_checks(est):
+    """The API checks, on scikit-learn's tiny datasets (too few records to buy bounds privately)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
         results = check_estimator(est, on_fail=None, expected_failed_checks=EXPECTED_FAILURES)
