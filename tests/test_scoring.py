@@ -5,7 +5,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpsparse import DPLasso, DPLogisticRegression, data
+from dpsparse import DPLasso, DPLogisticRegression, NoBetterThanConstantWarning, data
 from dpsparse.accounting import zcdp_budget
 from dpsparse.noise import NoiseSource
 from dpsparse.scoring import private_score
@@ -37,7 +37,9 @@ def _fitted(classification):
 
 def _vector(est, X, y):
     noise = Released()
-    private_score(est, X, y, 1.0, 1e-5, noise)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoBetterThanConstantWarning)  # 42 held-out records: a noisy R^2
+        private_score(est, X, y, 1.0, 1e-5, noise)
     return noise.value, noise.claims[0]
 
 
@@ -68,8 +70,22 @@ def test_the_score_is_unbiased_for_the_held_out_accuracy():
     """Over 400 draws the mean of the noisy accuracy is within 4 standard errors of the exact one."""
     est, X, y, _ = _fitted(True)
     exact = float(np.mean(est.predict(X) == y))
-    draws = [private_score(est, X, y, 1.0, 1e-5, NoiseSource(np.random.default_rng(s), seeded=True))
-             for s in range(400)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        draws = [private_score(est, X, y, 1.0, 1e-5, NoiseSource(np.random.default_rng(s), seeded=True))
+                 for s in range(400)]
     values = np.array([d["model"] for d in draws])
     assert abs(values.mean() - exact) < 4 * draws[0]["noise_sd"] / math.sqrt(400)
     assert values.std() == pytest.approx(draws[0]["noise_sd"], rel=0.15)
+
+
+def test_a_model_no_better_than_the_constant_warns():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (2000, 3))
+    y = (rng.random(2000) < 0.8).astype(int)  # labels independent of X
+    bounds = data.Bounds(-np.ones(3), np.ones(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DPLogisticRegression(bounds=bounds, classes=[0, 1], random_state=0).fit(X[:1500], y[:1500])
+    with pytest.warns(NoBetterThanConstantWarning, match="does not beat the constant predictor"):
+        private_score(est, X[1500:], y[1500:], 1.0, 1e-5, NoiseSource(np.random.default_rng(0), seeded=True))

@@ -9,6 +9,7 @@ from .exceptions import (
     ClassesFromDataWarning,
     ClippingWarning,
     FixedSeedWarning,
+    NoBetterThanConstantWarning,
     PrivacyCalibrationWarning,
     PrivacyLeakWarning,
     WeakGuaranteeWarning,
@@ -22,5 +23,5 @@ __all__ = [
     "PrivacyReport",
     "PrivacyBudget", "BudgetExceededError",
     "PrivacyLeakWarning", "PrivacyCalibrationWarning", "FixedSeedWarning", "WeakGuaranteeWarning", "ClippingWarning",
-    "ClassesFromDataWarning",
+    "ClassesFromDataWarning", "NoBetterThanConstantWarning",
 ]

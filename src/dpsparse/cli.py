@@ -28,6 +28,7 @@ from .exceptions import (
     ClassesFromDataWarning,
     ClippingWarning,
     FixedSeedWarning,
+    NoBetterThanConstantWarning,
     PrivacyLeakWarning,
     WeakGuaranteeWarning,
 )
@@ -542,13 +543,12 @@ def _spread(values):
             "max": float(v.max())}
 
 
-def _beats_constant(metric, model, constant, how, margin=0.0):
-    """A warning when the model does not beat the constant predictor by more than ``margin``, else None."""
-    if model > constant + margin:
+def _beats_constant(metric, model, constant, how):
+    """A warning when the model does not beat the constant predictor, else None."""
+    if model > constant:
         return None
     return (f"the private model does not beat the constant predictor ({how} {metric} {model:.4f} against "
-            f"{constant:.4f}" + (f", within {margin:.2g}: twice the sd of their difference's noise" if margin else "")
-            + "): at this epsilon and number of records, predicting "
+            f"{constant:.4f}): at this epsilon and number of records, predicting "
             f"{'the majority class' if metric == 'accuracy' else 'the mean'} is as good; a larger epsilon, more "
             "records or fewer features would help")
 
@@ -560,7 +560,10 @@ def _score(job, est, seed):
         warnings.simplefilter("ignore", FixedSeedWarning)  # said once, among the job's warnings
         noise = make_noise(rng, job.args.noise)
     report = est.privacy_report_
-    return scoring.private_score(est, job.X_test, job.y_test, report.epsilon, report.delta, noise)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NoBetterThanConstantWarning)
+        score = scoring.private_score(est, job.X_test, job.y_test, report.epsilon, report.delta, noise)
+    return score, [str(w.message) for w in caught if issubclass(w.category, NoBetterThanConstantWarning)]
 
 
 def _top_features(est, names, k=TOP_FEATURES):
@@ -629,12 +632,12 @@ def fit(args):
     fits = [_fit_private(job, args.epsilon, seed) for seed in seeds]
     est = fits[0]
     report = est.privacy_report_
-    scores = [_score(job, e, seed) for e, seed in zip(fits, seeds)] if args.private_score else None
     notes = list(job.warnings) + list(report.warnings)
-    if scores is not None:
-        note = _beats_constant(scores[0]["metric"], scores[0]["model"], scores[0]["constant"], "private held-out",
-                               margin=2.0 * scores[0]["difference_sd"])
-        notes += [note] if note else []
+    scores = None
+    if args.private_score:
+        scored = [_score(job, e, seed) for e, seed in zip(fits, seeds)]
+        scores = [score for score, _ in scored]
+        notes += scored[0][1]  # decided on the model written
     release = _release(job, est, scores, notes)
     diagnostics, holder = (None, list(job.holder_notes))
     if args.diagnostics:

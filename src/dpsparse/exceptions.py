@@ -29,3 +29,8 @@ class ClippingWarning(UserWarning):
 class ClassesFromDataWarning(UserWarning):
     """The label set (``classes_``) was read from the private data instead of declared; it is released
     with the model as read."""
+
+
+class NoBetterThanConstantWarning(UserWarning):
+    """A model's private score does not beat the constant predictor's by more than twice the noise of their
+    difference: at this epsilon and number of records, predicting the majority class or the mean is as good."""

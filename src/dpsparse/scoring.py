@@ -25,10 +25,12 @@ differential privacy", TCC 2016, Proposition 1.6).
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .accounting import zcdp_budget
+from .exceptions import NoBetterThanConstantWarning
 
 __all__ = ["private_score"]
 
@@ -48,6 +50,11 @@ def private_score(estimator, X, y, epsilon, delta, noise):
     epsilon, delta : float
         The fit's budget; the score meets it on the held-out part.
     noise : NoiseSource
+
+    Warns
+    -----
+    NoBetterThanConstantWarning
+        The model's score does not exceed the constant's by twice ``difference_sd``.
 
     Returns
     -------
@@ -79,4 +86,11 @@ def private_score(estimator, X, y, epsilon, delta, noise):
         variance = max(float(noisy[2] - noisy[1] ** 2), 1e-12)
         score = {"metric": "r2", "model": 1.0 - float(noisy[0]) / variance, "constant": 0.0,
                  "difference_sd": sigma / variance}  # the mse's noise through R^2 (first order)
+    margin = 2.0 * score["difference_sd"]
+    if score["model"] <= score["constant"] + margin:
+        warnings.warn(f"the private model does not beat the constant predictor (private held-out {score['metric']} "
+                      f"{score['model']:.4f} against {score['constant']:.4f}, within {margin:.2g}: twice the sd of "
+                      "their difference's noise): at this epsilon and number of records, predicting "
+                      f"{'the majority class' if classification else 'the mean'} is as good; a larger epsilon, more "
+                      "records or fewer features would help", NoBetterThanConstantWarning, stacklevel=2)
     return {**score, "noise_sd": sigma, "records": int(m), "rho": rho, "source": SOURCE}
