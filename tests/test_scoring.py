@@ -87,5 +87,5 @@ def test_a_model_no_better_than_the_constant_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = DPLogisticRegression(bounds=bounds, classes=[0, 1], random_state=0).fit(X[:1500], y[:1500])
-    with pytest.warns(NoBetterThanConstantWarning, match="does not beat the constant predictor"):
+    with pytest.warns(NoBetterThanConstantWarning, match="does not show the model beating the constant predictor"):
         private_score(est, X[1500:], y[1500:], 1.0, 1e-5, NoiseSource(np.random.default_rng(0), seeded=True))

@@ -13,29 +13,18 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["guarantee_sentence", "plot_coefficients", "plot_sweep", "render_card"]
+__all__ = ["guarantee_sentence", "model_card", "plot_coefficients", "plot_sweep", "render_card"]
 
 
 
 def guarantee_sentence(report):
-    """The privacy guarantee of a report in one plain sentence."""
-    if not report.guarantee_holds:
-        return ("This model has NO differential-privacy guarantee: " + "; ".join(report.warnings or
-                ["the accounted epsilon exceeds the target"]) + ".")
-    return (f"This model is ({report.epsilon:g}, {report.delta:.2g})-differentially private: replacing any one "
-            f"training record by another changes the probability of any released model by at most a factor "
-            f"{odds(report.epsilon)}, except with probability {report.delta:.2g}.")
+    """The privacy guarantee of a report (a ``PrivacyReport``) in one plain sentence."""
+    return _guarantee_text(report.to_dict())
 
 
 def odds(epsilon):
     """``e^epsilon`` in words (its value when it fits in a float)."""
     return f"e^{epsilon:g}" + (f" = {math.exp(epsilon):.3g}" if epsilon < 700 else "")
-
-
-def clipped_share(report, n_values):
-    """(count, share) of the feature values clipped to the bounds."""
-    count = int(report.clipped.get("feature values", 0))
-    return count, count / max(n_values, 1)
 
 
 def check_matplotlib():
@@ -54,39 +43,31 @@ def _pyplot():
     return plt
 
 
-def plot_coefficients(path, names, private, nonprivate=None):
-    """Bar chart of the released coefficients (its support highlighted) beside the non-private ones.
+def plot_coefficients(path, names, coef):
+    """Bar chart of the released coefficients, largest first, with feature names (its support in red).
 
     Parameters
     ----------
     path : str or Path
         PNG file.
-    names : list of str
-    private, nonprivate : ndarray of shape (p,) or (n_classes, p)
-        Several classes are shown by the L2 norm of each feature's coefficients.
+    names : list of str or None
+    coef : ndarray of shape (p,) or (n_classes, p)
+        In the bounded coordinates (each feature on [-1, 1]); several classes are shown by the
+        L2 norm of each feature's coefficients.
     """
     plt = _pyplot()
-
-    def per_feature(c):
-        c = np.asarray(c, dtype=float)
-        return np.linalg.norm(c, axis=0) if c.ndim == 2 else c
-
-    w = per_feature(private)
-    order = np.argsort(-np.abs(w) - (0 if nonprivate is None else 1e-9 * np.abs(per_feature(nonprivate))))
-    shown = order[:min(40, w.size)]
-    x = np.arange(shown.size)
-    fig, ax = plt.subplots(figsize=(max(6, 0.25 * shown.size + 2), 4))
-    support = w[shown] != 0
-    ax.bar(x - 0.2, w[shown], 0.4, color=np.where(support, "tab:red", "lightgray"), label="private (support in red)")
-    if nonprivate is not None:
-        ax.bar(x + 0.2, per_feature(nonprivate)[shown], 0.4, color="tab:blue", alpha=0.6, label="non-private")
-    ax.axhline(0, color="black", lw=0.5)
-    ax.set_xticks(x, [str(names[i]) if names is not None else str(i) for i in shown], rotation=90, fontsize=7)
-    ax.set_ylabel("coefficient (feature on [-1, 1])" + ("\nL2 norm over classes" if np.ndim(private) == 2 else ""),
-                  fontsize=8)
-    ax.set_title(f"coefficients: {int(np.count_nonzero(w))} of {w.size} features in the private model's support"
+    c = np.asarray(coef, dtype=float)
+    w = np.linalg.norm(c, axis=0) if c.ndim == 2 else c
+    shown = np.argsort(-np.abs(w), kind="stable")[:min(30, w.size)]
+    fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.22 * shown.size + 1.2)))
+    y = np.arange(shown.size)[::-1]
+    ax.barh(y, w[shown], color=np.where(w[shown] != 0, "tab:red", "lightgray"))
+    ax.axvline(0, color="black", lw=0.5)
+    ax.set_yticks(y, [str(names[i]) if names is not None else f"x{i}" for i in shown], fontsize=7)
+    ax.set_xlabel("coefficient, feature scaled to [-1, 1] by its range" + (" (L2 norm over classes)" if c.ndim == 2
+                                                                            else ""), fontsize=8)
+    ax.set_title(f"{int(np.count_nonzero(w))} of {w.size} features in the model's support"
                  + (f" (largest {shown.size} shown)" if shown.size < w.size else ""), fontsize=9)
-    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -125,16 +106,16 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
     plt.close(fig)
 
 
-def render_card(title, sections, figures, html_output):
-    """A model card's text: Markdown (figures linked by file name, beside it) or HTML (figures inline).
+def render_card(title, sections, html_output):
+    """A card's text: Markdown (figures linked by file name, beside it) or self-contained HTML (figures inline).
 
     Parameters
     ----------
     title : str
-    sections : list of (heading, list of str, bool)
-        The heading, its lines, and whether they are preformatted (tables, the report).
-    figures : list of (caption, Path)
-        PNG files, already written.
+    sections : list of (heading, list of blocks)
+        A block is ``("p", text)``, ``("warn", text)``, ``("table", header, rows)``,
+        ``("figure", caption, png_path)``, ``("details", summary, text)`` (folded,
+        preformatted) or ``("pre", lines)``.
     html_output : bool
 
     Returns
@@ -142,31 +123,202 @@ def render_card(title, sections, figures, html_output):
     str
     """
     if html_output:
-        return _html(title, sections, figures)
+        return _html(title, sections)
     lines = [f"# {title}", ""]
-    for heading, body, pre in sections:
-        lines += [f"## {heading}", ""] + (["```", *body, "```"] if pre else body) + [""]
-    for caption, png in figures:
-        lines += [f"![{caption}]({png.name})", "", f"*{caption}*", ""]
+    for heading, blocks in sections:
+        lines += [f"## {heading}", ""]
+        for block in blocks:
+            lines += _markdown_block(block) + [""]
     return "\n".join(lines)
 
 
-def _html(title, sections, figures):
-    out = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>", f"<title>{html.escape(title)}</title>",
-           "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.4}"
-           "pre{background:#f4f4f4;padding:0.8em;overflow-x:auto;font-size:0.85em}"
-           ".warn{color:#a00000;font-weight:bold}</style>",
-           "</head><body>", f"<h1>{html.escape(title)}</h1>"]
-    for heading, body, pre in sections:
-        out.append(f"<h2>{html.escape(heading)}</h2>")
-        if pre:
-            out.append("<pre>" + html.escape("\n".join(body)) + "</pre>")
-        else:
-            out += [f"<p class='warn'>{html.escape(b)}</p>" if b.startswith("WARNING") else
-                    f"<p>{html.escape(b)}</p>" for b in body]
-    for caption, png in figures:
+def _cell(value):
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def _markdown_block(block):
+    kind = block[0]
+    if kind == "p":
+        return [block[1]]
+    if kind == "warn":
+        return [f"**Warning:** {block[1]}"]
+    if kind == "table":
+        _, header, rows = block
+        return (["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+                + ["| " + " | ".join(_cell(c).replace("|", "\\|") for c in row) + " |" for row in rows])
+    if kind == "figure":
+        _, caption, png = block
+        return [f"![{caption}]({Path(png).name})", "", f"*{caption}*"]
+    if kind == "details":
+        return ["<details>", f"<summary>{block[1]}</summary>", "", "```", block[2], "```", "", "</details>"]
+    return ["```", *block[1], "```"]
+
+
+_STYLE = ("body{font-family:system-ui,sans-serif;max-width:62em;margin:2em auto;padding:0 1em;line-height:1.45;"
+          "color:#222}h1{font-size:1.6em}h2{font-size:1.25em;border-bottom:1px solid #ddd;padding-bottom:.2em;"
+          "margin-top:1.6em}table{border-collapse:collapse;margin:.6em 0;max-width:100%}"
+          "td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top;"
+          "overflow-wrap:break-word}td:first-child{min-width:10em}th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}"
+          "pre{background:#f6f6f6;padding:.8em;white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85em}"
+          ".warn{color:#8a0000;font-weight:600}img{max-width:100%;height:auto}"
+          "figcaption{font-size:.9em;color:#555}summary{cursor:pointer;font-weight:600}")
+
+
+def _html_block(block):
+    kind = block[0]
+    if kind == "p":
+        return f"<p>{html.escape(block[1])}</p>"
+    if kind == "warn":
+        return f"<p class='warn'>Warning: {html.escape(block[1])}</p>"
+    if kind == "table":
+        _, header, rows = block
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+        body = "".join("<tr>" + "".join(
+            f"<td class='num'>{html.escape(_cell(c))}</td>" if isinstance(c, (int, float)) else
+            f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    if kind == "figure":
+        _, caption, png = block
         data = base64.b64encode(Path(png).read_bytes()).decode()
-        out.append(f"<figure><img src='data:image/png;base64,{data}' alt='{html.escape(caption)}' "
-                   f"style='max-width:100%'><figcaption>{html.escape(caption)}</figcaption></figure>")
+        return (f"<figure><img src='data:image/png;base64,{data}' alt='{html.escape(caption)}'>"
+                f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    if kind == "details":
+        return f"<details><summary>{html.escape(block[1])}</summary><pre>{html.escape(block[2])}</pre></details>"
+    return "<pre>" + html.escape("\n".join(block[1])) + "</pre>"
+
+
+def _html(title, sections):
+    out = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
+           "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+           f"<title>{html.escape(title)}</title>", f"<style>{_STYLE}</style>", "</head><body>",
+           f"<h1>{html.escape(title)}</h1>"]
+    for heading, blocks in sections:
+        out.append(f"<section><h2>{html.escape(heading)}</h2>")
+        out += [_html_block(b) for b in blocks]
+        out.append("</section>")
     out.append("</body></html>")
     return "\n".join(out)
+
+
+COEFFICIENT_ROWS = 20  # the card's table lists this many of the largest coefficients
+
+
+def _effects(release):
+    """Per feature: its name, its coefficient(s) in the data's units and the change of the model's score when the
+    feature moves across half its public range (comparable across features); largest first."""
+    coef = np.atleast_2d(np.asarray(release["coef"], dtype=float))
+    p = coef.shape[1]
+    b = release["bounds"] or {}
+    low = np.broadcast_to(np.asarray(b.get("feature_low", -1.0), dtype=float), (p,))
+    high = np.broadcast_to(np.asarray(b.get("feature_high", 1.0), dtype=float), (p,))
+    effect = np.linalg.norm(coef * (high - low) / 2.0, axis=0)
+    names = release.get("feature_names") or [f"x{j}" for j in range(p)]
+    order = np.argsort(-effect, kind="stable")
+    return [(names[j], coef[:, j], float(effect[j])) for j in order]
+
+
+def model_card(release, report_text, figure, model_path):
+    """The model card's sections (Mitchell et al., "Model cards for model reporting", FAT* 2019, with a privacy
+    section), built from the release only: public inputs and noisy releases.
+
+    Parameters
+    ----------
+    release : dict
+        What ``dpsparse fit`` writes into the model file.
+    report_text : str
+        The privacy report, printed (folded in the card).
+    figure : Path
+        The coefficients figure (PNG).
+    model_path : str
+
+    Returns
+    -------
+    (title, sections) for ``render_card``
+    """
+    rep, params, data = release["privacy_report"], release["params"], release["data"]
+    classification = release["task"] == "classification"
+    what = "classifier" if classification else "regression"
+    title = f"Model card: private linear {what} on {Path(str(data['source'])).name}"
+    eps, delta = rep["epsilon"], rep["delta"]
+    details = [("p", f"A linear {what} with a {params.get('penalty')} penalty (strength {params.get('alpha')}) on "
+                     f"{data['features']} features, trained with differential privacy so that it can be published. "
+                     f"Training method: {rep['method'] or rep['mechanism']}."),
+               ("table", ["item", "value"], [
+                   ["model file", Path(model_path).name], ["task", release["task"]],
+                   ["mechanism (registry name)", rep["mechanism"]],
+                   ["privacy", f"({eps:g}, {delta:.2g})-differential privacy"],
+                   ["features in the model (support)", f"{release['support']['size']} of {data['features']}"],
+                   ["software", f"dpsparse {release.get('software', '')}".strip()]])]
+    use = [("p", "Predicting the label of new records described by the same features, in the same "
+                 "units, for analyses where releasing a model trained on sensitive records needs a formal privacy "
+                 "guarantee. The model is linear and its noise is the price of the guarantee: check its private "
+                 "score (below) before relying on it, and do not use it to make decisions about individuals "
+                 "without a validation on data you are allowed to look at.")]
+    labels = (", ".join(str(c) for c in release["classes"]) if classification and release["classes"] else None)
+    rows = [["source", str(data["source"])], ["training records", str(data["training records"])],
+            ["features", str(data["features"])], ["feature ranges (bounds)", rep["bounds_source"]]]
+    if labels:
+        rows.append(["label set", labels])
+    if release.get("label_range"):
+        rows.append(["label range", "[{:.4g}, {:.4g}]".format(*release["label_range"])])
+    training = [("p", "Only public facts about the data appear here: its size, the declared or privately bought "
+                      "feature ranges and the label set."), ("table", ["item", "value"], rows)]
+    score = release.get("private_score")
+    if score:
+        metric = "accuracy" if score["metric"] == "accuracy" else "R^2"
+        evaluation = [("p", f"Measured on {score['records']} held-out records that did not train the model, with "
+                            "noise, inside the same privacy budget (the held-out records and the training records "
+                            "are disjoint, so each record is used by one release only)."),
+                      ("table", ["model", f"held-out {metric} (noisy)", "noise (standard deviation)"],
+                       [["this model", round(score["model"], 4), round(score["noise_sd"], 4)],
+                        ["constant predictor", round(score["constant"], 4), round(score["noise_sd"], 4)]])]
+    else:
+        evaluation = [("p", "No evaluation was released: the model was trained on every record. `dpsparse fit "
+                            "--private-score` holds out a share of the records and releases a noisy score inside "
+                            "the same privacy budget.")]
+    effects = _effects(release)
+    shown = [(n, c, e) for n, c, e in effects if e > 0][:COEFFICIENT_ROWS]
+    coef_rows = [[n, round(float(c[0]), 6) if c.size == 1 else "; ".join(f"{v:.4g}" for v in c), round(e, 4)]
+                 for n, c, e in shown]
+    quantitative = [("p", "The largest coefficients. 'Effect' is the change of the model's score (log-odds for a "
+                          "classifier, the prediction for a regression) when the feature moves across half its "
+                          "public range: comparable across features."),
+                    ("table", ["feature", "coefficient (data units)", "effect over half the range"], coef_rows)]
+    if len(shown) < len(effects):
+        quantitative.append(("p", f"{sum(e > 0 for _, _, e in effects) - len(shown)} more nonzero coefficients "
+                                  f"and {sum(e == 0 for _, _, e in effects)} zeros are in the model file."))
+    quantitative.append(("figure", "Coefficients of the released model, scaled to each feature's range (support in "
+                                   "red)", figure))
+    shares = [[k, _cell(v)] for k, v in rep["noise"].items()
+              if any(w in k for w in ("share", "budget", "rho")) or "budget" in str(v)]
+    privacy = [("p", _guarantee_text(rep)),
+               ("p", f"What it means for a person in the data: whatever an observer believed about you before, "
+                     f"seeing this model can change the odds they give to any statement about you by at most a "
+                     f"factor {odds(eps)}, whether or not your record was used, except with probability "
+                     f"{delta:.2g}. Smaller epsilon protects more: at epsilon 1 the odds move by at most 2.7 times."),
+               ("table", ["item", "value"], [["neighbouring datasets", rep["neighbouring"]],
+                                             ["target (epsilon, delta)", f"({eps:g}, {delta:.3g})"],
+                                             ["accounted epsilon", f"{rep['accountant_epsilon']:.4f} "
+                                                                   f"({rep['accountant']}, dp-accounting)"],
+                                             ["feature ranges from", rep["bounds_source"]],
+                                             ["noise source", rep["noise_source"]], *shares]),
+               ("details", "The full privacy report", report_text)]
+    caveats = [("warn", w) for w in release["warnings"]] + [
+        ("p", "Values outside the feature ranges were clipped to them before training; records far outside are "
+              "treated as if at the edge."),
+        ("p", "The guarantee covers this release. Every further model or statistic released from the same records "
+              "spends more privacy; keep the total in one budget.")]
+    sections = [("Model details", details), ("Intended use", use), ("Training data", training),
+                ("Evaluation", evaluation), ("Quantitative analyses", quantitative), ("Privacy", privacy),
+                ("Caveats and recommendations", caveats)]
+    return title, sections
+
+
+def _guarantee_text(rep):
+    """``guarantee_sentence`` from a released report (a dict)."""
+    if not rep["guarantee_holds"]:
+        return ("This model has NO differential-privacy guarantee: "
+                + "; ".join(rep["warnings"] or ["the accounted epsilon exceeds the target"]) + ".")
+    return (f"This model is ({rep['epsilon']:g}, {rep['delta']:.2g})-differentially private: replacing any one "
+            f"training record by another changes the probability of any released model by at most a factor "
+            f"{odds(rep['epsilon'])}, except with probability {rep['delta']:.2g}.")

@@ -21,8 +21,8 @@ from sklearn.base import clone
 from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
 from sklearn.model_selection import train_test_split
 
-from . import card, data, norms, schema, scoring, solvers, tuning
-from .accounting import check_privacy_params, jsonable, weak_delta
+from . import __version__, card, data, norms, schema, scoring, solvers, tuning
+from .accounting import PrivacyReport, check_privacy_params, jsonable, weak_delta
 from .estimators import MAX_CLASSES, DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from .exceptions import (
     ClassesFromDataWarning,
@@ -65,6 +65,8 @@ def _parser():
                    "the guarantee is weak: a warning)")
     f.add_argument("--out", default="model.json", help="where to write the model JSON")
     f.add_argument("--json", action="store_true", help="print the results as JSON")
+    f.add_argument("--verbose", action="store_true", help="also print the full privacy report (how the model was "
+                   "trained: mechanism, noise scales, sources)")
     f.add_argument("--report", help="also write a model card: .html (figures inline) or .md (figures as PNG beside)")
     f.add_argument("--repeats", type=int, default=1, help=f"fit K times (1 to {MAX_REPEATS}) to show the spread of "
                    "the held-out metric (with --private-score or --diagnostics); each fit spends --epsilon, the "
@@ -99,6 +101,8 @@ def _parser():
     a.add_argument("--runs", type=int, default=20000, help="black-box runs per dataset (0: replay only)")
     a.add_argument("--mutation", type=float, default=0.25, help="noise factor of the mutant (1: no mutation check)")
     a.add_argument("--seed", type=int, default=0)
+    r = sub.add_parser("report", help="print the guarantee and the privacy report of a model file")
+    r.add_argument("model", help="a model file written by 'dpsparse fit'")
     q = sub.add_parser("predict", help="apply a model written by 'dpsparse fit'")
     q.add_argument("--model", required=True)
     q.add_argument("--data", required=True)
@@ -590,6 +594,10 @@ def _release(job, est, scores, notes):
         "feature_names": list(job.names) if job.names is not None else None,
         "params": {k: v for k, v in est.get_params().items() if k not in ("bounds", "budget")},
         "privacy_report": report.to_dict(),
+        "data": {"source": str(job.args.data), "training records": int(job.X_train.shape[0]),
+                 "held out for the score": 0 if job.X_test is None else int(job.X_test.shape[0]),
+                 "features": int(est.n_features_in_)},
+        "software": __version__,
         "support": {"size": int(est.support_.size), "features": int(est.n_features_in_),
                     "top": _top_features(est, job.names)},
         "warnings": notes,
@@ -644,7 +652,7 @@ def fit(args):
         diagnostics, more = _diagnostics(job, fits)
         holder += more
     if args.report:
-        _write_fit_card(args.report, job, est, release)
+        _write_fit_card(args.report, job, est, release, args.out)
     _write_atomic(args.out, json.dumps(release, indent=1, default=jsonable))
     for note in notes:
         print(f"dpsparse: warning: {note}", file=sys.stderr)
@@ -662,9 +670,12 @@ def fit(args):
     if diagnostics is not None:
         print()
         print("\n".join(_diagnostic_lines(diagnostics, holder)))
-    print()
-    print("How the model was trained")
-    print(report)
+    if args.verbose:
+        print()
+        print("How the model was trained")
+        print(report)
+    else:
+        print(f"privacy report      dpsparse report {args.out} (or --verbose) prints how the model was trained")
 
 
 def _score_line(score):
@@ -717,25 +728,20 @@ def _diagnostic_lines(diag, holder):
     return lines
 
 
-def _write_fit_card(path, job, est, release):
-    """The model card, from the release only: the guarantee, the private score, the support, the report and the
-    coefficients figure; written atomically."""
+def _write_fit_card(path, job, est, release, model_path):
+    """The model card (``card.model_card``), from the release only; written atomically."""
     png = Path(path).with_suffix(".coefficients.png")
-    p = job.X_train.shape[1]  # in the bounded coordinates (each feature on [-1, 1]): comparable across features
-    card.plot_coefficients(png, job.names, est.coef_bounded_[..., :p])
-    summary = _summary(job, est, release)
-    sections = [("Guarantee", summary[:1], False), ("The released model", summary[2:], True),
-                ("How the model was trained", str(est.privacy_report_).splitlines(), True)]
-    _write_card(path, "dpsparse model card", sections, [("Coefficients of the released model (support in red)",
-                                                         png)])
+    card.plot_coefficients(png, job.names, est.coef_bounded_[..., :est.n_features_in_])
+    title, sections = card.model_card(release, str(est.privacy_report_), png, model_path)
+    _write_card(path, title, sections, [png])
 
 
 def _write_card(path, title, sections, figures, keep_figures=False):
     """Write a card atomically; an HTML card embeds its figures, whose files go unless ``keep_figures``."""
     html_output = path.lower().endswith((".html", ".htm"))
-    _write_atomic(path, card.render_card(title, sections, figures, html_output))
+    _write_atomic(path, card.render_card(title, sections, html_output))
     if html_output and not keep_figures:
-        for _, png in figures:
+        for png in figures:
             png.unlink()
 
 
@@ -766,11 +772,13 @@ def sweep(args):
     card.plot_sweep(args.plot, rows, key, constant, nonprivate_value,
                     title=f"privacy-utility trade-off: {Path(args.data).name}, n = {job.X_train.shape[0]}")
     if args.report:
-        _write_card(args.report, "dpsparse privacy-utility sweep",
-                    [("Data", [f"{args.data}: {job.X_train.shape[0]} train / {job.X_test.shape[0]} test rows, "
-                               f"{job.X_train.shape[1]} features"], False), ("Results", table, True),
-                     ("How each model was trained (the last fit)", str(est.privacy_report_).splitlines(), True)],
-                    [(f"held-out {key} against epsilon", Path(args.plot))], keep_figures=True)
+        _write_card(args.report, "dpsparse privacy-utility sweep (for the data holder: not differentially private)",
+                    [("Data", [("p", f"{args.data}: {job.X_train.shape[0]} train / {job.X_test.shape[0]} test rows, "
+                                     f"{job.X_train.shape[1]} features")]),
+                     ("Results", [("pre", table), ("figure", f"held-out {key} against epsilon", Path(args.plot))]),
+                     ("How each model was trained (the last fit)",
+                      [("details", "The privacy report", str(est.privacy_report_))])],
+                    [Path(args.plot)], keep_figures=True)
     out = {"data": args.data, "metric": key, "rows": rows, "constant": constant, "non_private": nonprivate_value,
            "epsilon_spent": spent, "repeats": args.repeats, "warnings": job.warnings}
     _write_atomic(args.out, json.dumps(out, indent=1, default=jsonable))
@@ -779,14 +787,30 @@ def sweep(args):
                                                                      else ""))
 
 
-def predict(args):
+def _read_model(path):
+    """A model file written by ``dpsparse fit``; a clear error otherwise."""
     try:
-        with open(args.model) as fh:
+        with open(path) as fh:
             model = json.load(fh)
     except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"model file {args.model!r} cannot be read: {exc}") from None
+        raise ValueError(f"model file {path!r} cannot be read: {exc}") from None
     if not isinstance(model, dict) or model.get("format") != MODEL_FORMAT:
-        raise ValueError(f"model file {args.model!r} is not a {MODEL_FORMAT} model")
+        raise ValueError(f"model file {path!r} is not a {MODEL_FORMAT} model")
+    return model
+
+
+def report(args):
+    """``dpsparse report MODEL``: the guarantee and the full privacy report of a model file."""
+    model = _read_model(args.model)
+    fields = {f.name for f in dataclasses.fields(PrivacyReport)}
+    rep = PrivacyReport(**{k: v for k, v in model.get("privacy_report", {}).items() if k in fields})
+    print(card.guarantee_sentence(rep))
+    print()
+    print(rep)
+
+
+def predict(args):
+    model = _read_model(args.model)
     missing = [k for k in ("task", "coef", "intercept", "classes") if k not in model]
     if missing:
         raise ValueError(f"model file {args.model!r} lacks {', '.join(missing)}: write it with 'dpsparse fit'")
@@ -898,7 +922,8 @@ def write_schema(args):
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
-        {"fit": fit, "sweep": sweep, "predict": predict, "audit": audit, "schema": write_schema}[args.command](args)
+        {"fit": fit, "sweep": sweep, "predict": predict, "audit": audit, "schema": write_schema,
+         "report": report}[args.command](args)
     except ValueError as exc:
         print(f"dpsparse: error: {exc}", file=sys.stderr)
         return 2

@@ -88,9 +88,11 @@ def private_score(estimator, X, y, epsilon, delta, noise):
                  "difference_sd": sigma / variance}  # the mse's noise through R^2 (first order)
     margin = 2.0 * score["difference_sd"]
     if score["model"] <= score["constant"] + margin:
-        warnings.warn(f"the private model does not beat the constant predictor (private held-out {score['metric']} "
-                      f"{score['model']:.4f} against {score['constant']:.4f}, within {margin:.2g}: twice the sd of "
-                      "their difference's noise): at this epsilon and number of records, predicting "
-                      f"{'the majority class' if classification else 'the mean'} is as good; a larger epsilon, more "
-                      "records or fewer features would help", NoBetterThanConstantWarning, stacklevel=2)
+        warnings.warn(
+            f"the private score does not show the model beating the constant predictor (held-out {score['metric']} "
+            f"{score['model']:.4f} against {score['constant']:.4f}, a gap below {margin:.2g}, twice the sd of the "
+            "noise of their difference): at this epsilon and number of records, predicting "
+            f"{'the majority class' if classification else 'the mean'} may be as good; a larger epsilon or more "
+            "records help, and more held-out records make the score less noisy", NoBetterThanConstantWarning,
+            stacklevel=2)
     return {**score, "noise_sd": sigma, "records": int(m), "rho": rho, "source": SOURCE}
