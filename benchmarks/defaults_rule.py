@@ -22,6 +22,8 @@ Two studies (``--study``):
   family with imbalanced classes and a dense one).
 - ``floor-regression``: the same for least squares (the rule's learner against the
   constant predictor's noisy mean, planted 5-sparse regressions, n 300-3000).
+- ``steps``: DP-GCD's steps with automatic clipping against ``n epsilon / log p`` (epsilon
+  0.1-1, n 2000-20000, p 100 and 1000).
 - ``few-features``: the mechanism for least squares on at most ``auto.SPARSITY`` features
   (no selection), the features filling 30 % or all of their declared range (the column
   ``n=... p=...`` gives the fill there).
@@ -154,6 +156,38 @@ def study_start(quick, wide=False):
     return rows
 
 
+def study_steps(quick):
+    """DP-GCD's steps (automatic clipping) against ``n epsilon / log p``, beyond the ``start`` study's epsilon 1:
+    epsilon 0.1-1, n 2000-20000, p 100 and 1000, a sparse family squeezed into 30 % of its range and the
+    latent-factor family."""
+    settings = [(2000, 100, 0.3), (20000, 100, 0.1), (5000, 1000, 0.3), (5000, 1000, 1.0), (20000, 100, 1.0),
+                (20000, 1000, 1.0)]
+    if quick:
+        settings = settings[:2]
+    rows = []
+    for (n, p, eps), factor, seed in itertools.product(settings, (False, True), range(2)):
+        bounds = Bounds(-np.ones(p), np.ones(p))
+        Xtr, ytr, Xte, yte = logistic_family(n, p, 5, 0.3, 1000 * seed + n + p, factor=factor)
+        base = {"n": n, "p": p, "epsilon": eps, "n eps / log p": round(n * eps / np.log(p)), "factor": factor,
+                "seed": seed, "constant": float(max(np.mean(yte), 1 - np.mean(yte)))}
+        for T in (25, 50, 100, 200):
+            est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed,
+                                       mechanism="dp-gcd", max_iter=T, mechanism_options={"clipping_norm": "auto"})
+            rows.append({**base, "T": T, "accuracy": float(_quiet(est.fit, Xtr, ytr).score(Xte, yte))})
+        print(f"n={n} p={p} epsilon={eps} factor={factor} seed={seed} done", flush=True)
+    return rows
+
+
+def steps_table(rows):
+    """Mean accuracy of each T per ``n epsilon / log p`` (families and seeds averaged)."""
+    by = {}
+    for r in rows:
+        by.setdefault((r["n eps / log p"], r["n"], r["p"], r["epsilon"]), {}).setdefault(r["T"], []).append(
+            r["accuracy"])
+    return [{"n eps / log p": k[0], "n": k[1], "p": k[2], "epsilon": k[3],
+             **{f"T={T}": float(np.mean(v)) for T, v in sorted(ts.items())}} for k, ts in sorted(by.items())]
+
+
 def study_floor(quick):
     """Where the records are too few to learn a feature: DP-GCD beside the constant predictor, by n epsilon / log p,
     on a sparse family with imbalanced classes and a dense one."""
@@ -257,15 +291,18 @@ def summarize(rows, keys, measure):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--study", choices=["logistic", "start", "start-wide", "least-squares", "few-features",
+    ap.add_argument("--study", choices=["logistic", "start", "start-wide", "steps", "least-squares", "few-features",
                                         "floor", "floor-regression"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    if args.study in ("floor", "floor-regression"):
-        rows = (study_floor if args.study == "floor" else study_floor_regression)(args.quick)
-        table = floor_table(rows)
+    if args.study in ("floor", "floor-regression", "steps"):
+        study, tabulate = {"floor": (study_floor, floor_table), "floor-regression": (study_floor_regression,
+                                                                                      floor_table),
+                           "steps": (study_steps, steps_table)}[args.study]
+        rows = study(args.quick)
+        table = tabulate(rows)
         for t in table:
             print("  ".join(f"{k} {v:.3f}" for k, v in t.items()))
         RESULTS.mkdir(exist_ok=True)

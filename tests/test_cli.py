@@ -269,7 +269,9 @@ def test_audit_refuses_bad_settings(capsys, args, match):
 def test_the_default_fit_is_the_rules_single_fit_and_tune_searches_around_it(tmp_path, capsys):
     card = tmp_path / "card.html"
     assert main(["fit", "--seed", "0", "--json", "--out", str(tmp_path / "m.json"), "--report", str(card)]) == 0
-    rep = json.loads(capsys.readouterr().out)["privacy_report"]
+    printed = capsys.readouterr().out
+    rep = json.loads(printed)["privacy_report"]
+    assert "base runs" not in printed and "repetition" not in printed  # nor in the terminal
     assert rep["mechanism"] == "dp-gcd" and rep["guarantee_holds"] and rep["accountant_epsilon"] <= 1.0
     for artefact in (tmp_path / "m.json", card):  # a default fit writes no count of search runs
         assert "base runs" not in artefact.read_text() and "repetition" not in artefact.read_text()
