@@ -38,10 +38,13 @@ def _chromium(*args):
 
 
 def write_card(folder):
-    """A default fit with a private score, its card written as HTML."""
-    card = Path(folder) / "card.html"
-    assert main(["fit", "--seed", "0", "--private-score", "--out", str(Path(folder) / "model.json"),
-                 "--report", str(card)]) == 0
+    """A private sweep, then a default fit with a private score, its card (with the sweep's curve) as HTML."""
+    folder = Path(folder)
+    assert main(["sweep", "--private-score", "--epsilons", "0.5,1,2", "--repeats", "2", "--seed", "0",
+                 "--out", str(folder / "sweep.json"), "--plot", str(folder / "sweep.png")]) == 0
+    card = folder / "card.html"
+    assert main(["fit", "--seed", "0", "--private-score", "--out", str(folder / "model.json"),
+                 "--sweep", str(folder / "sweep.json"), "--report", str(card)]) == 0
     return card
 
 
@@ -63,7 +66,7 @@ def test_the_card_renders_in_a_browser_with_every_image_and_section_and_no_sidew
     card = write_card(tmp_path)
     capsys.readouterr()
     seen = audit(card, tmp_path)
-    assert seen["images"] >= 1 and seen["loaded"] == seen["images"]
+    assert seen["images"] == 2 and seen["loaded"] == seen["images"]  # the coefficients and the sweep's curve
     assert seen["scroll"] <= seen["width"] == WIDTH
     assert seen["sections"] == SECTIONS
     png = tmp_path / "card.png"

@@ -185,6 +185,25 @@ def test_sweep_writes_a_table_json_and_the_privacy_utility_figure(tmp_path, caps
     assert "epsilon must be a finite number > 0" in capsys.readouterr().err and not (tmp_path / "t.json").exists()
 
 
+def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_path, capsys):
+    out, plot = tmp_path / "s.json", tmp_path / "s.png"
+    assert main(["sweep", "--private-score", "--epsilons", "1,4", "--repeats", "2", "--seed", "0",
+                 "--out", str(out), "--plot", str(plot)]) == 0
+    res = json.loads(out.read_text())
+    assert res["private"] and res["non_private"] is None and "holder_warnings" not in res
+    assert all(len(r["values"]) == len(r["constants"]) == 2 for r in res["rows"])
+    card = tmp_path / "card.md"
+    assert main(["fit", "--seed", "0", "--private-score", "--sweep", str(out), "--report", str(card),
+                 "--out", str(tmp_path / "m.json")]) == 0
+    text = card.read_text()
+    assert "publishing it with this model spends 11 in all" in text and "card.sweep.png" in text
+    assert main(["sweep", "--epsilons", "1", "--repeats", "1", "--out", str(tmp_path / "np.json"),
+                 "--plot", str(plot)]) == 0
+    capsys.readouterr()
+    assert main(["fit", "--sweep", str(tmp_path / "np.json"), "--out", str(tmp_path / "n.json")]) == 2
+    assert "measured without noise" in capsys.readouterr().err and not (tmp_path / "n.json").exists()
+
+
 def test_unknown_options_are_refused(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["fit", "--penalty", "l9"])

@@ -217,7 +217,7 @@ def _effects(release):
     return [(names[j], coef[:, j], float(effect[j])) for j in order]
 
 
-def model_card(release, report_text, figure, model_path):
+def model_card(release, report_text, figure, model_path, sweep=None, curve=None):
     """The model card's sections (Mitchell et al., "Model cards for model reporting", FAT* 2019, with a privacy
     section), built from the release only: public inputs and noisy releases.
 
@@ -230,6 +230,10 @@ def model_card(release, report_text, figure, model_path):
     figure : Path
         The coefficients figure (PNG).
     model_path : str
+    sweep : dict or None
+        The results of ``dpsparse sweep --private-score`` (noisy scores only), shown with ``curve``.
+    curve : Path or None
+        Its figure (PNG).
 
     Returns
     -------
@@ -289,6 +293,13 @@ def model_card(release, report_text, figure, model_path):
                                   f"and {sum(e == 0 for _, _, e in effects)} zeros are in the model file."))
     quantitative.append(("figure", "Coefficients of the released model, scaled to each feature's range (support in "
                                    "red)", figure))
+    if sweep is not None:
+        quantitative += [
+            ("p", f"Privacy-utility trade-off: {sweep['repeats']} fits at each epsilon, each scored with noise on "
+                  f"held-out records inside its own epsilon. The curve spent epsilon = {sweep['epsilon_spent']:g} on "
+                  f"the same records: publishing it with this model spends {sweep['epsilon_spent'] + eps:g} in all "
+                  "(basic composition)."),
+            ("figure", "Held-out score against epsilon (private scores, noisy)", curve)]
     shares = [[k, _cell(v)] for k, v in rep["noise"].items()
               if any(w in k for w in ("share", "budget", "rho")) or "budget" in str(v)]
     privacy = [("p", _guarantee_text(rep)),

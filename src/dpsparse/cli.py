@@ -75,6 +75,8 @@ def _parser():
                    help="hold out --test-size of the records and release the model's held-out accuracy or R^2 "
                         "with noise, beside the constant predictor's, inside the same epsilon (parallel "
                         "composition: the model is then trained on the rest)")
+    f.add_argument("--sweep", help="a results file of 'dpsparse sweep --private-score' whose privacy-utility curve "
+                                   "the model card shows (its epsilon adds to the model's when both are published)")
     f.add_argument("--diagnostics", action="store_true",
                    help="also compute on the private data, for the data holder only: held-out metrics of the "
                         "private, constant and non-private models, clipped counts, the relative error. NOT "
@@ -89,6 +91,9 @@ def _parser():
     w.add_argument("--out", default="sweep.json", help="where to write the results JSON")
     w.add_argument("--plot", default="sweep.png", help="where to write the privacy-utility PNG")
     w.add_argument("--report", help="also write a card: .html or .md")
+    w.add_argument("--private-score", action="store_true",
+                   help="measure each fit by its private score (noisy, on the held-out part, inside that fit's "
+                        "epsilon) instead of without noise: a curve that can be published (dpsparse fit --sweep)")
     _add_fit_arguments(w)
     a = sub.add_parser("audit", help="audit a mechanism: sensitivity replay, black-box lower bound, mutation check",
                        formatter_class=_HelpFormatter, description="docs/audit.md explains each check.")
@@ -632,6 +637,7 @@ def _diagnostics(job, fits):
 
 def fit(args):
     holdout = args.private_score or args.diagnostics
+    sweep_results = None if args.sweep is None else _read_sweep(args.sweep)
     if args.repeats > 1 and not holdout:
         raise ValueError("--repeats shows the spread of a held-out metric: add --private-score (noisy, inside the "
                          "budget) or --diagnostics (not private)")
@@ -652,7 +658,7 @@ def fit(args):
         diagnostics, more = _diagnostics(job, fits)
         holder += more
     if args.report:
-        _write_fit_card(args.report, job, est, release, args.out)
+        _write_fit_card(args.report, job, est, release, args.out, sweep_results)
     _write_atomic(args.out, json.dumps(release, indent=1, default=jsonable))
     for note in notes:
         print(f"dpsparse: warning: {note}", file=sys.stderr)
@@ -728,12 +734,17 @@ def _diagnostic_lines(diag, holder):
     return lines
 
 
-def _write_fit_card(path, job, est, release, model_path):
-    """The model card (``card.model_card``), from the release only; written atomically."""
+def _write_fit_card(path, job, est, release, model_path, sweep_results=None):
+    """The model card (``card.model_card``), from the release (and a private sweep) only; written atomically."""
     png = Path(path).with_suffix(".coefficients.png")
     card.plot_coefficients(png, job.names, est.coef_bounded_[..., :est.n_features_in_])
-    title, sections = card.model_card(release, str(est.privacy_report_), png, model_path)
-    _write_card(path, title, sections, [png])
+    curve = None
+    if sweep_results is not None:
+        curve = Path(path).with_suffix(".sweep.png")
+        card.plot_sweep(curve, sweep_results["rows"], sweep_results["metric"], sweep_results["constant"],
+                        title="privacy-utility trade-off (private scores)")
+    title, sections = card.model_card(release, str(est.privacy_report_), png, model_path, sweep_results, curve)
+    _write_card(path, title, sections, [png] + ([curve] if curve else []))
 
 
 def _write_card(path, title, sections, figures, keep_figures=False):
@@ -745,46 +756,86 @@ def _write_card(path, title, sections, figures, keep_figures=False):
             png.unlink()
 
 
+def _private_sweep(args, job):
+    """Each fit scored privately on the held-out part (``scoring.private_score``): rows of noisy scores."""
+    rows, notes = [], []
+    for eps in sorted(args.epsilons):
+        fits = [(_fit_private(job, eps, seed), seed) for seed in _seeds(args)]
+        scored = [_score(job, e, seed) for e, seed in fits]
+        notes += [w for _, ws in scored for w in ws][:1]
+        rows.append({"epsilon": eps, "values": [sc["model"] for sc, _ in scored],
+                     "constants": [sc["constant"] for sc, _ in scored],
+                     "guarantee_holds": all(e.privacy_report_.guarantee_holds for e, _ in fits)})
+    constant = float(np.mean([c for r in rows for c in r["constants"]]))
+    return rows, constant, fits[0][0], notes
+
+
 def sweep(args):
     """``dpsparse sweep``: fits at each epsilon, a table, JSON and a privacy-utility PNG."""
     job = _job(args, args.epsilons)
-    rows, key = [], _main_metric(job.estimator)
-    for eps in sorted(args.epsilons):
-        fits = [_fit_private(job, eps, seed) for seed in _seeds(args)]
-        est = fits[0]
-        rows.append({"epsilon": eps, "values": [_metrics(e, job.X_test, job.y_test)[key] for e in fits],
-                     "guarantee_holds": all(e.privacy_report_.guarantee_holds for e in fits)})
-    constant = _constant_metrics(job, est)[key]
-    nonprivate, why = _non_private(job, est)
-    nonprivate_value = None if nonprivate is None else _metrics(nonprivate[0], job.X_test, job.y_test)[key]
+    key = _main_metric(job.estimator)
+    if args.private_score:
+        rows, constant, est, score_notes = _private_sweep(args, job)
+        nonprivate_value, why = None, "not computed for a private sweep"
+        heading = ("private scores: each fit's held-out metric with noise, inside its own epsilon (parallel "
+                   "composition); the constant predictor's is the mean of its noisy scores")
+    else:
+        rows, score_notes = [], []
+        for eps in sorted(args.epsilons):
+            fits = [_fit_private(job, eps, seed) for seed in _seeds(args)]
+            est = fits[0]
+            rows.append({"epsilon": eps, "values": [_metrics(e, job.X_test, job.y_test)[key] for e in fits],
+                         "guarantee_holds": all(e.privacy_report_.guarantee_holds for e in fits)})
+        constant = _constant_metrics(job, est)[key]
+        nonprivate, why = _non_private(job, est)
+        nonprivate_value = None if nonprivate is None else _metrics(nonprivate[0], job.X_test, job.y_test)[key]
+        heading = ("held-out metrics measured without noise on a split of the private data: NOT differentially "
+                   "private, for the data holder only (--private-score measures private ones)")
     spent = args.repeats * sum(args.epsilons)
-    table = ["held-out metrics measured without noise on a split of the private data: NOT differentially "
-             "private, for the data holder only (dpsparse fit --private-score releases a private one)",
-             f"{'epsilon':>8}  {'mean':>7}  {'std':>6}  {'min':>7}  {'max':>7}   held-out {key}, {args.repeats} fits "
-             "each"]
+    table = [heading, f"{'epsilon':>8}  {'mean':>7}  {'std':>6}  {'min':>7}  {'max':>7}   held-out {key}, "
+                      f"{args.repeats} fits each"]
     table += [f"{r['epsilon']:>8g}  {np.mean(r['values']):>7.4f}  {np.std(r['values']):>6.4f}  "
               f"{np.min(r['values']):>7.4f}  {np.max(r['values']):>7.4f}" for r in rows]
     table += [f"constant predictor {constant:.4f}",
               f"non-private        {nonprivate_value:.4f}" if nonprivate_value is not None else f"non-private: {why}",
               f"epsilon spent      {spent:g} in all ({args.repeats} fits at each epsilon, each charged; basic "
               "composition)"]
-    table += [f"WARNING            {w}" for w in job.warnings]
-    card.plot_sweep(args.plot, rows, key, constant, nonprivate_value,
-                    title=f"privacy-utility trade-off: {Path(args.data).name}, n = {job.X_train.shape[0]}")
+    table += [f"WARNING            {w}" for w in job.warnings + score_notes]
+    title = f"privacy-utility trade-off: {Path(args.data).name}, n = {job.X_train.shape[0]}"
+    card.plot_sweep(args.plot, rows, key, constant, nonprivate_value, title=title)
     if args.report:
-        _write_card(args.report, "dpsparse privacy-utility sweep (for the data holder: not differentially private)",
+        private = "private scores" if args.private_score else "for the data holder: not differentially private"
+        _write_card(args.report, f"dpsparse privacy-utility sweep ({private})",
                     [("Data", [("p", f"{args.data}: {job.X_train.shape[0]} train / {job.X_test.shape[0]} test rows, "
                                      f"{job.X_train.shape[1]} features")]),
                      ("Results", [("pre", table), ("figure", f"held-out {key} against epsilon", Path(args.plot))]),
                      ("How each model was trained (the last fit)",
                       [("details", "The privacy report", str(est.privacy_report_))])],
                     [Path(args.plot)], keep_figures=True)
-    out = {"data": args.data, "metric": key, "rows": rows, "constant": constant, "non_private": nonprivate_value,
-           "epsilon_spent": spent, "repeats": args.repeats, "warnings": job.warnings}
+    out = {"data": args.data, "metric": key, "private": bool(args.private_score), "rows": rows,
+           "constant": constant, "non_private": nonprivate_value, "epsilon_spent": spent, "repeats": args.repeats,
+           "warnings": job.warnings + score_notes}
+    if not args.private_score:
+        out["holder_warnings"] = job.holder_notes
     _write_atomic(args.out, json.dumps(out, indent=1, default=jsonable))
     print("\n".join(table))
     print(f"results written to {args.out}, figure to {args.plot}" + (f", card to {args.report}" if args.report
                                                                      else ""))
+
+
+def _read_sweep(path):
+    """A private sweep's results for the card, read before any data; a clear error for anything else."""
+    try:
+        with open(path) as fh:
+            sweep_results = json.load(fh)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"--sweep {path!r} cannot be read: {exc}") from None
+    if not isinstance(sweep_results, dict) or "rows" not in sweep_results:
+        raise ValueError(f"--sweep {path!r} is not a results file of 'dpsparse sweep'")
+    if not sweep_results.get("private"):
+        raise ValueError(f"--sweep {path!r}: its figures were measured without noise and cannot go into a card "
+                         "meant to be published; run 'dpsparse sweep --private-score'")
+    return sweep_results
 
 
 def _read_model(path):
