@@ -192,3 +192,33 @@ def test_a_fixed_seed_warns_that_it_is_for_experiments_only():
     with _w.catch_warnings():
         _w.simplefilter("error", FixedSeedWarning)
         _make(None)  # OS entropy: no warning
+
+
+def test_the_secure_report_noisy_max_is_the_gumbel_max_and_never_selects_minus_infinity():
+    """OpenDP's make_noisy_max behind SecureNoiseSource.select: the selection frequencies of scores (0, 1, 2)
+    at scale 1 are the softmax (0.090, 0.245, 0.665) by a chi-square test at error rate 1e-3; -inf never wins."""
+    pytest.importorskip("opendp")
+    from scipy.stats import chisquare
+
+    from dpsparse.noise import SecureNoiseSource
+
+    noise = SecureNoiseSource()
+    scores = np.array([0.0, 1.0, -np.inf, 2.0])
+    picks = np.array([noise.select(scores, "gumbel", 1.0, sensitivity=1.0, name="test") for _ in range(3000)])
+    assert not np.any(picks == 2)
+    counts = np.array([np.sum(picks == k) for k in (0, 1, 3)])
+    expected = np.exp([0.0, 1.0, 2.0]) / np.exp([0.0, 1.0, 2.0]).sum() * picks.size
+    assert chisquare(counts, expected).pvalue > 1e-3
+
+
+def test_the_default_backend_is_exact_for_a_release_and_numpy_for_a_seeded_experiment():
+    pytest.importorskip("opendp")
+    from dpsparse import DPLogisticRegression, FixedSeedWarning, data
+    from dpsparse.noise import SecureNoiseSource, make_noise
+
+    assert isinstance(make_noise(None), SecureNoiseSource)
+    with pytest.warns(FixedSeedWarning):
+        assert not isinstance(make_noise(0), SecureNoiseSource)
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    est = DPLogisticRegression(bounds=bounds, classes=[0, 1]).fit(X, y)
+    assert est.get_params()["noise"] == "auto" and "OpenDP" in est.privacy_report_.noise_source

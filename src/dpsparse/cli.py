@@ -175,8 +175,9 @@ def _add_fit_arguments(f):
                    help="held-out fraction for --private-score, --diagnostics or a sweep, in (0, 1); without "
                         "them every record trains the model")
     f.add_argument("--seed", type=int, help="seed of the split and the noise (experiments only)")
-    f.add_argument("--noise", choices=["fast", "secure"], default="fast",
-                   help="noise backend: numpy, or OpenDP's floating-point-safe samplers (docs/noise.md)")
+    f.add_argument("--noise", choices=["auto", "fast", "secure"], default="auto",
+                   help="noise backend: OpenDP's floating-point-safe samplers (secure), numpy's (fast); auto: secure "
+                        "unless --seed fixes the noise for an experiment (docs/noise.md)")
     f.add_argument("--compare", action=argparse.BooleanOptionalAction,
                    help="with --diagnostics (and in a sweep), compute the non-private optimum beside the private "
                         f"model (default: when the training data has at most {COMPARE_LIMIT:.0e} stored values)")

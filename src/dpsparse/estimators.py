@@ -344,9 +344,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         A budget shared by several fits: ``fit`` charges the accountant's epsilon (and
         delta) once every check has passed, before the mechanism runs, and refuses when the
         budget would be exceeded.
-    noise : {"fast", "secure"}
-        Noise backend (docs/noise.md): numpy, or OpenDP's floating-point-safe samplers
-        (``pip install "dpsparse[secure]"``; refuses a fixed ``random_state``).
+    noise : {"auto", "fast", "secure"}
+        ``"auto"``: OpenDP's exact samplers (``"secure"``, Mironov 2012) unless ``random_state``
+        fixes a seed (then numpy's, for experiments); docs/noise.md. ``"secure"`` refuses a
+        fixed ``random_state``.
     classes : sequence of labels or None
         The public label set (2 or more); fitted whatever values the data holds (labels
         outside it raise). None reads it from the data with a ``ClassesFromDataWarning``
@@ -373,7 +374,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
                  mechanism="auto", max_iter=None, rule="gs-r", calibration=None, bounds="private", bounds_share=0.1,
-                 fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast",
+                 fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="auto",
                  classes=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -463,7 +464,7 @@ class DPLinearSVC(DPLogisticRegression):
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
                  mechanism="one-pass-sgd", max_iter=None, rule="gs-r", calibration=None, bounds="private",
                  bounds_share=0.1, fit_intercept=True, random_state=None, verbose=0, mechanism_options=None,
-                 budget=None, noise="fast", classes=None):
+                 budget=None, noise="auto", classes=None):
         super().__init__(epsilon=epsilon, delta=delta, alpha=alpha, penalty=penalty, l1_ratio=l1_ratio, groups=groups,
                          mechanism=mechanism, max_iter=max_iter, rule=rule, calibration=calibration,
                          bounds=bounds, bounds_share=bounds_share, fit_intercept=fit_intercept,
@@ -516,7 +517,7 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, l1_ratio=0.5, loss="squared", clip="auto", mechanism="auto",
                  max_iter=None, rule="gs-r", calibration=None, bounds="private", bounds_share=0.1,
-                 fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
+                 fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -593,7 +594,7 @@ class DPLasso(DPElasticNet):
 
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, loss="squared", clip="auto", mechanism="auto",
                  max_iter=None, rule="gs-r", calibration=None, bounds="private", bounds_share=0.1, fit_intercept=True,
-                 random_state=None, verbose=0, mechanism_options=None, budget=None, noise="fast"):
+                 random_state=None, verbose=0, mechanism_options=None, budget=None, noise="auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -626,7 +627,7 @@ class DPLinearRegression(DPElasticNet):
     def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
                  loss="squared", clip="auto", mechanism="auto", max_iter=None, rule="gs-r", calibration="tight",
                  bounds="private", bounds_share=0.1, fit_intercept=True, random_state=None, verbose=0,
-                 mechanism_options=None, budget=None, noise="fast"):
+                 mechanism_options=None, budget=None, noise="auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha

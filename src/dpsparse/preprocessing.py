@@ -79,7 +79,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         The output's public range ``[-clip, clip]``, in standard deviations.
     random_state : None, int or numpy Generator
         None: OS entropy (a fixed seed is for experiments only).
-    noise : {"fast", "secure"}
+    noise : {"auto", "fast", "secure"}
+        ``"auto"``: OpenDP's exact samplers (``"secure"``, Mironov 2012) unless ``random_state``
+        fixes a seed (then numpy's, for experiments); docs/noise.md.
     budget : PrivacyBudget or None
         Charged (epsilon, delta) before the data is read.
 
@@ -101,7 +103,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         The fit would overdraw ``budget``.
     """
 
-    def __init__(self, *, epsilon=1.0, delta=None, bounds=None, clip=3.0, random_state=None, noise="fast",
+    def __init__(self, *, epsilon=1.0, delta=None, bounds=None, clip=3.0, random_state=None, noise="auto",
                  budget=None):
         self.epsilon = epsilon
         self.delta = delta

@@ -172,7 +172,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         Share of the records that score the candidates (they are not used for training).
     random_state : int or None
         Seeds the split, the candidate draws and the noise (experiments only).
-    noise : {"fast", "secure"}
+    noise : {"auto", "fast", "secure"}
+        ``"auto"``: OpenDP's exact samplers (``"secure"``, Mironov 2012) unless ``random_state``
+        fixes a seed (then numpy's, for experiments); docs/noise.md.
     budget : PrivacyBudget or None
         Charged (epsilon, delta) once every check on the inputs has passed.
 
@@ -199,7 +201,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     """
 
     def __init__(self, estimator, param_grid, *, epsilon=1.0, delta=None, repetitions="geometric",
-                 mean_repetitions=None, validation_fraction=0.25, random_state=None, noise="fast", budget=None):
+                 mean_repetitions=None, validation_fraction=0.25, random_state=None, noise="auto", budget=None):
         self.estimator = estimator
         self.param_grid = param_grid
         self.epsilon = epsilon
