@@ -112,8 +112,12 @@ class ReplayNoise(NoiseSource):
     def select(self, scores, kind, scale, *, sensitivity, name):
         scores = np.asarray(scores, dtype=float)
         sens = np.broadcast_to(np.asarray(sensitivity, dtype=float), scores.shape)
-        return self._bounded(name, scores.copy(), int(np.argmax(scores)),
-                             lambda rec: float(np.max(np.abs(scores - rec) / sens)))
+        def ratio(rec):  # an excluded candidate (-inf) in both runs moves by 0; in one run only, without bound
+            with np.errstate(invalid="ignore"):
+                moved = np.where(scores == rec, 0.0, np.abs(scores - rec))
+            return float(np.max(moved / sens))
+
+        return self._bounded(name, scores.copy(), int(np.argmax(scores)), ratio)
 
     def select_product(self, scores, factor, scale, *, sensitivity, name):
         scores, factor = np.asarray(scores, dtype=float), np.asarray(factor)

@@ -703,10 +703,11 @@ def _summary(job, est, release):
     if "private_score" in release:
         lines.append(_score_line(release["private_score"]))
     else:
-        lines.append("private score       none (--private-score measures one inside the same epsilon)")
+        lines.append("private score       none: every record trained the model (--private-score holds some out and "
+                     "measures one with noise, inside the same epsilon)")
     top = ", ".join(f"{t['feature']}" for t in release["support"]["top"])
-    lines.append(f"support             {release['support']['size']} of {release['support']['features']} features"
-                 + (f"; largest: {top}" if top else ""))
+    lines.append(f"features used       {release['support']['size']} of {release['support']['features']} (the "
+                 "support: nonzero coefficients)" + (f"; largest: {top}" if top else ""))
     lines += [f"WARNING             {w}" for w in release["warnings"]]
     return lines
 
