@@ -25,8 +25,8 @@ def _files(tmp_path, n=5000, seed=0):
     return folders
 
 
-@pytest.mark.parametrize("extra", [["--classes", "0,1"], ["--loss", "squared"]],
-                         ids=["classifier", "regression"])
+@pytest.mark.parametrize("extra", [["--classes", "0,1"], ["--loss", "squared"], ["--classes", "0,1", "--tune"]],
+                         ids=["classifier", "regression", "search"])
 def test_a_default_fit_releases_nothing_but_its_releases(tmp_path, monkeypatch, capsys, extra):
     args = ["fit", "--data", "d.csv", "--target", "label", "--seed", "0", "--epsilon", "2", "--private-score",
             "--out", "model.json",
@@ -34,7 +34,7 @@ def test_a_default_fit_releases_nothing_but_its_releases(tmp_path, monkeypatch, 
     runs = []
     for folder in _files(tmp_path):
         noise = audit.ReplayNoise(0, recorded=runs[0][0].log if runs else None)
-        for module in ("dpsparse.estimators", "dpsparse.cli"):
+        for module in ("dpsparse.estimators", "dpsparse.cli", "dpsparse.tuning"):
             monkeypatch.setattr(f"{module}.make_noise", lambda *a, _noise=noise, **k: _noise)
         monkeypatch.chdir(folder)
         assert main(args) == 0, capsys.readouterr().err
