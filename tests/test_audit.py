@@ -1,5 +1,6 @@
 """The privacy audit (dpsparse.audit): sensitivity replay of every mechanism, black-box bounds, mutations."""
 import dataclasses
+import math
 import warnings
 
 import pytest
@@ -120,3 +121,24 @@ def test_black_box_audit_of_objective_perturbation_respects_the_claim():
                                     norms.build_penalty("l1", 0.05, 2, True), epsilon=1.0, delta=1e-3,
                                     runs=500, seed=1)
     assert res.epsilon_lower_bound <= 1.0
+
+
+def test_the_one_run_p_value_is_the_binomial_tail_without_delta_and_grows_with_it():
+    """Steinke, Nasr & Jagielski (2023), Theorem 3.3: at delta = 0, P[Binomial(r, e^eps / (1 + e^eps)) >= v]."""
+    from scipy.stats import binom
+
+    q = 1 / (1 + math.exp(-1.0))
+    assert audit.one_run_p_value(1000, 100, 80, 1.0, 0.0) == pytest.approx(binom.sf(79, 100, q), rel=1e-12)
+    assert audit.one_run_p_value(1000, 100, 80, 1.0, 1e-6) > audit.one_run_p_value(1000, 100, 80, 1.0, 0.0)
+    bound = audit.one_run_lower_bound(1000, 100, 95, 0.0)
+    assert audit.one_run_p_value(1000, 100, 95, bound, 0.0) == pytest.approx(0.05, rel=1e-6)
+
+
+def test_one_run_audit_keeps_dp_gd_within_its_claim_and_catches_its_mutant():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kw = dict(epsilon=1.0, delta=1 / 2000**2, seed=0)
+        real = audit.one_run_audit("dp-gd", losses.Logistic(), **kw)
+        mutant = audit.one_run_audit("dp-gd", losses.Logistic(), noise_factor=0.1, **kw)
+    assert real.lower_bound <= 1.0 < mutant.lower_bound
+    assert real.canaries == 1000 and real.guesses == 100

@@ -57,6 +57,9 @@ __all__ = [
     "mutation_check",
     "neighbouring_pairs",
     "search_replay",
+    "one_run_audit",
+    "one_run_lower_bound",
+    "one_run_p_value",
     "sensitivity_replay",
 ]
 
@@ -533,3 +536,84 @@ def mutation_check(mechanism, pair, bounds, loss, penalty, *, factor=0.25, **kw)
         Its lower bound should exceed the claimed epsilon: the audit catches the mutant.
     """
     return black_box_audit(mechanism, pair, bounds, loss, penalty, noise_factor=factor, **kw)
+
+
+def one_run_p_value(m, r, v, epsilon, delta):
+    """Probability of at least ``v`` correct guesses out of ``r`` (``m`` canaries) under (epsilon, delta)-DP.
+
+    Steinke, Nasr & Jagielski, "Privacy auditing with one (1) training run", NeurIPS 2023, Theorem 3.3 and its
+    algorithm for delta > 0: the tail of Binomial(r, e^eps / (1 + e^eps)) plus ``2 m delta`` times the largest
+    average of the binomial's mass just below ``v``.
+    """
+    from scipy.stats import binom
+
+    q = 1.0 / (1.0 + math.exp(-epsilon))
+    beta = float(binom.sf(v - 1, r, q))
+    alpha = below = 0.0
+    for i in range(1, v + 1):
+        below += float(binom.pmf(v - i, r, q))
+        alpha = max(alpha, below / i)
+    return min(beta + 2.0 * m * delta * alpha, 1.0)
+
+
+def one_run_lower_bound(m, r, v, delta, alpha=0.05):
+    """The largest epsilon whose p-value of ``v`` correct guesses of ``r`` is still below ``alpha`` (0 if none)."""
+    if r == 0 or one_run_p_value(m, r, v, 0.0, delta) > alpha:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while one_run_p_value(m, r, v, hi, delta) <= alpha and hi < 100:
+        lo, hi = hi, 2 * hi
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if one_run_p_value(m, r, v, mid, delta) <= alpha else (lo, mid)
+    return lo
+
+
+@dataclass
+class OneRunResult:
+    """One fit's audit: ``v`` correct guesses of ``r`` on ``m`` canaries, and the epsilon lower bound (95%)."""
+
+    claim_epsilon: float
+    lower_bound: float
+    canaries: int
+    guesses: int
+    correct: int
+
+
+def one_run_audit(mechanism, loss, *, epsilon=1.0, delta=1e-5, canaries=1000, base=1000, options=None,
+                  classification=True, seed=0, noise_factor=1.0, alpha=0.05, guess_share=0.1):
+    """A lower bound on ``mechanism``'s epsilon from one fit (Steinke, Nasr & Jagielski, NeurIPS 2023).
+
+    ``canaries`` slots, one feature each: slot ``i`` holds the record ``(e_i, +1)`` or, with probability 1/2,
+    its label flip ``(e_i, -1)`` (replace-one neighbours, so ``n`` and the plan do not depend on the draw);
+    ``base`` records sit at the origin with labels that cancel; rows have norm at most 1 (declared). One fit;
+    the auditor guesses the label of the ``guess_share`` of slots whose coefficients are largest in magnitude
+    (nonzero) from their signs, abstaining elsewhere (a function of the output only), and the number of
+    correct guesses gives the bound through ``one_run_p_value``. ``noise_factor`` < 1 audits the
+    under-noised mutant.
+
+    Returns
+    -------
+    OneRunResult
+    """
+    from . import norms
+
+    mech = get(mechanism) if isinstance(mechanism, str) else mechanism
+    rng = np.random.default_rng(seed)
+    signs = np.where(rng.random(canaries) < 0.5, 1.0, -1.0)
+    n = canaries + base
+    X = np.zeros((n, canaries))
+    X[np.arange(canaries), np.arange(canaries)] = 1.0
+    y = np.concatenate([signs, np.where(np.arange(base) % 2 == 1, 1.0, -1.0) if classification else np.zeros(base)])
+    bounds = Bounds(-np.ones(canaries), np.ones(canaries), *(() if classification else (-1.0, 1.0)),
+                    row_norm=1.0, source="one-run audit: one feature per canary, rows of norm at most 1")
+    design = prepare(X, y, bounds, classification, fit_intercept=True)
+    penalty = norms.build_penalty("l1", 1e-6, canaries, True)
+    plan = make_plan(mech, design, loss, penalty, epsilon, delta, None, options)
+    w = np.asarray(mech.run(design, plan, ScaledNoise(noise_factor, None if seed is None else seed + 1), None),
+                   dtype=float)[:canaries]
+    confident = np.argsort(-np.abs(w), kind="stable")[:max(1, int(guess_share * canaries))]
+    guessed = confident[w[confident] != 0]
+    correct = int(np.sum(np.sign(w[guessed]) == signs[guessed]))
+    bound = one_run_lower_bound(canaries, guessed.size, correct, delta, alpha)
+    return OneRunResult(float(epsilon), bound, canaries, int(guessed.size), correct)

@@ -40,6 +40,7 @@ _OWN_FLAGS = {"n_iter"}
 
 MODEL_FORMAT = "dpsparse-model/1"
 TOP_FEATURES = 5  # the largest coefficients the summary names
+ONE_RUN_RECORDS = 2000  # the one-run audit's records: 1000 canaries and 1000 others
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -102,10 +103,17 @@ def _parser():
                    help="huber or squared: regression with labels in [-1, 1]; logistic: labels +-1 (default: squared "
                         "for adassp, huber otherwise)")
     a.add_argument("--epsilon", type=float, default=1.0, help="claimed epsilon")
-    a.add_argument("--delta", type=float, default=1e-3, help="claimed delta")
+    a.add_argument("--delta", type=float, help="claimed delta (default: 1e-3; with --one-run 1/n^2 for its n = 2000 "
+                   "records, the project's default)")
     a.add_argument("--runs", type=int, default=20000, help="black-box runs per dataset (0: replay only)")
     a.add_argument("--mutation", type=float, default=0.25, help="noise factor of the mutant (1: no mutation check)")
     a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--one-run", action="store_true",
+                   help="one fit on 1000 canaries and 1000 other records instead (Steinke, Nasr & Jagielski, "
+                        "NeurIPS 2023): an epsilon lower bound at 95%% from the canaries' coefficients, and the "
+                        "mutant's with --mutation")
+    a.add_argument("--json", action="store_true", help="with --one-run: print claim_epsilon, lower_bound, "
+                   "mutant_lower_bound as JSON")
     r = sub.add_parser("report", help="print the guarantee and the privacy report of a model file")
     r.add_argument("model", help="a model file written by 'dpsparse fit'")
     q = sub.add_parser("predict", help="apply a model written by 'dpsparse fit'")
@@ -930,6 +938,10 @@ def audit(args):
     loss = {"logistic": _losses.Logistic, "huber": lambda: _losses.Huber(1.0),
             "squared": lambda: _losses.Squared(1.0)}[args.loss]()
     mech = REGISTRY[args.mechanism]
+    if args.one_run:
+        args.delta = 1.0 / ONE_RUN_RECORDS**2 if args.delta is None else args.delta
+        return _one_run_audit(args, mech, loss, classification)
+    args.delta = 1e-3 if args.delta is None else args.delta
     options = _audit.audit_options(mech)
     penalty = norms.build_penalty("l1", 1e-6, 2, True)
     bounds, pairs = _audit.neighbouring_pairs(n=10, p=2, classification=classification)
@@ -958,6 +970,29 @@ def audit(args):
                 verdict = "above the claim" if res.epsilon_lower_bound > args.epsilon else "within the claim"
                 print(f"black-box lower bound ({what}): epsilon >= {res.epsilon_lower_bound:.3f} (95%, "
                       f"{args.runs} runs per dataset, isolated label flip): {verdict}")
+
+
+def _one_run_audit(args, mech, loss, classification):
+    """``dpsparse audit --one-run``: the real fit's lower bound, and the mutant's."""
+    from . import audit as _audit
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        real = _audit.one_run_audit(mech, loss, epsilon=args.epsilon, delta=args.delta,
+                                    classification=classification, seed=args.seed)
+        mutant = None if args.mutation == 1 else _audit.one_run_audit(
+            mech, loss, epsilon=args.epsilon, delta=args.delta, classification=classification, seed=args.seed,
+            noise_factor=args.mutation)
+    if args.json:
+        print(json.dumps({"mechanism": mech.name, "claim_epsilon": real.claim_epsilon, "lower_bound": real.lower_bound,
+                          "guesses": real.guesses, "correct": real.correct, "canaries": real.canaries,
+                          "mutant_lower_bound": None if mutant is None else mutant.lower_bound}))
+        return
+    for res, what in ((real, "as declared"), (mutant, f"mutant, noise x{args.mutation:g}")):
+        if res is not None:
+            verdict = "above the claim" if res.lower_bound > args.epsilon else "within the claim"
+            print(f"one-run lower bound ({what}): epsilon >= {res.lower_bound:.3f} (95%, {res.correct} of "
+                  f"{res.guesses} guesses right on {res.canaries} canaries): {verdict}")
 
 
 def write_schema(args):
