@@ -29,20 +29,23 @@ from dpsparse.cli import main
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO_ROOT / "examples"
 
+BINARY = "--classes=-1,1"  # the public label set of the binary libsvm files (their descriptions say binary, +-1)
+
 # name -> (file under the data folder, the options of README's command)
 COMMANDS = {
     "adult": ("adult/adult.data.gz", ["--schema", str(EXAMPLES / "adult.schema.json")]),
     "birthwt": ("regression/birthwt.csv", ["--schema", str(EXAMPLES / "birthwt.schema.json")]),
     "cadata": ("libsvm/cadata.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "cadata.json")]),
-    "madelon": ("libsvm/madelon.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "madelon.json")]),
-    "leukemia": ("libsvm/leu.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "leukemia.json")]),
-    "colon-cancer": ("libsvm/colon-cancer.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "colon-cancer.json")]),
-    "gisette": ("libsvm/gisette_scale.t.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "gisette.json")]),
-    "dorothea": ("nips2003/dorothea_train.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "dorothea.json")]),
+    "madelon": ("libsvm/madelon.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "madelon.json"), BINARY]),
+    "leukemia": ("libsvm/leu.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "leukemia.json"), BINARY]),
+    "colon-cancer": ("libsvm/colon-cancer.svm.gz",
+                     ["--bounds", str(EXAMPLES / "bounds" / "colon-cancer.json"), BINARY]),
+    "gisette": ("libsvm/gisette_scale.t.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "gisette.json"), BINARY]),
+    "dorothea": ("nips2003/dorothea_train.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "dorothea.json"), BINARY]),
     "news20": ("libsvm/news20.multiclass.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "news20.json"),
                                                    "--classes", ",".join(str(k) for k in range(1, 21))]),
-    "mushrooms": ("libsvm/mushrooms.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "mushrooms.json")]),
-    "phishing": ("libsvm/phishing.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "phishing.json")]),
+    "mushrooms": ("libsvm/mushrooms.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "mushrooms.json"), BINARY]),
+    "phishing": ("libsvm/phishing.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "phishing.json"), BINARY]),
     "cpusmall": ("libsvm/cpusmall.svm.gz", []),
     "bardet": ("regression/bardet.svm.gz", []),
     "riboflavin": ("regression/riboflavin.svm.gz", []),

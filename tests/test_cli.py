@@ -70,7 +70,7 @@ def test_json_output_and_csv_training(tmp_path, capsys):
     bounds = tmp_path / "b.json"
     bounds.write_text(json.dumps({"feature_low": [0, 0, 0], "feature_high": [1, 1, 1]}))
     out = tmp_path / "m.json"
-    assert main(["fit", "--data", str(csv), "--target", "label", "--bounds", str(bounds), "--json",
+    assert main(["fit", "--data", str(csv), "--target", "label", "--bounds", str(bounds), "--json", "--classes", "0,1",
                  "--out", str(out), "--epsilon", "5", "--calibration", "paper", "--rule", "gs-s"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["privacy_report"]["guarantee_holds"] and res["released"]["support"]["features"] == 3

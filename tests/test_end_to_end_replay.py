@@ -12,7 +12,7 @@ def _files(tmp_path, n=5000, seed=0):
     """Two neighbouring CSV files (row 0 replaced by an extreme record), in folders a/ and b/ under one name."""
     rng = np.random.default_rng(seed)
     X = rng.normal(0.0, 1.0, (n, 3)) * [1.0, 5.0, 0.2] + [0.0, 20.0, 1.0]
-    y = (X @ [1.0, 0.2, -2.0] + rng.normal(0, 1, n) > 6.0).astype(int)
+    y = (X @ [1.0, 0.2, -2.0] + rng.normal(0, 1, n) > 2.0).astype(int)
     folders = []
     for name, row, label in (("a", X[0], y[0]), ("b", np.array([40.0, -300.0, 9.0]), 1 - y[0])):
         Xb, yb = X.copy(), y.copy()
@@ -25,8 +25,8 @@ def _files(tmp_path, n=5000, seed=0):
     return folders
 
 
-@pytest.mark.parametrize("extra", [["--classes", "0,1"], ["--loss", "squared"], ["--classes", "0,1", "--tune"]],
-                         ids=["classifier", "regression", "search"])
+@pytest.mark.parametrize("extra", [["--classes", "0,1"], [], ["--loss", "squared"], ["--classes", "0,1", "--tune"]],
+                         ids=["classifier", "private-labels", "regression", "search"])
 def test_a_default_fit_releases_nothing_but_its_releases(tmp_path, monkeypatch, capsys, extra):
     args = ["fit", "--data", "d.csv", "--target", "label", "--seed", "0", "--epsilon", "2", "--private-score",
             "--out", "model.json",

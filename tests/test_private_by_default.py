@@ -1,4 +1,5 @@
 """Private unless declared, in Python: default bounds, loud warnings, no silent absurd fits."""
+import json
 import warnings
 
 import numpy as np
@@ -16,6 +17,7 @@ from dpsparse import (
     data,
 )
 from dpsparse.cli import main
+from dpsparse.noise import NoiseSource
 
 
 def _quiet_fit(est, X, y):
@@ -93,3 +95,73 @@ def test_a_declared_label_set_fits_whatever_values_the_data_holds(tmp_path, caps
     bfile.write_text('{"feature_low": [0, 0], "feature_high": [1, 1]}')
     assert main(["fit", "--data", str(csv), "--target", "label", "--classes", "0,1", "--bounds", str(bfile),
                  "--seed", "0", "--no-compare", "--out", str(tmp_path / "m.json")]) == 0
+
+
+class _Counts(NoiseSource):
+    """Zero noise; records the released counts and the claimed scale and sensitivity."""
+
+    def __init__(self):
+        super().__init__(np.random.default_rng(0), seeded=True)
+        self.released = []
+
+    def release(self, value, kind, scale, *, sensitivity, name, norm="l2", sampling=None):
+        self.released.append((np.array(value, dtype=float), float(scale), float(sensitivity), name))
+        return value
+
+
+def test_a_private_label_set_is_charged_once_and_composed_within_the_target():
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    budget = PrivacyBudget(1.0, 1e-3)
+    est = _quiet_fit(DPLogisticRegression(bounds=bounds, classes="private", delta=1e-6, budget=budget,
+                                          random_state=0), X, y)
+    report = est.privacy_report_
+    assert list(est.classes_) == [0, 1] and budget.spent == [(1.0, 1e-6, "DPLogisticRegression (dp-gcd)")]
+    assert report.delta == 1e-6 and report.accountant_epsilon <= 1.0 + 1e-9 and "label set" in report.noise
+    with pytest.raises(ValueError, match="0 label.s. passed the threshold.*declare the classes"):
+        _quiet_fit(DPLogisticRegression(bounds=bounds, classes="private", epsilon=0.05, random_state=0), X[:200],
+                   y[:200])
+    with pytest.raises(ValueError, match="does not calibrate to"):
+        _quiet_fit(DPLogisticRegression(bounds=bounds, classes="private", mechanism="dp-sgd", budget=budget), X, y)
+    assert len(budget.spent) == 1
+
+
+def test_the_label_counts_move_by_at_most_their_sensitivity_and_a_lone_label_rarely_passes():
+    from dpsparse import private_labels
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(3, size=500)
+    base = _Counts()
+    private_labels.select_labels(y, 0.01, 1e-6, base)
+    counts, scale, sensitivity, name = base.released[0]
+    assert name == "label counts" and sensitivity == pytest.approx(np.sqrt(2)) and scale == pytest.approx(10.0)
+    for i, new in [(0, (y[0] + 1) % 3), (1, (y[1] + 2) % 3)]:
+        other, moved = y.copy(), _Counts()
+        other[i] = new
+        private_labels.select_labels(other, 0.01, 1e-6, moved)
+        assert np.linalg.norm(moved.released[0][0] - counts) <= sensitivity + 1e-12
+    lone = np.concatenate([np.zeros(300), [7]])  # label 7 held by one record: passes with probability delta_L
+    passed = sum(7 in private_labels.select_labels(lone, 0.01, 0.05, NoiseSource(np.random.default_rng(s),
+                                                                                 seeded=True))[0]
+                 for s in range(2000))
+    assert passed / 2000 <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 2000)  # error rate of the test: about 1e-3
+
+
+def test_the_cli_selects_undeclared_classes_privately(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (3000, 2))
+    y = (X[:, 0] > 0.5).astype(int)
+    csv = tmp_path / "d.csv"
+    csv.write_text("a,b,label\n" + "\n".join(f"{u:.4f},{v:.4f},{t}" for (u, v), t in zip(X, y)) + "\n")
+    bfile = tmp_path / "b.json"
+    bfile.write_text('{"feature_low": [0, 0], "feature_high": [1, 1]}')
+    out = tmp_path / "m.json"
+    assert main(["fit", "--data", str(csv), "--target", "label", "--bounds", str(bfile), "--out", str(out)]) == 0
+    model = json.loads(out.read_text())
+    assert model["classes"] == [0, 1] and "label set" in model["privacy_report"]["noise"]
+    assert not any("read from the private data" in w for w in model["warnings"])
+    capsys.readouterr()
+    small = tmp_path / "s.csv"
+    small.write_text("a,b,label\n" + "\n".join(f"{u:.4f},{v:.4f},{t}" for (u, v), t in zip(X[:100], y[:100])))
+    assert main(["fit", "--data", str(small), "--target", "label", "--bounds", str(bfile),
+                 "--out", str(tmp_path / "s.json")]) == 2
+    assert "--classes in the CLI" in capsys.readouterr().err

@@ -148,8 +148,9 @@ def _add_fit_arguments(f):
     f.add_argument("--loss", choices=["logistic", "hinge", "squared", "huber"],
                    help="default: logistic for classes (two labels, or up to "
                         f"{MAX_CLASSES} integer labels: one-vs-rest), squared otherwise")
-    f.add_argument("--classes", type=_list, help="the public label set, comma-separated, e.g. 0,1 (default: read "
-                   "from the data, and the report says so)")
+    f.add_argument("--classes", type=_list, help="the public label set, comma-separated, e.g. 0,1 or =-1,1 "
+                   "(default: selected privately inside the budget, Gaussian partition selection; read off the data "
+                   "with --bounds-from-data)")
     f.add_argument("--penalty", choices=norms.PENALTY_NAMES, default="l1")
     f.add_argument("--groups", help="JSON file of the groups of group-l2 / group-linf (docs/norms.md)")
     f.add_argument("--l1-ratio", type=float, default=0.5, help="elastic-net mixing, in [0, 1]")
@@ -346,7 +347,9 @@ def _estimator(args, classes):
         if classes.size > MAX_CLASSES:
             raise ValueError(f"--loss {loss}: the labels have {classes.size} distinct values, more than the "
                              f"{MAX_CLASSES} classes a one-vs-rest fit takes")
-        return (DPLogisticRegression if loss == "logistic" else DPLinearSVC)(classes=args.classes, **common)
+        # undeclared classes are selected privately (an experiment on bounds read off the data reads them too)
+        declared = args.classes if args.classes is not None else (None if args.bounds_from_data else "private")
+        return (DPLogisticRegression if loss == "logistic" else DPLinearSVC)(classes=declared, **common)
     return DPLinearRegression(loss=loss, clip=args.clip, **common)
 
 
@@ -397,7 +400,8 @@ def _reference(est, Xtr, ytr):
     relative error."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippingWarning)  # the fit said it; bought bounds clip their tails
-        design = clone(est).set_params(bounds=est.bounds_)._design(Xtr, ytr)  # the bounds of the private model
+        fixed = {"bounds": est.bounds_, **({"classes": est.classes_} if hasattr(est, "classes_") else {})}
+        design = clone(est).set_params(**fixed)._design(Xtr, ytr)  # the bounds (and classes) of the private model
     penalty = est._penalty(Xtr.shape[1])
     loss = est.reference_loss()
     ref = solvers.solve_prox(design.X, design.y, loss, penalty, max_iter=REFERENCE_ITERATIONS, check_every=20)

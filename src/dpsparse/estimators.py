@@ -18,8 +18,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from . import distributed, losses, norms
-from .accounting import check_privacy_params, weak_delta, zcdp_budget
+from . import distributed, losses, norms, private_labels
+from .accounting import PrivacyBudget, check_privacy_params, weak_delta, zcdp_budget, zcdp_epsilon
 from .data import (
     CLASSES_FROM_DATA,
     Bounds,
@@ -32,7 +32,7 @@ from .data import (
 from .exceptions import ClassesFromDataWarning, WeakGuaranteeWarning
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
 from .noise import make_noise
-from .private_bounds import LabelScaleDesign, PendingDesign, affordable
+from .private_bounds import LabelScaleDesign, PendingDesign, affordable, selection_epsilon, selections, tail_share
 
 __all__ = ["DPElasticNet", "DPLasso", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression"]
 
@@ -142,17 +142,22 @@ class _DPLinearModel(BaseEstimator):
         loss = self._loss()
         mechanism.check_compatible(loss, penalty)
         noise = make_noise(self.random_state, self.noise)
-        # the constant predictor reads no feature: nothing to tighten
-        design = self._design(X, y, None if mechanism.name == "constant" else (self.epsilon, delta, zcdp))
         kw = dict(epsilon=self.epsilon, delta=delta, calibration=self.calibration, options=options, noise=noise,
                   callback=_Progress(options.get("n_iter")) if self.verbose else None, budget=self.budget,
                   label=f"{type(self).__name__} ({mechanism.name})")
+        labels = (self._select_labels(y, X.shape[1], mechanism, zcdp, delta, noise, kw) if self._private_classes()
+                  else None)
+        # the constant predictor reads no feature: nothing to tighten
+        design = self._design(X, y, None if mechanism.name == "constant" else (self.epsilon, kw["delta"], zcdp))
         if self._multiclass:
             w, report = fit_one_vs_rest(mechanism, design, design.y.astype(int), self._fit_classes.size, loss,
                                         penalty, **kw)
         else:
             w, report = fit_mechanism(mechanism, design, loss, penalty, **kw)
         design = getattr(design, "design", design)  # private bounds: the design mapped onto them
+        if labels is not None:  # the whole: the selection and the fit, (epsilon, delta) by approximate zCDP
+            report.delta, report.accountant_epsilon = delta, zcdp_epsilon(labels[0], kw["delta"])
+            report.noise = {**report.noise, **labels[1]}
         if self._classification and getattr(self, "classes", None) is None:
             warnings.warn(CLASSES_FROM_DATA, ClassesFromDataWarning, stacklevel=2)
             report.warnings.append(CLASSES_FROM_DATA)
@@ -165,6 +170,37 @@ class _DPLinearModel(BaseEstimator):
         self.privacy_report_ = report
         self.n_iter_ = report.iterations
         return self
+
+    def _private_classes(self):
+        return self._classification and isinstance(getattr(self, "classes", None), str) and self.classes == "private"
+
+    def _select_labels(self, y, n_features, mechanism, zcdp, delta, noise, kw):
+        """``classes="private"``: charge the whole budget, select the label set (``private_labels``) with
+        ``SHARE`` of the zCDP budget and half of delta, and leave the fit the rest as a zCDP target (``kw``
+        updated). Returns the whole's zCDP budget and the selection's report lines."""
+        if not zcdp:
+            raise ValueError(f"classes='private' composes the label selection with the fit in zCDP, which "
+                             f"mechanism {mechanism.name} does not calibrate to; declare the classes (classes=[...], "
+                             "--classes in the CLI)")
+        if distributed.is_dask(y):
+            raise ValueError("classes='private' needs the labels in memory; declare classes=[...]")
+        rho = zcdp_budget(self.epsilon, delta / 2.0)
+        rho_labels = private_labels.SHARE * rho
+        if isinstance(self.bounds, str) and self.bounds == "private":  # their refusal before the selection reads y
+            k = selections(n_features, True)
+            tail_share(y.shape[0], selection_epsilon(k, rho=self.bounds_share * (rho - rho_labels)), k)
+        if self.budget is not None:
+            if not isinstance(self.budget, PrivacyBudget):
+                raise ValueError(f"budget must be a PrivacyBudget or None, got {type(self.budget).__name__}")
+            self.budget.spend(self.epsilon, delta, label=kw["label"])
+        selected, details = private_labels.select_labels(y, rho_labels, delta / 2.0, noise)
+        if selected.size < 2:
+            raise ValueError(f"classes='private': {selected.size} label(s) passed the threshold (a label needs "
+                             f"about {private_labels.records_needed(rho_labels, delta / 2.0):.0f} records at this "
+                             "epsilon); declare the classes (classes=[...], --classes in the CLI)")
+        self._selected_classes = selected
+        kw.update(delta=delta / 2.0, zcdp=rho - rho_labels, budget=None)
+        return rho, details
 
     def _set_fitted(self, design, w):
         """``coef_``, ``intercept_`` (original units), ``coef_bounded_``, ``support_``, ``bounds_``, and
@@ -348,11 +384,14 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         ``"auto"``: OpenDP's exact samplers (``"secure"``, Mironov 2012) unless ``random_state``
         fixes a seed (then numpy's, for experiments); docs/noise.md. ``"secure"`` refuses a
         fixed ``random_state``.
-    classes : sequence of labels or None
+    classes : sequence of labels, "private" or None
         The public label set (2 or more); fitted whatever values the data holds (labels
-        outside it raise). None reads it from the data with a ``ClassesFromDataWarning``
-        (and the report says so), and refuses more than ``MAX_CLASSES`` (50) distinct
-        values (a continuous target: use a regressor).
+        outside it raise). "private" selects it inside the budget (``private_labels``:
+        Gaussian partition selection with 5 % of the zCDP budget and half of delta; the
+        other labels count as none of the classes; refused, after the charge, when fewer
+        than two labels pass; tight zCDP mechanisms only). None reads it from the data with
+        a ``ClassesFromDataWarning`` (and the report says so), and refuses more than
+        ``MAX_CLASSES`` (50) distinct values (a continuous target: use a regressor).
 
     Attributes
     ----------
@@ -407,6 +446,13 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     def _encode(self, y):
         """Labels as +-1 (two classes, the larger positive) or, for more, the class index (one-vs-rest)."""
         check_classification_targets(y)
+        if self._private_classes():  # selected privately in fit; the other labels count as none of them
+            classes = self._selected_classes
+            self._fit_classes, self._multiclass = classes, classes.size > 2
+            if self._multiclass:
+                index = np.searchsorted(classes, y)
+                return np.where(classes[np.minimum(index, classes.size - 1)] == y, index, -1).astype(float)
+            return np.where(y == classes[1], 1.0, -1.0)
         if self.classes is not None:
             classes = np.unique(np.asarray(self.classes))
             if classes.size < 2:

@@ -254,6 +254,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         grid = self._grid()
         mean = self._check_params(len(grid))
         base = clone(self.estimator)
+        if base._private_classes():
+            raise ValueError("DPSearchCV needs the classes declared (classes=[...], --classes in the CLI): its "
+                             "candidates share one label set")
         if distributed.is_dask(X):
             raise ValueError("DPSearchCV needs the data in memory; on a dask array fit an estimator with "
                              "mechanism='dp-gd' and fixed hyperparameters (docs/scale.md)")

@@ -405,7 +405,7 @@ def make_plan(mechanism, design, loss, penalty, epsilon, delta, calibration=None
 
 
 def fit_mechanism(mechanism, design, loss, penalty, *, epsilon, delta, calibration=None, options=None, noise,
-                  callback=None, budget=None, label=None):
+                  callback=None, budget=None, label=None, zcdp=None):
     """Run a registered mechanism on a bounded design: the one place that validates, plans,
     charges, runs and reports.
 
@@ -431,6 +431,10 @@ def fit_mechanism(mechanism, design, loss, penalty, *, epsilon, delta, calibrati
         inputs has passed and before the data is used; refused if it would overdraw.
     label : str or None
         Label of the budget entry.
+    zcdp : float or None
+        A zCDP budget ``rho`` the whole fit must meet (private bounds included), for a fit that composes
+        with other zCDP releases (a mechanism with a tight zCDP calibration only); None: the largest ``rho``
+        meeting (epsilon, delta) where a split needs one.
 
     Returns
     -------
@@ -450,7 +454,7 @@ def fit_mechanism(mechanism, design, loss, penalty, *, epsilon, delta, calibrati
         A source paper's calibration gives an accountant epsilon above the target.
     """
     _check_data_access(mechanism, design, options)
-    split = _Split(mechanism, calibration, design, epsilon, delta)
+    split = _Split(mechanism, calibration, design, epsilon, delta, rho=zcdp)
     plan = make_plan(mechanism, design, loss, penalty, split.epsilon, split.delta, calibration, options, split.zcdp)
     total = split.total(plan)
     split.charge(budget, total, label or mechanism.name)
@@ -496,7 +500,7 @@ BASIC_SOURCE = "Dwork & Roth, 'The algorithmic foundations of differential priva
 
 
 def fit_one_vs_rest(mechanism, design, labels, n_classes, loss, penalty, *, epsilon, delta, calibration=None,
-                    options=None, noise, callback=None, budget=None, label=None):
+                    options=None, noise, callback=None, budget=None, label=None, zcdp=None):
     """One-vs-rest: ``n_classes`` binary fits of a mechanism that together meet (epsilon, delta).
 
     Each record is in every binary problem (class k against the rest), so the fits compose.
@@ -508,7 +512,7 @@ def fit_one_vs_rest(mechanism, design, labels, n_classes, loss, penalty, *, epsi
 
     Parameters
     ----------
-    mechanism, loss, penalty, epsilon, delta, calibration, options, noise, callback, budget, label
+    mechanism, loss, penalty, epsilon, delta, calibration, options, noise, callback, budget, label, zcdp
         As in ``fit_mechanism``.
     design : data.BoundedDesign
         The records mapped onto public bounds; its labels are not used.
@@ -526,7 +530,7 @@ def fit_one_vs_rest(mechanism, design, labels, n_classes, loss, penalty, *, epsi
     check_privacy_params(epsilon, delta)
     k = int(n_classes)
     _check_data_access(mechanism, design, options)
-    split = _Split(mechanism, calibration, design, epsilon, delta, parts=k)
+    split = _Split(mechanism, calibration, design, epsilon, delta, parts=k, rho=zcdp)
     plan = make_plan(mechanism, design, loss, penalty, split.epsilon, split.delta, calibration, options, split.zcdp)
     total = split.total(plan)
     split.charge(budget, total, label or mechanism.name)
@@ -552,17 +556,19 @@ class _Split:
     fit on public bounds keeps the whole target (no split).
     """
 
-    def __init__(self, mechanism, calibration, design, epsilon, delta, parts=1):
+    def __init__(self, mechanism, calibration, design, epsilon, delta, parts=1, rho=None):
         from ..private_bounds import PendingDesign
 
         self.mechanism, self.parts = mechanism, int(parts)
         self.pending = design if isinstance(design, PendingDesign) else None
         self.target, self.zcdp = float(epsilon), None
         self.tight = mechanism.zcdp_calibration and mechanism.resolve_calibration(calibration) == "tight"
-        if self.pending is None and self.parts == 1:
+        if rho is not None and not self.tight:
+            raise ValueError(f"mechanism {mechanism.name}: a zCDP target needs a tight zCDP calibration")
+        if self.pending is None and self.parts == 1 and rho is None:
             self.epsilon, self.delta = float(epsilon), float(delta)
         elif self.tight:
-            rho = zcdp_budget(epsilon, delta)
+            rho = zcdp_budget(epsilon, delta) if rho is None else float(rho)
             self.bounds_cost = self.pending.plan_zcdp(self.pending.share * rho).ledger.zcdp() if self.pending else 0.0
             self.zcdp = (rho - self.bounds_cost) / self.parts
             self.epsilon, self.delta = epsilon_of_zcdp(self.zcdp, delta), float(delta)
