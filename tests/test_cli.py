@@ -216,7 +216,7 @@ def test_fit_without_bounds_says_the_guarantee_does_not_hold(tmp_path, capsys):
     rng = np.random.default_rng(0)
     lines = [f"{rng.choice([-1, 1])} 1:{rng.uniform():.3f} 2:{rng.uniform():.3f}" for _ in range(100)]
     path.write_text("\n".join(lines) + "\n")
-    assert main(["fit", "--data", str(path), "--out", str(tmp_path / "m.json")]) == 2  # private bounds: too few
+    assert main(["fit", "--data", str(path), "--classes=-1,1", "--out", str(tmp_path / "m.json")]) == 2  # too few
     assert "too few to buy" in capsys.readouterr().err and not (tmp_path / "m.json").exists()
     assert main(["fit", "--data", str(path), "--bounds-from-data", "--out", str(tmp_path / "m.json")]) == 0
     assert "NO differential-privacy guarantee" in capsys.readouterr().out

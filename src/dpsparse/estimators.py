@@ -175,9 +175,9 @@ class _DPLinearModel(BaseEstimator):
         return self._classification and isinstance(getattr(self, "classes", None), str) and self.classes == "private"
 
     def _select_labels(self, y, n_features, mechanism, zcdp, delta, noise, kw):
-        """``classes="private"``: charge the whole budget, select the label set (``private_labels``) with
-        ``SHARE`` of the zCDP budget and half of delta, and leave the fit the rest as a zCDP target (``kw``
-        updated). Returns the whole's zCDP budget and the selection's report lines."""
+        """``classes="private"``: charge the whole budget, select the label set (``private_labels``) with a share
+        of the zCDP budget (``plan_share``, public) and half of delta, and leave the fit the rest as a zCDP target
+        (``kw`` updated). Returns the whole's zCDP budget and the selection's report lines."""
         if not zcdp:
             raise ValueError(f"classes='private' composes the label selection with the fit in zCDP, which "
                              f"mechanism {mechanism.name} does not calibrate to; declare the classes (classes=[...], "
@@ -185,7 +185,7 @@ class _DPLinearModel(BaseEstimator):
         if distributed.is_dask(y):
             raise ValueError("classes='private' needs the labels in memory; declare classes=[...]")
         rho = zcdp_budget(self.epsilon, delta / 2.0)
-        rho_labels = private_labels.SHARE * rho
+        rho_labels = private_labels.plan_share(y.shape[0], rho, delta / 2.0) * rho
         if isinstance(self.bounds, str) and self.bounds == "private":  # their refusal before the selection reads y
             k = selections(n_features, True)
             tail_share(y.shape[0], selection_epsilon(k, rho=self.bounds_share * (rho - rho_labels)), k)
@@ -387,9 +387,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     classes : sequence of labels, "private" or None
         The public label set (2 or more); fitted whatever values the data holds (labels
         outside it raise). "private" selects it inside the budget (``private_labels``:
-        Gaussian partition selection with 5 % of the zCDP budget and half of delta; the
-        other labels count as none of the classes; refused, after the charge, when fewer
-        than two labels pass; tight zCDP mechanisms only). None reads it from the data with
+        Gaussian partition selection with 5-20 % of the zCDP budget, the least with which a
+        label of a quarter of the records passes, and half of delta; refused before the data
+        is read when none suffices, and after the charge when fewer than two labels pass;
+        the other labels count as none of the classes; tight zCDP mechanisms only). None reads it from the data with
         a ``ClassesFromDataWarning`` (and the report says so), and refuses more than
         ``MAX_CLASSES`` (50) distinct values (a continuous target: use a regressor).
 

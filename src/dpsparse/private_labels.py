@@ -20,10 +20,13 @@ import math
 import numpy as np
 from scipy.stats import norm
 
-__all__ = ["SHARE", "select_labels"]
+__all__ = ["MIN_SHARE_OF_RECORDS", "SHARES", "plan_share", "select_labels"]
 
-SHARE = 0.05
-"""Share of the zCDP budget the selection takes (half of delta is its failure probability)."""
+SHARES = (0.05, 0.1, 0.2)
+"""Shares of the zCDP budget the selection may take (half of delta is its failure probability): the smallest with
+which a label holding ``MIN_SHARE_OF_RECORDS`` of the records passes the threshold by two noise deviations."""
+
+MIN_SHARE_OF_RECORDS = 0.25
 
 SOURCE = ("Gaussian partition selection (Desfontaines et al., PoPETs 2022), approximate zCDP (Bun & Steinke 2016, "
           "Def. 8.1)")
@@ -60,3 +63,20 @@ def select_labels(y, rho, delta, noise):
 def records_needed(rho, delta):
     """The count a label needs to pass the threshold with probability 1/2 (public, for error messages)."""
     return 1.0 + float(norm.isf(delta)) / math.sqrt(rho)
+
+
+def plan_share(n, rho, delta):
+    """The smallest of ``SHARES`` of ``rho`` with which a label of ``MIN_SHARE_OF_RECORDS n`` records passes the
+    threshold by two noise deviations (public: n, rho, delta).
+
+    Raises
+    ------
+    ValueError
+        When none does: too few records to select the label set privately (before the data is read).
+    """
+    for share in SHARES:
+        if records_needed(share * rho, delta) + 2.0 / math.sqrt(share * rho) <= MIN_SHARE_OF_RECORDS * n:
+            return share
+    raise ValueError(f"classes='private': {n} records are too few to select the label set privately at this epsilon "
+                     f"(a label would need about {records_needed(SHARES[-1] * rho, delta):.0f} records with "
+                     f"{SHARES[-1]:.0%} of the budget); declare the classes (classes=[...], --classes in the CLI)")
