@@ -837,14 +837,22 @@ def sweep(args):
                                                                      else ""))
 
 
-def _read_sweep(path):
-    """A private sweep's results for the card, read before any data; a clear error for anything else."""
+def _read_json(path, what):
+    """A JSON object from ``path``; a clear error naming ``what`` otherwise."""
     try:
         with open(path) as fh:
-            sweep_results = json.load(fh)
+            obj = json.load(fh)
     except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"--sweep {path!r} cannot be read: {exc}") from None
-    if not isinstance(sweep_results, dict) or "rows" not in sweep_results:
+        raise ValueError(f"{what} {path!r} cannot be read: {exc}") from None
+    if not isinstance(obj, dict):
+        raise ValueError(f"{what} {path!r} is not a JSON object")
+    return obj
+
+
+def _read_sweep(path):
+    """A private sweep's results for the card, read before any data; a clear error for anything else."""
+    sweep_results = _read_json(path, "--sweep")
+    if "rows" not in sweep_results:
         raise ValueError(f"--sweep {path!r} is not a results file of 'dpsparse sweep'")
     if not sweep_results.get("private"):
         raise ValueError(f"--sweep {path!r}: its figures were measured without noise and cannot go into a card "
@@ -854,12 +862,8 @@ def _read_sweep(path):
 
 def _read_model(path):
     """A model file written by ``dpsparse fit``; a clear error otherwise."""
-    try:
-        with open(path) as fh:
-            model = json.load(fh)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ValueError(f"model file {path!r} cannot be read: {exc}") from None
-    if not isinstance(model, dict) or model.get("format") != MODEL_FORMAT:
+    model = _read_json(path, "model file")
+    if model.get("format") != MODEL_FORMAT:
         raise ValueError(f"model file {path!r} is not a {MODEL_FORMAT} model")
     return model
 
