@@ -46,9 +46,9 @@ COMMANDS = {
                                                    "--classes", ",".join(str(k) for k in range(1, 21))]),
     "mushrooms": ("libsvm/mushrooms.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "mushrooms.json"), BINARY]),
     "phishing": ("libsvm/phishing.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "phishing.json"), BINARY]),
-    "cpusmall": ("libsvm/cpusmall.svm.gz", []),
-    "bardet": ("regression/bardet.svm.gz", []),
-    "riboflavin": ("regression/riboflavin.svm.gz", []),
+    "cpusmall": ("libsvm/cpusmall.svm.gz", ["--loss", "squared"]),
+    "bardet": ("regression/bardet.svm.gz", ["--loss", "squared"]),
+    "riboflavin": ("regression/riboflavin.svm.gz", ["--loss", "squared"]),
 }
 
 

@@ -25,7 +25,8 @@ def _files(tmp_path, n=5000, seed=0):
     return folders
 
 
-@pytest.mark.parametrize("extra", [["--classes", "0,1"], [], ["--loss", "squared"], ["--classes", "0,1", "--tune"]],
+@pytest.mark.parametrize("extra", [["--classes", "0,1"], ["--loss", "logistic"], ["--loss", "squared"],
+                                   ["--classes", "0,1", "--tune"]],
                          ids=["classifier", "private-labels", "regression", "search"])
 def test_a_default_fit_releases_nothing_but_its_releases(tmp_path, monkeypatch, capsys, extra):
     args = ["fit", "--data", "d.csv", "--target", "label", "--seed", "0", "--epsilon", "2", "--private-score",

@@ -158,7 +158,7 @@ def test_cli_buys_bounds_by_default_on_a_user_file(tmp_path):
     np.savetxt(csv, np.column_stack([X, y]), delimiter=",", header="a,b,c,label", comments="")
     out = tmp_path / "m.json"
     assert main(["fit", "--data", str(csv), "--target", "label", "--seed", "0", "--out", str(out),
-                 "--iterations", "20"]) == 0
+                 "--iterations", "20", "--loss", "squared"]) == 0
     model = json.loads(out.read_text())
     assert "differentially private quantiles" in model["privacy_report"]["bounds_source"]
     assert model["privacy_report"]["bounds_public"] and model["bounds"]["label_low"] is not None

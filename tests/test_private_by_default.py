@@ -155,13 +155,16 @@ def test_the_cli_selects_undeclared_classes_privately(tmp_path, capsys):
     bfile = tmp_path / "b.json"
     bfile.write_text('{"feature_low": [0, 0], "feature_high": [1, 1]}')
     out = tmp_path / "m.json"
-    assert main(["fit", "--data", str(csv), "--target", "label", "--bounds", str(bfile), "--out", str(out)]) == 0
+    assert main(["fit", "--data", str(csv), "--target", "label", "--bounds", str(bfile), "--out", str(out)]) == 2
+    assert "say what the labels are" in capsys.readouterr().err  # the task is the user's to say
+    assert main(["fit", "--data", str(csv), "--target", "label", "--loss", "logistic", "--bounds", str(bfile),
+                 "--out", str(out)]) == 0
     model = json.loads(out.read_text())
     assert model["classes"] == [0, 1] and "label set" in model["privacy_report"]["noise"]
     assert not any("read from the private data" in w for w in model["warnings"])
     capsys.readouterr()
     small = tmp_path / "s.csv"
     small.write_text("a,b,label\n" + "\n".join(f"{u:.4f},{v:.4f},{t}" for (u, v), t in zip(X[:100], y[:100])))
-    assert main(["fit", "--data", str(small), "--target", "label", "--bounds", str(bfile),
+    assert main(["fit", "--data", str(small), "--target", "label", "--bounds", str(bfile), "--loss", "logistic",
                  "--out", str(tmp_path / "s.json")]) == 2
     assert "--classes in the CLI" in capsys.readouterr().err

@@ -146,8 +146,8 @@ def _add_fit_arguments(f):
                    "target and classes (docs/schema.md; 'dpsparse schema' writes a template); replaces --target, "
                    "--bounds and --classes")
     f.add_argument("--loss", choices=["logistic", "hinge", "squared", "huber"],
-                   help="default: logistic for classes (two labels, or up to "
-                        f"{MAX_CLASSES} integer labels: one-vs-rest), squared otherwise")
+                   help="logistic or hinge: a classifier (the classes from --classes, else selected privately); "
+                        "squared or huber: a regression (default: what --classes, a schema or a label range says)")
     f.add_argument("--classes", type=_list, help="the public label set, comma-separated, e.g. 0,1 or =-1,1 "
                    "(default: selected privately inside the budget, Gaussian partition selection; read off the data "
                    "with --bounds-from-data)")
@@ -247,16 +247,22 @@ def _declared_classes(declared, y):
 
 
 def _classes(args, y, bounds):
-    """The label set when the labels are classes (two, or up to ``MAX_CLASSES`` integers), else None (a
-    regression); without declared classes, a clear error for a single value."""
+    """The label set of a classifier, else None (a regression), from what the user declared: ``--classes`` (or a
+    schema's), ``--loss``, a label range; with ``--bounds-from-data`` (an experiment) integer labels with up to
+    ``MAX_CLASSES`` values are read as classes."""
     if args.loss in ("squared", "huber"):
         return None
     if args.classes is not None:  # declared: fitted whatever values the data holds (no data-dependent refusal)
         return np.unique(args.classes)
+    regression_declared = isinstance(bounds, data.Bounds) and bounds.label_low is not None
+    if args.loss is None and regression_declared:  # a declared label range: a regression
+        return None
+    if args.loss is None and not args.bounds_from_data:  # the task is the user's to say, not the labels'
+        raise ValueError("say what the labels are: --classes LABELS for a classifier (--classes=-1,1 for +-1 "
+                         "labels), --loss squared (or a label range in --bounds) for a regression, or a schema")
     values = np.unique(y)
     if values.size == 1:
         raise ValueError("the labels have a single value: there is nothing to learn")
-    regression_declared = isinstance(bounds, data.Bounds) and bounds.label_low is not None
     # integer labels with few distinct values read as classes; many (counts, prices) as a regression target
     categorical = (values.size <= MAX_CLASSES and np.issubdtype(values.dtype, np.number)
                    and bool(np.all(np.mod(values, 1) == 0)))
