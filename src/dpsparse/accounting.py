@@ -602,6 +602,19 @@ class PrivacyBudget:
             self.spent.append((float(epsilon), float(delta), label))
 
 
+def check_budget(budget):
+    """``budget`` if it is a ``PrivacyBudget`` or None; a ValueError naming the parameter otherwise."""
+    if budget is not None and not isinstance(budget, PrivacyBudget):
+        raise ValueError(f"budget must be a PrivacyBudget or None, got {type(budget).__name__}")
+    return budget
+
+
+def charge(budget, epsilon, delta, label):
+    """Charge (epsilon, delta) to ``budget`` (nothing when it is None); ``BudgetExceededError`` past it."""
+    if check_budget(budget) is not None:
+        budget.spend(epsilon, delta, label=label)
+
+
 def _shared_budget(budget_id, epsilon, delta, spent):
     """Unpickling: the budget itself in the process that made it, else a detached copy that refuses charges."""
     found = _BUDGETS.get(budget_id)

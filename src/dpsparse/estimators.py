@@ -19,7 +19,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import distributed, losses, norms, private_labels
-from .accounting import PrivacyBudget, check_privacy_params, weak_delta, zcdp_budget, zcdp_epsilon
+from .accounting import charge, check_privacy_params, weak_delta, zcdp_budget, zcdp_epsilon
 from .data import (
     CLASSES_FROM_DATA,
     Bounds,
@@ -189,10 +189,7 @@ class _DPLinearModel(BaseEstimator):
         if isinstance(self.bounds, str) and self.bounds == "private":  # their refusal before the selection reads y
             k = selections(n_features, True)
             tail_share(y.shape[0], selection_epsilon(k, rho=self.bounds_share * (rho - rho_labels)), k)
-        if self.budget is not None:
-            if not isinstance(self.budget, PrivacyBudget):
-                raise ValueError(f"budget must be a PrivacyBudget or None, got {type(self.budget).__name__}")
-            self.budget.spend(self.epsilon, delta, label=kw["label"])
+        charge(self.budget, self.epsilon, delta, kw["label"])
         selected, details = private_labels.select_labels(y, rho_labels, delta / 2.0, noise)
         if selected.size < 2:
             raise ValueError(f"classes='private': {selected.size} label(s) passed the threshold (a label needs "

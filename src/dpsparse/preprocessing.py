@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .accounting import PrivacyBudget, PrivacyReport, check_privacy_params, zcdp_budget, zcdp_epsilon
+from .accounting import PrivacyReport, charge, check_budget, check_privacy_params, zcdp_budget, zcdp_epsilon
 from .data import Bounds
 from .noise import make_noise
 
@@ -134,11 +134,9 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             raise ValueError(f"clip must be a number > 0, got {self.clip!r}")
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
-        if self.budget is not None and not isinstance(self.budget, PrivacyBudget):
-            raise ValueError(f"budget must be a PrivacyBudget or None, got {type(self.budget).__name__}")
+        check_budget(self.budget)
         noise = make_noise(self.random_state, self.noise)
-        if self.budget is not None:
-            self.budget.spend(self.epsilon, delta, label="DPStandardScaler")
+        charge(self.budget, self.epsilon, delta, "DPStandardScaler")
         rho = zcdp_budget(self.epsilon, delta)
         centre, half = (low + high) / 2.0, (high - low) / 2.0
         u = (np.clip(X, low, high) - centre) / half

@@ -38,8 +38,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import distributed
 from .accounting import (
-    PrivacyBudget,
     PrivacyReport,
+    charge,
+    check_budget,
     check_privacy_params,
     epsilon_of_zcdp,
     largest_zcdp,
@@ -235,8 +236,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         mean = 2.0 * n_candidates if self.mean_repetitions is None else self.mean_repetitions
         if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not (math.isfinite(mean) and mean >= 1):
             raise ValueError(f"mean_repetitions must be a finite number >= 1, got {mean!r}")
-        if self.budget is not None and not isinstance(self.budget, PrivacyBudget):
-            raise ValueError(f"budget must be a PrivacyBudget or None, got {type(self.budget).__name__}")
+        check_budget(self.budget)
         return float(mean)
 
     def fit(self, X, y):
@@ -283,8 +283,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         shape = SimpleNamespace(n=n - m, p=design.p, feature_bounds=design.feature_bounds, row_norm=design.row_norm)
         for c in candidates:
             c.make_plan(shape, rho, delta)
-        if self.budget is not None:
-            self.budget.spend(self.epsilon, delta, label=f"DPSearchCV ({len(grid)} candidates)")
+        charge(self.budget, self.epsilon, delta, f"DPSearchCV ({len(grid)} candidates)")
         if pending is not None:
             design = pending.release(noise)
         order = noise.rng.permutation(n)  # the split: independent of the data

@@ -29,8 +29,8 @@ import numpy as np
 
 from ..accounting import (
     Ledger,
-    PrivacyBudget,
     PrivacyReport,
+    charge,
     check_privacy_params,
     epsilon_of_zcdp,
     zcdp_budget,
@@ -487,14 +487,6 @@ def _warn_miss(mechanism, plan, target):
         warnings.warn(msg, PrivacyCalibrationWarning, stacklevel=4)
 
 
-def _charge(budget, epsilon, delta, label):
-    if budget is None:
-        return
-    if not isinstance(budget, PrivacyBudget):
-        raise ValueError(f"budget must be a PrivacyBudget or None, got {type(budget).__name__}")
-    budget.spend(epsilon, delta, label=label)
-
-
 ZCDP_SOURCE = "Bun & Steinke, 'Concentrated differential privacy', TCC 2016, Lemma 1.7 (zCDP adds up)"
 BASIC_SOURCE = "Dwork & Roth, 'The algorithmic foundations of differential privacy', 2014, Theorem 3.16"
 
@@ -590,7 +582,7 @@ class _Split:
 
     def charge(self, budget, total, label):
         """Charge the target, or the accountant's total when a paper's calibration overshoots it."""
-        _charge(budget, max(self.target, total), self.full_delta, label)
+        charge(budget, max(self.target, total), self.full_delta, label)
 
     def release(self, design, noise):
         """The bounded design: private bounds are bought here, after the charge."""
