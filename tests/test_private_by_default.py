@@ -72,6 +72,21 @@ def test_clipped_features_and_labels_warn_in_python():
     assert not [w for w in caught if issubclass(w.category, ClippingWarning)]
 
 
+def test_with_nothing_declared_the_label_set_is_selected_privately_too():
+    """``DPLogisticRegression(epsilon=1).fit(X, y)``: bounds and label set bought inside the budget, no warning that
+    anything was read off the data; too few records are refused with the remedy."""
+    X, y, _, _ = data.load_bundled("breast_cancer")
+    X, y = np.vstack([X] * 20), np.concatenate([y] * 20)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    assert not [w for w in caught if issubclass(w.category, (ClassesFromDataWarning, PrivacyLeakWarning))]
+    assert list(est.classes_) == [0, 1] and est.privacy_report_.noise["label set"].startswith("selected privately")
+    assert est.privacy_report_.guarantee_holds and est.privacy_report_.accountant_epsilon <= 1.0
+    with pytest.raises(ValueError, match="too few to select the label set.*declare the classes"):
+        _quiet_fit(DPLogisticRegression(epsilon=1.0, random_state=0), X[:300], y[:300])
+
+
 def test_classes_read_from_the_data_warn():
     X, y, bounds, _ = data.load_bundled("breast_cancer")
     with pytest.warns(ClassesFromDataWarning):

@@ -158,7 +158,7 @@ class _DPLinearModel(BaseEstimator):
         if labels is not None:  # the whole: the selection and the fit, (epsilon, delta) by approximate zCDP
             report.delta, report.accountant_epsilon = delta, zcdp_epsilon(labels[0], kw["delta"])
             report.noise = {**report.noise, **labels[1]}
-        if self._classification and getattr(self, "classes", None) is None:
+        if self._classification and getattr(self, "classes", None) is None and labels is None:
             warnings.warn(CLASSES_FROM_DATA, ClassesFromDataWarning, stacklevel=2)
             report.warnings.append(CLASSES_FROM_DATA)
         if reason is not None:
@@ -172,16 +172,23 @@ class _DPLinearModel(BaseEstimator):
         return self
 
     def _private_classes(self):
-        return self._classification and isinstance(getattr(self, "classes", None), str) and self.classes == "private"
+        """``classes="private"``, or nothing declared about the data (neither classes nor bounds): the label set is
+        then bought privately, as the bounds are."""
+        if not self._classification:
+            return False
+        classes = getattr(self, "classes", None)
+        if classes is None:
+            return isinstance(self.bounds, str) and self.bounds == "private"
+        return isinstance(classes, str) and classes == "private"
 
     def _select_labels(self, y, n_features, mechanism, zcdp, delta, noise, kw):
         """``classes="private"``: charge the whole budget, select the label set (``private_labels``) with a share
         of the zCDP budget (``plan_share``, public) and half of delta, and leave the fit the rest as a zCDP target
         (``kw`` updated). Returns the whole's zCDP budget and the selection's report lines."""
         if not zcdp:
-            raise ValueError(f"classes='private' composes the label selection with the fit in zCDP, which "
-                             f"mechanism {mechanism.name} does not calibrate to; declare the classes (classes=[...], "
-                             "--classes in the CLI)")
+            raise ValueError(f"classes='private' (the default when neither classes nor bounds are declared) "
+                             f"composes the label selection with the fit in zCDP, which mechanism {mechanism.name} "
+                             "does not calibrate to; declare the classes (classes=[...], --classes in the CLI)")
         if distributed.is_dask(y):
             raise ValueError("classes='private' needs the labels in memory; declare classes=[...]")
         rho = zcdp_budget(self.epsilon, delta / 2.0)
@@ -387,9 +394,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Gaussian partition selection with 5-20 % of the zCDP budget, the least with which a
         label of a quarter of the records passes, and half of delta; refused before the data
         is read when none suffices, and after the charge when fewer than two labels pass;
-        the other labels count as none of the classes; tight zCDP mechanisms only). None reads it from the data with
-        a ``ClassesFromDataWarning`` (and the report says so), and refuses more than
-        ``MAX_CLASSES`` (50) distinct values (a continuous target: use a regressor).
+        the other labels count as none of the classes; tight zCDP mechanisms only). None: "private" when the
+        bounds are bought privately too (``bounds="private"``, the default: nothing declared, nothing read off
+        the data); with declared bounds, read from the data with a ``ClassesFromDataWarning`` (and the report
+        says so). Either way more than ``MAX_CLASSES`` (50) distinct values are refused (a continuous target:
+        use a regressor).
 
     Attributes
     ----------

@@ -77,6 +77,6 @@ def plan_share(n, rho, delta):
     for share in SHARES:
         if records_needed(share * rho, delta) + 2.0 / math.sqrt(share * rho) <= MIN_SHARE_OF_RECORDS * n:
             return share
-    raise ValueError(f"classes='private': {n} records are too few to select the label set privately at this epsilon "
+    raise ValueError(f"{n} records are too few to select the label set privately at this epsilon "
                      f"(a label would need about {records_needed(SHARES[-1] * rho, delta):.0f} records with "
                      f"{SHARES[-1]:.0%} of the budget); declare the classes (classes=[...], --classes in the CLI)")
