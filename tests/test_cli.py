@@ -279,10 +279,23 @@ def test_audit_prints_the_replay_of_every_pair_and_catches_the_mutant(capsys):
     assert float(composed) == pytest.approx(float(claimed), rel=1e-6) and 0.99 < float(claimed) <= 1.0
 
 
-@pytest.mark.parametrize("args,match", [(["--runs", "-1"], "--runs must be"), (["--mutation", "0"], "--mutation")])
+@pytest.mark.parametrize("args,match", [
+    (["--mechanism", "dp-gcd", "--runs", "-1"], "--runs must be"),
+    (["--mechanism", "dp-gcd", "--mutation", "0"], "--mutation"), ([], "--mechanism is required"),
+    (["--mechanism", "dp-gd", "--canaries", "500"], "--canaries goes with --one-run"),
+    (["--one-run", "--pipeline", "--mechanism", "dp-gd"], "drop --mechanism"),
+    (["--one-run", "--mechanism", "dp-gd", "--private-bounds"], "--private-bounds goes with"),
+    (["--one-run", "--mechanism", "dp-gd", "--canaries", "5"], "--canaries must be")])
 def test_audit_refuses_bad_settings(capsys, args, match):
-    assert main(["audit", "--mechanism", "dp-gcd", *args]) == 2
+    assert main(["audit", *args]) == 2
     assert match in capsys.readouterr().err
+
+
+def test_one_run_audit_of_dp_gcd_finds_the_fit_within_its_claim_and_the_mutant_above(capsys):
+    assert main(["audit", "--one-run", "--mechanism", "dp-gcd", "--mutation", "0.1", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["mechanism"] == "dp-gcd" and res["claim_epsilon"] == 1.0 and res["canaries"] == 1000
+    assert res["lower_bound"] <= 1.0 < res["mutant_lower_bound"]
 
 
 def test_the_default_fit_is_the_rules_single_fit_and_tune_searches_around_it(tmp_path, capsys):

@@ -9,6 +9,7 @@ module holds the composition.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import threading
@@ -458,8 +459,10 @@ def largest_zcdp(epsilon_of_rho, epsilon, rtol=1e-4):
     return 1.0 / hi
 
 
+@functools.lru_cache(maxsize=256)
 def zcdp_budget(epsilon, delta, rtol=1e-4):
-    """Largest ``rho`` such that ``rho``-zCDP is (epsilon, delta)-DP by ``zcdp_epsilon``."""
+    """Largest ``rho`` such that ``rho``-zCDP is (epsilon, delta)-DP by ``zcdp_epsilon`` (a function of public
+    numbers only, cached: repeated fits and audits ask for the same budget)."""
     return largest_zcdp(lambda rho: zcdp_epsilon(rho, delta), epsilon, rtol)
 
 

@@ -27,15 +27,23 @@ Checks of a registered mechanism on a pair of neighbouring datasets (replace-one
 record with every feature at its opposite extreme, a record at the row-norm bound with
 the intercept column included, and an isolated label flip (the other records at the
 origin). ``audit_options`` gives the options under which the black-box audit has its
-power: one step, a full batch, a strong ridge.
+power: one step, a full batch, a strong ridge. ``black_box_bound`` takes the releases of
+anything: ``private_bounds_audit`` (values beyond the grid), ``search_audit`` (the private
+search's selected model, score and choice) and ``one_vs_rest_audit`` use it.
+
+- ``one_run_audit`` and ``one_run_audit_pipeline``: a lower bound from one fit on random
+  sign canaries (Steinke, Nasr & Jagielski, "Privacy auditing with one (1) training run",
+  NeurIPS 2023), for a mechanism or for the default fit of ``dpsparse fit``.
 """
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import beta as _beta
+from sklearn.model_selection import ParameterGrid
 
 from .accounting import LoggedDraw, compose_log, log_ledger
 from .data import Bounds, prepare
@@ -46,20 +54,31 @@ __all__ = [
     "AuditResult",
     "LedgerCheck",
     "LedgerNoise",
+    "OneRunResult",
     "ReplayNoise",
     "ScaledNoise",
     "audit_options",
     "black_box_audit",
+    "black_box_bound",
     "check_log",
     "clopper_pearson",
     "ledger_replay",
     "log_ledger",
     "mutation_check",
     "neighbouring_pairs",
-    "search_replay",
     "one_run_audit",
+    "one_run_audit_pipeline",
+    "one_run_canaries",
     "one_run_lower_bound",
+    "one_run_options",
     "one_run_p_value",
+    "one_vs_rest_audit",
+    "private_bounds_audit",
+    "private_bounds_pairs",
+    "private_bounds_replay",
+    "search_audit",
+    "search_releases",
+    "search_replay",
     "sensitivity_replay",
 ]
 
@@ -422,6 +441,112 @@ def sensitivity_replay(mechanism, pair, bounds, loss, penalty, *, epsilon=1.0, d
     return out
 
 
+def private_bounds_pairs(n=200):
+    """Neighbouring one-feature datasets for the private bounds: ``n - 1`` values spread over [-1, 1] and one
+    record replaced by a value beyond the grid of candidates (the patterns of SmartNoise's approx-bounds leak:
+    values past the histogram's ends, the largest float). NaN and inf are refused before any draw
+    (``tests/test_audit.py``); beyond the grid, values are clipped to its ends."""
+    base = np.linspace(-1.0, 1.0, n - 1)
+    big = np.finfo(float).max
+    return {name: (np.append(base, a), np.append(base, b)) for name, (a, b) in {
+        "beyond both ends of the grid": (1e12, -1e12), "beyond the grid and at its middle": (1e12, 0.0),
+        "the largest floats": (big, -big)}.items()}
+
+
+def _bounds_release(values, epsilon, noise):
+    """The private range ``(low, high)`` of one feature, bought with pure ``epsilon`` (its three selections)."""
+    from .private_bounds import PendingDesign
+
+    X, y = values.reshape(-1, 1), np.where(np.arange(values.size) % 2 == 1, 1.0, -1.0)
+    bounds = PendingDesign(X, y, True, False, share=0.5).plan_pure(epsilon).release(noise).bounds
+    return np.array([bounds.feature_low[0], bounds.feature_high[0]])
+
+
+def private_bounds_replay(pair, epsilon=1.5):
+    """The sensitivity replay of the private bounds on ``pair``: the largest score change of a selection over its
+    declared sensitivity (above 1 breaks the claim)."""
+    record = ReplayNoise(0)
+    _bounds_release(pair[0], epsilon, record)
+    replay = ReplayNoise(0, recorded=record.log)
+    _bounds_release(pair[1], epsilon, replay)
+    return max(ratio for _, ratio in replay.ratios)
+
+
+def private_bounds_audit(pair, *, epsilon=1.5, runs=5000, seed=0, noise_factor=1.0, alpha=0.05):
+    """``black_box_bound`` of the released range of one feature (pure ``epsilon``, delta 0) on ``pair``."""
+    noise = ScaledNoise(noise_factor, seed)
+    wa, wb = ([_bounds_release(values, epsilon, noise) for _ in range(runs)] for values in pair)
+    return black_box_bound(wa, wb, epsilon, 0.0, alpha)
+
+
+def one_vs_rest_audit(mechanism, loss, penalty, *, n=10, p=2, n_classes=3, epsilon=1.0, delta=1e-3, options=None,
+                      runs=1000, seed=0, noise_factor=1.0, alpha=0.05):
+    """``black_box_bound`` of a one-vs-rest fit (all ``n_classes`` rows released) on an isolated pair.
+
+    Record 0 sits at the all-ones corner of ``[-1, 1]^p`` and moves from class 0 to class 1, which flips its
+    label in two of the binary problems; the others sit at the origin with classes in turn. ``options`` default
+    to ``audit_options(mechanism)``. The hinge loss gives the audit its power: its derivative at the start
+    (margin 0) is the largest a record can have, so the flip moves the gradient by its whole sensitivity
+    (the logistic loss's is half of it).
+    """
+    from .mechanisms import fit_one_vs_rest
+
+    mech = get(mechanism) if isinstance(mechanism, str) else mechanism
+    X = np.zeros((n, p))
+    X[0] = 1.0
+    classes = np.arange(n) % n_classes
+    bounds = Bounds(-np.ones(p), np.ones(p), source="audit: [-1, 1]^p")
+    design = prepare(X, np.where(classes == 0, 1.0, -1.0), bounds, True, fit_intercept=True)
+    kw = dict(epsilon=epsilon, delta=delta, options=audit_options(mech) if options is None else options,
+              noise=ScaledNoise(noise_factor, seed))
+    releases = []
+    for first in (0, 1):
+        labels = classes.copy()
+        labels[0] = first
+        releases.append([fit_one_vs_rest(mech, design, labels, n_classes, loss, penalty, **kw)[0].ravel()
+                         for _ in range(runs)])
+    return black_box_bound(*releases, epsilon, delta, alpha)
+
+
+def search_releases(pair, runs, *, epsilon=1.0, delta=1e-3, grid=None, mean_repetitions=2.0, seed=0,
+                    noise_factor=1.0):
+    """``runs`` releases of ``DPSearchCV`` (Papernot & Steinke's random number of base runs, hidden) on each
+    dataset of ``pair``: the selected model's coefficients and intercept, its noisy validation score and the
+    index of the selected grid point (-1: the constant predictor), every draw scaled by ``noise_factor``.
+
+    The base estimator is a Huber regression (``DPLinearRegression``) with the bounds ``[-1, 1]^p`` and the label
+    range ``[-1, 1]`` declared; ``grid`` defaults to DP-GCD with one or two iterations.
+    """
+    from .estimators import DPLinearRegression
+    from .tuning import DPSearchCV
+
+    grid = {"mechanism": ["dp-gcd"], "max_iter": [1, 2]} if grid is None else grid
+    points = list(ParameterGrid(grid))
+    noise = ScaledNoise(noise_factor, seed)
+    out = []
+    for X, y in pair:
+        p = X.shape[1]
+        base = DPLinearRegression(loss="huber", bounds=Bounds(-np.ones(p), np.ones(p), -1.0, 1.0, source="audit"))
+        search = DPSearchCV(base, grid, epsilon=epsilon, delta=delta, mean_repetitions=mean_repetitions,
+                            random_state=noise)
+        rows = []
+        for _ in range(runs):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                search.fit(X, y)
+            best = search.best_estimator_
+            chosen = -1 if search.best_params_ is None else points.index(search.best_params_)
+            rows.append(np.concatenate([np.ravel(best.coef_), np.ravel(best.intercept_), [search.best_score_, chosen]]))
+        out.append(np.array(rows))
+    return out
+
+
+def search_audit(pair, *, runs=2000, epsilon=1.0, delta=1e-3, seed=0, noise_factor=1.0, alpha=0.05, **kw):
+    """``black_box_bound`` of the private search's releases (``search_releases``) on ``pair``."""
+    wa, wb = search_releases(pair, runs, epsilon=epsilon, delta=delta, seed=seed, noise_factor=noise_factor, **kw)
+    return black_box_bound(wa, wb, epsilon, delta, alpha)
+
+
 def clopper_pearson(k, n, alpha):
     """Two-sided ``1 - alpha`` Clopper-Pearson interval of a binomial proportion ``k / n``."""
     lo = 0.0 if k == 0 else float(_beta.ppf(alpha / 2, k, n - k + 1))
@@ -516,6 +641,19 @@ def black_box_audit(mechanism, pair, bounds, loss, penalty, *, epsilon=1.0, delt
     noise = ScaledNoise(noise_factor, seed)
     wa = _outputs(mech, design_a, loss, penalty, noise, runs, kw)
     wb = _outputs(mech, design_b, loss, penalty, noise, runs, kw)
+    return black_box_bound(wa, wb, epsilon, delta, alpha)
+
+
+def black_box_bound(wa, wb, epsilon, delta, alpha=0.05):
+    """The black-box lower bound of ``black_box_audit`` from the releases ``wa`` and ``wb`` (arrays of shape
+    ``(runs, d)``) of any mechanism on two neighbouring datasets, against its claimed (epsilon, delta).
+
+    Returns
+    -------
+    AuditResult
+    """
+    wa, wb = (np.asarray(w, dtype=float).reshape(len(w), -1) for w in (wa, wb))
+    runs = len(wa)
     half = runs // 2
     directions = _directions(wa[:half].mean(axis=0) - wb[:half].mean(axis=0))
     tests = [(_best_test(wa[:half] @ d, wb[:half] @ d, delta, alpha), d) for d in directions]
@@ -580,17 +718,32 @@ class OneRunResult:
     correct: int
 
 
-def one_run_audit(mechanism, loss, *, epsilon=1.0, delta=1e-5, canaries=1000, base=1000, options=None,
+ONE_RUN_STEPS_PER_CANARY = 2  # DP-GCD's iterations per canary in the one-run audit (one coordinate per step)
+
+
+def one_run_options(mechanism, canaries):
+    """The options of the one-run audit: the mechanism's defaults, but DP-GCD updates one coordinate per step.
+
+    A canary moves every coordinate's gradient a little; DP-GCD's released model carries it only in the
+    coordinates it updated, so the audit runs ``ONE_RUN_STEPS_PER_CANARY`` steps per canary (each step's noise
+    grows with the steps, the canary's share of the model with the coordinates updated).
+    """
+    return {"n_iter": ONE_RUN_STEPS_PER_CANARY * canaries} if mechanism.name == "dp-gcd" else {}
+
+
+def one_run_audit(mechanism, loss, *, epsilon=1.0, delta=1e-5, canaries=1000, features=None, options=None,
                   classification=True, seed=0, noise_factor=1.0, alpha=0.05, guess_share=0.1):
     """A lower bound on ``mechanism``'s epsilon from one fit (Steinke, Nasr & Jagielski, NeurIPS 2023).
 
-    ``canaries`` slots, one feature each: slot ``i`` holds the record ``(e_i, +1)`` or, with probability 1/2,
-    its label flip ``(e_i, -1)`` (replace-one neighbours, so ``n`` and the plan do not depend on the draw);
-    ``base`` records sit at the origin with labels that cancel; rows have norm at most 1 (declared). One fit;
-    the auditor guesses the label of the ``guess_share`` of slots whose coefficients are largest in magnitude
-    (nonzero) from their signs, abstaining elsewhere (a function of the output only), and the number of
-    correct guesses gives the bound through ``one_run_p_value``. ``noise_factor`` < 1 audits the
-    under-noised mutant.
+    The data are ``canaries`` records, one per slot: slot ``i`` holds ``(x_i, +1)`` or, with probability 1/2,
+    its label flip ``(x_i, -1)`` (replace-one neighbours, so ``n`` and the plan do not depend on the draw).
+    The ``x_i`` are public random sign vectors over ``features`` columns (default ``2 * canaries``), at the
+    corners of the declared bounds ``[-1, 1]``: each canary moves the gradient of every coordinate, so a
+    mechanism that updates or perturbs a few coordinates at a time (DP-GCD) still carries it. One fit; the
+    auditor scores each canary by the released model's margin ``<w, x_i>``, guesses the label of the
+    ``guess_share`` of canaries with the largest nonzero ``|<w, x_i>|`` from its sign and abstains elsewhere
+    (a function of the output only); the number of correct guesses gives the bound through
+    ``one_run_p_value``. ``noise_factor`` < 1 audits the under-noised mutant.
 
     Returns
     -------
@@ -599,21 +752,56 @@ def one_run_audit(mechanism, loss, *, epsilon=1.0, delta=1e-5, canaries=1000, ba
     from . import norms
 
     mech = get(mechanism) if isinstance(mechanism, str) else mechanism
-    rng = np.random.default_rng(seed)
-    signs = np.where(rng.random(canaries) < 0.5, 1.0, -1.0)
-    n = canaries + base
-    X = np.zeros((n, canaries))
-    X[np.arange(canaries), np.arange(canaries)] = 1.0
-    y = np.concatenate([signs, np.where(np.arange(base) % 2 == 1, 1.0, -1.0) if classification else np.zeros(base)])
-    bounds = Bounds(-np.ones(canaries), np.ones(canaries), *(() if classification else (-1.0, 1.0)),
-                    row_norm=1.0, source="one-run audit: one feature per canary, rows of norm at most 1")
-    design = prepare(X, y, bounds, classification, fit_intercept=True)
-    penalty = norms.build_penalty("l1", 1e-6, canaries, True)
+    X, signs = one_run_canaries(canaries, features, seed)
+    p = X.shape[1]
+    bounds = Bounds(-np.ones(p), np.ones(p), *(() if classification else (-1.0, 1.0)),
+                    source="one-run audit: random sign canaries at the corners of [-1, 1]^p")
+    design = prepare(X, signs, bounds, classification, fit_intercept=True)
+    penalty = norms.build_penalty("l1", 1e-6, p, True)
+    options = one_run_options(mech, canaries) if options is None else options
     plan = make_plan(mech, design, loss, penalty, epsilon, delta, None, options)
     w = np.asarray(mech.run(design, plan, ScaledNoise(noise_factor, None if seed is None else seed + 1), None),
-                   dtype=float)[:canaries]
-    confident = np.argsort(-np.abs(w), kind="stable")[:max(1, int(guess_share * canaries))]
-    guessed = confident[w[confident] != 0]
-    correct = int(np.sum(np.sign(w[guessed]) == signs[guessed]))
-    bound = one_run_lower_bound(canaries, guessed.size, correct, delta, alpha)
-    return OneRunResult(float(epsilon), bound, canaries, int(guessed.size), correct)
+                   dtype=float)[:p]
+    return _one_run_guesses(X, signs, w, epsilon, delta, alpha, guess_share)
+
+
+def one_run_canaries(canaries, features=None, seed=0):
+    """The one-run audit's data: ``canaries`` random sign rows over ``features`` columns (default twice as many),
+    and their labels, each +1 or -1 with probability 1/2 (a record or its replace-one neighbour)."""
+    rng = np.random.default_rng(seed)
+    signs = np.where(rng.random(canaries) < 0.5, 1.0, -1.0)
+    X = np.where(rng.random((canaries, 2 * canaries if features is None else features)) < 0.5, 1.0, -1.0)
+    return X, signs
+
+
+def _one_run_guesses(X, signs, w, epsilon, delta, alpha, guess_share):
+    """Guess the labels of the canaries with the largest nonzero margins ``|<w, x_i>|``, abstain elsewhere."""
+    score = X @ w
+    confident = np.argsort(-np.abs(score), kind="stable")[:max(1, int(guess_share * signs.size))]
+    guessed = confident[score[confident] != 0]
+    correct = int(np.sum(np.sign(score[guessed]) == signs[guessed]))
+    bound = one_run_lower_bound(signs.size, guessed.size, correct, delta, alpha)
+    return OneRunResult(float(epsilon), bound, signs.size, int(guessed.size), correct)
+
+
+def one_run_audit_pipeline(*, epsilon=1.0, delta=None, canaries=1000, features=None, private_bounds=True, seed=0,
+                           noise_factor=1.0, alpha=0.05, guess_share=0.1):
+    """The one-run audit of the default fit of ``dpsparse fit`` on a classification file.
+
+    ``DPLogisticRegression(epsilon, delta, alpha=1e-3, classes="private")`` with nothing else declared, as the
+    command builds it: the bounds bought privately, the label set selected privately, the mechanism and its
+    options from the public defaults rule, the automatic clip; every noise draw of all of them scaled by
+    ``noise_factor`` for the mutant. The canaries, the guesses and the bound are those of ``one_run_audit``;
+    ``delta`` defaults to ``1 / n^2`` as the estimator's.
+    """
+    from .estimators import DPLogisticRegression
+
+    X, signs = one_run_canaries(canaries, features, seed)
+    delta = 1.0 / canaries**2 if delta is None else delta
+    bounds = "private" if private_bounds else Bounds(-np.ones(X.shape[1]), np.ones(X.shape[1]), source="declared")
+    est = DPLogisticRegression(epsilon=epsilon, delta=delta, alpha=1e-3, classes="private", bounds=bounds,
+                               random_state=ScaledNoise(noise_factor, None if seed is None else seed + 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, signs)
+    return _one_run_guesses(X, signs, est.coef_.ravel(), epsilon, delta, alpha, guess_share)

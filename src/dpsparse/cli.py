@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -40,7 +41,6 @@ _OWN_FLAGS = {"n_iter"}
 
 MODEL_FORMAT = "dpsparse-model/1"
 TOP_FEATURES = 5  # the largest coefficients the summary names
-ONE_RUN_RECORDS = 2000  # the one-run audit's records: 1000 canaries and 1000 others
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -98,20 +98,29 @@ def _parser():
     _add_fit_arguments(w)
     a = sub.add_parser("audit", help="audit a mechanism: sensitivity replay, black-box lower bound, mutation check",
                        formatter_class=_HelpFormatter, description="docs/audit.md explains each check.")
-    a.add_argument("--mechanism", choices=sorted(REGISTRY), required=True)
+    a.add_argument("--mechanism", choices=sorted(REGISTRY), help="the mechanism to audit (required unless "
+                   "--one-run --pipeline)")
     a.add_argument("--loss", choices=["logistic", "huber", "squared"],
                    help="huber or squared: regression with labels in [-1, 1]; logistic: labels +-1 (default: squared "
-                        "for adassp, huber otherwise)")
+                        "for adassp, logistic with --one-run, huber otherwise)")
     a.add_argument("--epsilon", type=float, default=1.0, help="claimed epsilon")
-    a.add_argument("--delta", type=float, help="claimed delta (default: 1e-3; with --one-run 1/n^2 for its n = 2000 "
-                   "records, the project's default)")
+    a.add_argument("--delta", type=float, help="claimed delta (default: 1e-3; with --one-run 1/n^2 for its n "
+                   "canaries, the project's default)")
     a.add_argument("--runs", type=int, default=20000, help="black-box runs per dataset (0: replay only)")
     a.add_argument("--mutation", type=float, default=0.25, help="noise factor of the mutant (1: no mutation check)")
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--one-run", action="store_true",
-                   help="one fit on 1000 canaries and 1000 other records instead (Steinke, Nasr & Jagielski, "
-                        "NeurIPS 2023): an epsilon lower bound at 95%% from the canaries' coefficients, and the "
-                        "mutant's with --mutation")
+                   help="one fit on --canaries records instead (Steinke, Nasr & Jagielski, NeurIPS 2023): an "
+                        "epsilon lower bound at 95%% from the canaries' margins, and the mutant's with --mutation")
+    a.add_argument("--canaries", type=int, default=1000, help="with --one-run: the number of canary records n "
+                   "(random sign rows over twice as many features, or --features)")
+    a.add_argument("--features", type=int, help="with --one-run: the canaries' number of features (default: twice "
+                   "--canaries)")
+    a.add_argument("--pipeline", action="store_true", help="with --one-run: audit the default fit of 'dpsparse fit' "
+                   "(logistic loss, the label set selected privately, mechanism and options by the defaults rule) "
+                   "instead of one mechanism; the bounds [-1, 1] declared, or bought privately with --private-bounds")
+    a.add_argument("--private-bounds", action="store_true", help="with --pipeline: the bounds bought privately, as "
+                   "'dpsparse fit' does without --bounds (needs many records per feature)")
     a.add_argument("--json", action="store_true", help="with --one-run: print claim_epsilon, lower_bound, "
                    "mutant_lower_bound as JSON")
     r = sub.add_parser("report", help="print the guarantee and the privacy report of a model file")
@@ -947,13 +956,16 @@ def audit(args):
         raise ValueError(f"--runs must be an integer in [0, 1e6], got {args.runs}")
     if not 0 < args.mutation <= 1:
         raise ValueError(f"--mutation must be in (0, 1], got {args.mutation}")
-    args.loss = args.loss or ("squared" if args.mechanism == "adassp" else "huber")
+    _check_audit_flags(args)
+    if args.pipeline:
+        return _one_run_audit(args, None, None, True)
+    # the one-run audit guesses labels: classification canaries unless told (squared loss for adassp)
+    args.loss = args.loss or ("squared" if args.mechanism == "adassp" else "logistic" if args.one_run else "huber")
     classification = args.loss == "logistic"
     loss = {"logistic": _losses.Logistic, "huber": lambda: _losses.Huber(1.0),
             "squared": lambda: _losses.Squared(1.0)}[args.loss]()
     mech = REGISTRY[args.mechanism]
     if args.one_run:
-        args.delta = 1.0 / ONE_RUN_RECORDS**2 if args.delta is None else args.delta
         return _one_run_audit(args, mech, loss, classification)
     args.delta = 1e-3 if args.delta is None else args.delta
     options = _audit.audit_options(mech)
@@ -986,22 +998,49 @@ def audit(args):
                       f"{args.runs} runs per dataset, isolated label flip): {verdict}")
 
 
+def _check_audit_flags(args):
+    """Refuse flags that do not go together, before anything runs."""
+    if args.mechanism is None and not args.pipeline:
+        raise ValueError("--mechanism is required (or --one-run --pipeline for the default fit)")
+    if args.pipeline and (args.mechanism is not None or args.loss is not None):
+        raise ValueError("--pipeline audits the default fit (logistic loss, mechanism by the defaults rule): drop "
+                         "--mechanism and --loss")
+    for flag, on in (("--pipeline", args.pipeline), ("--canaries", args.canaries != 1000),
+                     ("--features", args.features is not None)):
+        if on and not args.one_run:
+            raise ValueError(f"{flag} goes with --one-run")
+    if args.private_bounds and not args.pipeline:
+        raise ValueError("--private-bounds goes with --one-run --pipeline")
+    if not 10 <= args.canaries <= 10**6:
+        raise ValueError(f"--canaries must be an integer in [10, 1e6], got {args.canaries}")
+    if args.features is not None and not 1 <= args.features <= 10**6:
+        raise ValueError(f"--features must be an integer in [1, 1e6], got {args.features}")
+
+
 def _one_run_audit(args, mech, loss, classification):
-    """``dpsparse audit --one-run``: the real fit's lower bound, and the mutant's."""
+    """``dpsparse audit --one-run``: the real fit's lower bound, and the mutant's (``mech`` None: the pipeline)."""
     from . import audit as _audit
 
+    args.delta = 1.0 / args.canaries**2 if args.delta is None else args.delta
+    kw = dict(epsilon=args.epsilon, delta=args.delta, canaries=args.canaries, features=args.features, seed=args.seed)
+    if mech is None:
+        run = functools.partial(_audit.one_run_audit_pipeline, private_bounds=args.private_bounds, **kw)
+    else:
+        run = functools.partial(_audit.one_run_audit, mech, loss, classification=classification, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        real = _audit.one_run_audit(mech, loss, epsilon=args.epsilon, delta=args.delta,
-                                    classification=classification, seed=args.seed)
-        mutant = None if args.mutation == 1 else _audit.one_run_audit(
-            mech, loss, epsilon=args.epsilon, delta=args.delta, classification=classification, seed=args.seed,
-            noise_factor=args.mutation)
+        real = run()
+        mutant = None if args.mutation == 1 else run(noise_factor=args.mutation)
+    name = "pipeline" if mech is None else mech.name
     if args.json:
-        print(json.dumps({"mechanism": mech.name, "claim_epsilon": real.claim_epsilon, "lower_bound": real.lower_bound,
+        print(json.dumps({"mechanism": name, "claim_epsilon": real.claim_epsilon, "lower_bound": real.lower_bound,
                           "guesses": real.guesses, "correct": real.correct, "canaries": real.canaries,
                           "mutant_lower_bound": None if mutant is None else mutant.lower_bound}))
         return
+    what = ("the default fit of 'dpsparse fit' (bounds " + ("bought privately" if args.private_bounds else
+            "[-1, 1] declared") + ")" if mech is None else f"{name} ({args.loss} loss)")
+    print(f"one-run audit of {what}, claimed epsilon={args.epsilon:g}, delta={args.delta:g}: {args.canaries} "
+          f"canaries, random sign rows over {args.features or 2 * args.canaries} features")
     for res, what in ((real, "as declared"), (mutant, f"mutant, noise x{args.mutation:g}")):
         if res is not None:
             verdict = "above the claim" if res.lower_bound > args.epsilon else "within the claim"

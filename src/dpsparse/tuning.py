@@ -28,6 +28,7 @@ base runs ``K`` are not (the theorem covers the selection with ``K`` hidden).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from types import SimpleNamespace
 
@@ -104,8 +105,10 @@ def search_event(rho, repetitions, bounds_rho=0.0, each=False):
     return dp_event.ComposedDpEvent(events)
 
 
+@functools.lru_cache(maxsize=1024)
 def search_epsilon(rho, repetitions, delta, bounds_rho=0.0, each=False):
-    """Epsilon at ``delta`` of a search whose base runs are ``rho``-zCDP (dp-accounting, RDP)."""
+    """Epsilon at ``delta`` of a search whose base runs are ``rho``-zCDP (dp-accounting, RDP; public numbers
+    only, cached)."""
     from dp_accounting.rdp import rdp_privacy_accountant
 
     acc = rdp_privacy_accountant.RdpAccountant()
@@ -113,8 +116,9 @@ def search_epsilon(rho, repetitions, delta, bounds_rho=0.0, each=False):
     return float(acc.get_epsilon(delta))
 
 
+@functools.lru_cache(maxsize=256)
 def search_zcdp(epsilon, delta, repetitions, rtol=1e-4, bounds_rho=0.0, each=False):
-    """Largest ``rho`` (to ``rtol``) whose search meets (epsilon, delta): public inputs only."""
+    """Largest ``rho`` (to ``rtol``) whose search meets (epsilon, delta): public inputs only (cached)."""
     return largest_zcdp(lambda rho: search_epsilon(rho, repetitions, delta, bounds_rho, each), epsilon, rtol)
 
 
