@@ -131,7 +131,7 @@ def test_classes_can_be_declared_publicly():
     bounds = Bounds(-np.ones(3), np.ones(3))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = DPLogisticRegression(bounds=bounds, max_iter=2, random_state=0).fit(X[:, :-1], y)
+        est = DPLogisticRegression(bounds=bounds, max_iter=2, random_state=0, classes="from-data").fit(X[:, :-1], y)
         assert any("label set" in w for w in est.privacy_report_.warnings)
         est = DPLogisticRegression(bounds=bounds, max_iter=2, random_state=0, classes=[-1.0, 1.0]).fit(X[:, :-1], y)
         assert not any("label set" in w for w in est.privacy_report_.warnings)

@@ -143,7 +143,7 @@ def test_one_vs_rest_splits_zcdp_evenly_over_the_classes():
     from dpsparse.noise import make_noise
 
     X, y, bounds = _three_blobs(n=200)
-    est = DPLogisticRegression(bounds=bounds)
+    est = DPLogisticRegression(bounds=bounds, classes="from-data")
     labels = est._encode(y).astype(int)
     design = est._design(X, y)
     mech = get("dp-gcd")
@@ -157,7 +157,7 @@ def test_one_vs_rest_splits_zcdp_evenly_over_the_classes():
 def test_a_single_class_is_refused():
     X, _, bounds = _breast_cancer()
     with pytest.raises(ValueError, match="at least 2 classes"):
-        DPLogisticRegression(bounds=bounds).fit(X, np.zeros(len(X)))
+        DPLogisticRegression(bounds=bounds, classes="from-data").fit(X, np.zeros(len(X)))
 
 
 def test_bad_data_is_refused():

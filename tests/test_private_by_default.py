@@ -90,7 +90,12 @@ def test_with_nothing_declared_the_label_set_is_selected_privately_too():
 def test_classes_read_from_the_data_warn():
     X, y, bounds, _ = data.load_bundled("breast_cancer")
     with pytest.warns(ClassesFromDataWarning):
-        DPLogisticRegression(bounds=bounds, random_state=0).fit(X, y)
+        DPLogisticRegression(bounds=bounds, classes="from-data", random_state=0).fit(X, y)
+    assert bounds.classes == [0, 1]  # the bundled bounds declare the label set: no warning without classes=
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ClassesFromDataWarning)
+        est = DPLogisticRegression(bounds=bounds, random_state=0).fit(X, y)
+    assert "label set" not in est.privacy_report_.noise
 
 
 def test_a_classifier_on_a_continuous_target_is_refused_with_the_remedy():
@@ -183,3 +188,18 @@ def test_the_cli_selects_undeclared_classes_privately(tmp_path, capsys):
     assert main(["fit", "--data", str(small), "--target", "label", "--bounds", str(bfile), "--loss", "logistic",
                  "--out", str(tmp_path / "s.json")]) == 2
     assert "--classes in the CLI" in capsys.readouterr().err
+
+
+def test_a_bounds_file_declares_the_label_set_for_the_cli(tmp_path, capsys):
+    """The bounds' ``classes`` make a classifier with a public label set: nothing selected, nothing read."""
+    csv = tmp_path / "d.csv"
+    rng = np.random.default_rng(0)
+    rows = rng.uniform(0, 1, (400, 2))
+    csv.write_text("a,b,label\n" + "\n".join(f"{u:.3f},{v:.3f},{int(u > 0.5)}" for u, v in rows))
+    bfile = tmp_path / "b.json"
+    bfile.write_text('{"feature_low": [0, 0], "feature_high": [1, 1], "classes": [0, 1]}')
+    out = tmp_path / "m.json"
+    assert main(["fit", "--data", str(csv), "--target", "label", "--bounds", str(bfile), "--seed", "0",
+                 "--out", str(out)]) == 0
+    model = json.loads(out.read_text())
+    assert model["classes"] == [0, 1] and "label set" not in json.dumps(model["privacy_report"])

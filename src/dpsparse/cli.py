@@ -213,13 +213,14 @@ def _load(args):
         return X, y, args.schema.bounds(), names
     if args.data in data.BUNDLED and not os.path.exists(args.data):
         X, y, bounds, names = data.load_bundled(args.data)
-        if args.classes is None and args.data in data.BUNDLED_CLASSES and args.loss not in ("squared", "huber"):
-            args.classes = [str(c) for c in data.BUNDLED_CLASSES[args.data]]  # public, from its description
     else:
         X, y, names = data.load(args.data, args.format, args.target)
         bounds = "from-data" if args.bounds_from_data else "private"
     if args.bounds:
         bounds = data.Bounds.from_json(args.bounds)
+    declared = getattr(bounds, "classes", None)
+    if args.classes is None and declared is not None and args.loss not in ("squared", "huber"):
+        args.classes = [str(c) for c in declared]  # the bounds' public label set
     return data.dense_if_dense(X), y, bounds, names
 
 

@@ -46,9 +46,6 @@ __all__ = [
 ]
 
 BUNDLED = {"breast_cancer": "classification", "diabetes": "regression"}
-# The public label sets of the bundled classification data (scikit-learn's description of
-# the Wisconsin diagnostic breast-cancer data: 0 malignant, 1 benign).
-BUNDLED_CLASSES = {"breast_cancer": (0, 1)}
 
 
 CLIPPED_WARNING_SHARE = 0.05
@@ -82,8 +79,8 @@ def clipping_warnings(X, y, bounds):
                           "and are clipped: check that it matches the labels' units", ClippingWarning, stacklevel=3)
 
 
-CLASSES_FROM_DATA = ("the label set (classes_) was read from the private data; declare it (classes= in Python, "
-                     "--classes or a schema in the CLI)")
+CLASSES_FROM_DATA = ("the label set (classes_) was read from the private data; declare it (classes= or the bounds' "
+                     "classes in Python, --classes or a schema in the CLI)")
 
 @dataclass
 class Bounds:
@@ -106,6 +103,9 @@ class Bounds:
     exceptions : dict or None
         With one range for every feature: ``{column index: (low, high)}`` for the features
         whose range differs (0-based; JSON keys are strings).
+    classes : list or None
+        The public label set of a classification (2 or more distinct labels), declared with
+        the ranges; a classifier without ``classes=`` takes it from here.
     """
 
     feature_low: np.ndarray
@@ -117,6 +117,7 @@ class Bounds:
     public: bool = True
     feature_names: list | None = None
     exceptions: dict | None = None
+    classes: list | None = None
     uniform: bool = field(init=False, repr=False, default=False)
 
     def __post_init__(self):
@@ -143,6 +144,11 @@ class Bounds:
                 )
         if self.row_norm is not None and not (np.isfinite(self.row_norm) and self.row_norm > 0):
             raise ValueError(f"bounds: row_norm must be a finite number > 0, got {self.row_norm!r}")
+        if self.classes is not None:
+            classes = np.unique(np.asarray(self.classes))
+            if classes.ndim != 1 or classes.size < 2:
+                raise ValueError(f"bounds: classes must list at least 2 distinct labels, got {self.classes!r}")
+            self.classes = classes.tolist()
 
     def _check_exceptions(self):
         if not self.exceptions:
@@ -192,7 +198,7 @@ class Bounds:
     def from_dict(cls, d):
         """Bounds from a mapping with the keys of the JSON format (see ``docs/bounds.md``)."""
         known = {"feature_low", "feature_high", "label_low", "label_high", "row_norm", "source", "feature_names",
-                 "exceptions"}
+                 "exceptions", "classes"}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"bounds: unknown keys {sorted(unknown)}; allowed: {sorted(known)}")
@@ -231,6 +237,8 @@ class Bounds:
         }
         if self.feature_names is not None:
             d["feature_names"] = list(self.feature_names)
+        if self.classes is not None:
+            d["classes"] = list(self.classes)
         if self.uniform:
             d["feature_low"], d["feature_high"] = float(self.feature_low[0]), float(self.feature_high[0])
             d["exceptions"] = {str(j): list(r) for j, r in (self.exceptions or {}).items()}

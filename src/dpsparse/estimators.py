@@ -58,14 +58,33 @@ def _resolve_bounds(bounds, X, y, regression):
         raise ValueError("bounds=None: declare public bounds (a Bounds, a dict or a JSON file), buy them privately "
                          "(bounds='private', the default), or read them off the data for an experiment without "
                          "guarantee (bounds='from-data')")
+    declared = _declared_bounds(bounds)
+    if declared is None:
+        raise ValueError(f"bounds must be a Bounds, a dict, a JSON file path, 'private' or 'from-data', got "
+                         f"{type(bounds).__name__}")
+    return declared
+
+
+def _undeclared_classes(y):
+    """The distinct labels of a classifier whose label set is not declared; more than ``MAX_CLASSES`` are refused
+    (a continuous target), before any draw."""
+    classes = np.unique(y)
+    if classes.size > MAX_CLASSES:
+        raise ValueError(f"y has {classes.size} distinct values, more than the {MAX_CLASSES} classes a classifier "
+                         "takes without a declared label set: for a continuous target use DPLasso or "
+                         "DPLinearRegression; for that many classes declare them (classes=)")
+    return classes
+
+
+def _declared_bounds(bounds):
+    """The public bounds declared by a Bounds, a dict or a JSON file path; None for anything else."""
     if isinstance(bounds, Bounds):
         return bounds
     if isinstance(bounds, dict):
         return Bounds.from_dict(bounds)
-    if isinstance(bounds, str):
+    if isinstance(bounds, str) and bounds not in ("private", FROM_DATA):
         return Bounds.from_json(bounds)
-    raise ValueError(f"bounds must be a Bounds, a dict, a JSON file path, 'private' or 'from-data', got "
-                     f"{type(bounds).__name__}")
+    return None
 
 
 class _Progress:
@@ -158,7 +177,7 @@ class _DPLinearModel(BaseEstimator):
         if labels is not None:  # the whole: the selection and the fit, (epsilon, delta) by approximate zCDP
             report.delta, report.accountant_epsilon = delta, zcdp_epsilon(labels[0], kw["delta"])
             report.noise = {**report.noise, **labels[1]}
-        if self._classification and getattr(self, "classes", None) is None and labels is None:
+        if self._classes_from_data():
             warnings.warn(CLASSES_FROM_DATA, ClassesFromDataWarning, stacklevel=2)
             report.warnings.append(CLASSES_FROM_DATA)
         if reason is not None:
@@ -171,20 +190,32 @@ class _DPLinearModel(BaseEstimator):
         self.n_iter_ = report.iterations
         return self
 
+    def _declared_classes(self):
+        """``classes=``, else the bounds' ``classes``, else None; a string ("private", "from-data") as given."""
+        classes = getattr(self, "classes", None)
+        declared = _declared_bounds(self.bounds) if classes is None else None
+        return declared.classes if declared is not None else classes
+
     def _private_classes(self):
-        """``classes="private"``, or nothing declared about the data (neither classes nor bounds): the label set is
-        then bought privately, as the bounds are."""
+        """The label set is selected privately: ``classes="private"``, or no label set declared (by ``classes=`` or
+        the bounds), unless the bounds are read off the data too (an experiment without guarantee)."""
         if not self._classification:
             return False
-        classes = getattr(self, "classes", None)
+        classes = self._declared_classes()
         if classes is None:
-            return isinstance(self.bounds, str) and self.bounds == "private"
+            return not (isinstance(self.bounds, str) and self.bounds == FROM_DATA)
         return isinstance(classes, str) and classes == "private"
+
+    def _classes_from_data(self):
+        return self._classification and not self._private_classes() and (
+            self._declared_classes() is None or isinstance(self._declared_classes(), str))
 
     def _select_labels(self, y, n_features, mechanism, zcdp, delta, noise, kw):
         """``classes="private"``: charge the whole budget, select the label set (``private_labels``) with a share
         of the zCDP budget (``plan_share``, public) and half of delta, and leave the fit the rest as a zCDP target
         (``kw`` updated). Returns the whole's zCDP budget and the selection's report lines."""
+        if not distributed.is_dask(y):
+            _undeclared_classes(y)  # a continuous target is refused first, with its remedy
         if not zcdp:
             raise ValueError(f"classes='private' (the default when neither classes nor bounds are declared) "
                              f"composes the label selection with the fit in zCDP, which mechanism {mechanism.name} "
@@ -388,17 +419,18 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         ``"auto"``: OpenDP's exact samplers (``"secure"``, Mironov 2012) unless ``random_state``
         fixes a seed (then numpy's, for experiments); docs/noise.md. ``"secure"`` refuses a
         fixed ``random_state``.
-    classes : sequence of labels, "private" or None
+    classes : sequence of labels, "private", "from-data" or None
         The public label set (2 or more); fitted whatever values the data holds (labels
         outside it raise). "private" selects it inside the budget (``private_labels``:
         Gaussian partition selection with 5-20 % of the zCDP budget, the least with which a
         label of a quarter of the records passes, and half of delta; refused before the data
         is read when none suffices, and after the charge when fewer than two labels pass;
-        the other labels count as none of the classes; tight zCDP mechanisms only). None: "private" when the
-        bounds are bought privately too (``bounds="private"``, the default: nothing declared, nothing read off
-        the data); with declared bounds, read from the data with a ``ClassesFromDataWarning`` (and the report
-        says so). Either way more than ``MAX_CLASSES`` (50) distinct values are refused (a continuous target:
-        use a regressor).
+        the other labels count as none of the classes; tight zCDP mechanisms only).
+        None (the default): the bounds' ``classes`` when they declare them, else "private";
+        with ``bounds="from-data"`` (an experiment) the labels are read off the data.
+        "from-data" reads them off the data with a ``ClassesFromDataWarning`` (the report
+        says so: no guarantee for the label set). Without a declared label set more than
+        ``MAX_CLASSES`` (50) distinct values are refused (a continuous target: use a regressor).
 
     Attributes
     ----------
@@ -460,19 +492,17 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                 index = np.searchsorted(classes, y)
                 return np.where(classes[np.minimum(index, classes.size - 1)] == y, index, -1).astype(float)
             return np.where(y == classes[1], 1.0, -1.0)
-        if self.classes is not None:
-            classes = np.unique(np.asarray(self.classes))
+        declared = self._declared_classes()
+        if declared is not None and not (isinstance(declared, str) and declared == FROM_DATA):
+            classes = np.unique(np.asarray(declared))
             if classes.size < 2:
-                raise ValueError(f"classes must list at least 2 distinct labels, got {list(self.classes)!r}")
+                raise ValueError(f"classes must be a list of at least 2 distinct labels, 'private' or 'from-data', "
+                                 f"got {declared!r}")
             unknown = ~np.isin(y, classes)
             if unknown.any():
                 raise ValueError(f"y has labels outside classes={classes.tolist()}, e.g. {y[unknown][0]!r}")
         else:
-            classes = np.unique(y)
-            if classes.size > MAX_CLASSES:
-                raise ValueError(f"y has {classes.size} distinct values, more than the {MAX_CLASSES} classes a "
-                                 "classifier reads off the data: for a continuous target use DPLasso or "
-                                 "DPLinearRegression; for that many classes declare them (classes=)")
+            classes = _undeclared_classes(y)
         if classes.size < 2:
             raise ValueError(f"classification needs at least 2 classes, got {classes.size}: {classes.tolist()}")
         self._fit_classes = classes  # becomes classes_ once the fit succeeds

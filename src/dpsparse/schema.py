@@ -104,11 +104,13 @@ class Schema:
         return None if self.target.classes is None else np.array(list(self.target.classes), dtype=str)
 
     def bounds(self):
-        """The public ``Bounds`` of the encoded features (and the label range of a regression)."""
+        """The public ``Bounds`` of the encoded features, with the label range of a regression or the classes of a
+        classification."""
         ranges = [r for c in self.features for r in c.encoded_range()]
         lo, hi = map(list, zip(*ranges))
         label = self.target.range or (None, None)
-        return Bounds(feature_low=lo, feature_high=hi, label_low=label[0], label_high=label[1],
+        classes = None if self.classes is None else self.classes.tolist()
+        return Bounds(feature_low=lo, feature_high=hi, label_low=label[0], label_high=label[1], classes=classes,
                       source=f"schema {self.source} (public metadata)")
 
     def read(self, path, with_target=True):

@@ -259,8 +259,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         mean = self._check_params(len(grid))
         base = clone(self.estimator)
         if base._private_classes():
-            raise ValueError("DPSearchCV needs the classes declared (classes=[...], --classes in the CLI): its "
-                             "candidates share one label set")
+            raise ValueError("DPSearchCV needs the classes declared (classes=[...], the bounds' classes, "
+                             "--classes): its candidates share one label set")
         if distributed.is_dask(X):
             raise ValueError("DPSearchCV needs the data in memory; on a dask array fit an estimator with "
                              "mechanism='dp-gd' and fixed hyperparameters (docs/scale.md)")
@@ -355,7 +355,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         )
         if not design.bounds_public:
             report.warnings.append("bounds were computed from the private data: no privacy guarantee")
-        if self.estimator._classification and getattr(self.estimator, "classes", None) is None:
+        if self.estimator._classes_from_data():
             report.warnings.append(CLASSES_FROM_DATA)
         return report
 
