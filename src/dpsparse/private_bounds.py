@@ -195,7 +195,8 @@ class PendingDesign:
         if not self.classification:
             a, b = self._range(np.asarray(self.y, dtype=float), noise, "label", self._declared(None))
             label = (a, b) if a < b else _widen(a)
-        bounds = Bounds(lo, hi, *label, source=self.describe_source())
+        classes = None if self.within is None else self.within.classes  # a declared label set stays declared
+        bounds = Bounds(lo, hi, *label, source=self.describe_source(), classes=classes)
         self.design = prepare(self.X, self.y, bounds, self.classification, self.fit_intercept)
         return self.design
 
