@@ -133,3 +133,21 @@ def test_sampling_with_replacement_bound():
     assert eps[1] >= Ledger().poisson_gaussian(0.01, 8.0, 1.0, 50).epsilon(1e-6)
     with pytest.raises(ValueError, match="only with events of its own kind"):
         Ledger().replacement_gaussian(100, 5, 8.0, 1.0).gaussian(1.0, 1.0).epsilon(1e-6)
+
+
+@pytest.mark.parametrize("eps_of_scale,evaluations", [
+    (lambda s: 3.0 / s**2 + 0.1 / s, 8),  # smooth: the secant steps close the bracket quickly
+    (lambda s: float(np.ceil(40.0 / s)) / 20.0, 40),  # a staircase: falls back to bisection, still a bracket
+])
+def test_the_calibration_search_returns_a_bracket_of_the_target(eps_of_scale, evaluations):
+    from dpsparse.accounting import _bisect
+
+    calls = []
+
+    def counted(s):
+        calls.append(s)
+        return eps_of_scale(s)
+
+    lo, hi = _bisect(counted, 1.0, 0.5, 40.0, 1e-4)
+    assert eps_of_scale(lo) > 1.0 >= eps_of_scale(hi) and hi / lo <= 1.0 + 1e-4
+    assert len(set(calls)) == len(calls) <= evaluations  # each scale evaluated once
