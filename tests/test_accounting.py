@@ -40,8 +40,9 @@ def test_calibrate_finds_the_smallest_scale():
     for target in [0.5, 2.0]:
         for start in [0.01, 1.0, 1000.0]:
             s = calibrate(make, target, 1e-6, start)
-            assert make(s).epsilon(1e-6) <= target
-            assert make(s / (1 + 2e-4)).epsilon(1e-6) > target
+            assert make(s).epsilon(1e-6) <= target  # certified on the fine grid
+            assert make(s / (1 + 2e-4)).epsilon(1e-6, coarse=True) > target  # the smallest on the coarse one
+            assert make(s / 1.002).epsilon(1e-6) > target  # within the grids' gap of the fine grid's smallest
 
 
 @pytest.mark.parametrize("eps,delta,match", [
