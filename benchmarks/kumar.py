@@ -35,10 +35,16 @@ Bounds. Theorem 1 (output perturbation, ``theorem1_excess_risk_bound``: Kumar & 
 with the factor sigma restored) bounds ``E F_mu(w_priv) - F_mu*`` for the mechanism's own
 objective ``F_mu`` (private datafit + penalty + ridge); Theorem 4 (dual-fw,
 ``theorem4_bound``, constant 1 in its O(.)) bounds the dual excess risk ``D* - D(s_T)``
-at Theorem 4's ``T`` (``theorem4_iterations``, used as dual-fw's ``T``). Both are evaluated
-with the actual constants of each run and compared with the quantity they bound, measured
-beside (``own`` columns); a bound below that measurement contradicts its theorem and is
-listed at the end. They are drawn, dashed, in the panels of ``F``.
+at Theorem 4's ``T`` (``theorem4_iterations``, used as dual-fw's ``T``). Objective perturbation:
+section 4.3's Lipschitz-case bound (``objective_bound``, constant 1) on ``E L(w_priv) - min_C L``,
+``L`` the private datafit and ``C = {Omega <= radius}``. Gradient perturbation (dp-sgd): Table 3's
+convex-SGD rate ``O~(sqrt(p) / (epsilon n))`` (``gradient_bound``, constant 1, logarithms dropped)
+on ``E F(w_priv) - F*``. All are evaluated with the actual constants of each run and compared with
+the quantity they bound, measured beside (``own`` columns); a bound below that measurement
+contradicts its theorem and is listed at the end. They are drawn, dashed, in the panels of ``F``.
+``run_theorems`` (called by ``benchmarks/seed_figures.py``) runs the three perturbations alone and
+states the claims: each bound above its measurement, and the measured excess risk's slope in epsilon
+against the bound's.
 
 Usage::
 
@@ -65,6 +71,7 @@ from dpsparse import data, losses, norms, solvers
 from dpsparse.exceptions import FixedSeedWarning, PrivacyCalibrationWarning, PrivacyLeakWarning
 from dpsparse.mechanisms import REGISTRY, fit_mechanism
 from dpsparse.mechanisms import dual_fw as dfw
+from dpsparse.mechanisms import objective_perturbation as objp
 from dpsparse.mechanisms import output_perturbation as op
 from dpsparse.mechanisms._common import row_norm_bound
 from dpsparse.noise import make_noise
@@ -106,6 +113,12 @@ HYPER = {
 }
 DUAL_FW_MAX_T = 200
 MECHANISM_ORDER = ("dp-gcd", "dp-cd", "dp-sgd", "one-pass-sgd", "output", "objective", "dual-fw", "fw")
+# The bound evaluated beside each mechanism, and what it bounds (measured in the "own" rows).
+BOUND_LABELS = {"output": "Thm 1: E F_mu - F_mu*", "dual-fw": "Thm 4: D* - D(s_T)",
+                "objective": "Sec 4.3: E L - min_C L", "dp-sgd": "Table 3: E F - F*"}
+# Iterations of the non-private solve of min over {Omega <= radius} of the datafit (objective perturbation's
+# reference; a lower estimate of the excess whatever its accuracy, see ``constrained_reference``).
+CONSTRAINED_MAX_ITER = 3000
 
 
 class Problem:
@@ -118,7 +131,7 @@ class Problem:
         self.penalty_name, self.groups, self.bounds_note = penalty_name, groups, bounds_note
         n, p = design.X.shape
         unit = norms.build_penalty(penalty_name, 1.0, p - 1, groups=groups)
-        self.alpha_max = _alpha_max(design, reference_loss, unit, penalty_name)
+        self.alpha_max = alpha_max(design, reference_loss, unit, penalty_name)
         self.alpha = ALPHA_RATIO * self.alpha_max
         self.penalty = norms.build_penalty(penalty_name, self.alpha, p - 1, groups=groups)
 
@@ -127,7 +140,9 @@ class Problem:
         return 1.0 / self.design.X.shape[0] ** 2
 
 
-def _alpha_max(design, loss, unit_penalty, penalty_name):
+def alpha_max(design, loss, unit_penalty, penalty_name):
+    """Smallest penalty strength whose solution has no nonzero feature (the intercept, last, unpenalized):
+    the dual norm of the gradient at the intercept-only fit (``unit_penalty`` unused for ``"l1"``)."""
     X, y = design.X, design.y
     n, p = X.shape
     if isinstance(loss, losses.Logistic):
@@ -229,6 +244,24 @@ def own_reference(problem):
     return {"value": float(res.objective), "gap": float(res.gap)}
 
 
+def constrained_reference(problem, radius):
+    """``L(w_C)``, ``w_C`` a near-minimizer of the private datafit ``L`` over ``C = {Omega(w) <= radius}`` (the
+    intercept free, a ridge of 1e-6 for the solver): ``L(w) - L(w_C)`` is a lower estimate of ``L(w) - min_C L``."""
+    d = problem.design
+    n = d.X.shape[0]
+    w, gap, _ = objp.perturbed_constrained(d.X, d.y, problem.loss, problem.penalty, radius, 1e-6 * n,
+                                           np.zeros(d.X.shape[1]), REFERENCE_TOL, max_iter=CONSTRAINED_MAX_ITER)
+    value = datafit(problem, w)
+    return {"value": value, "radius": radius, "gap": float(gap),
+            "at_zero": datafit(problem, np.zeros_like(w)) - value}
+
+
+def datafit(problem, w):
+    """The private datafit ``(1/n) sum_i f(<w, x_i>, y_i)``."""
+    d = problem.design
+    return float(problem.loss.objective(d.X @ w, d.y))
+
+
 def f_objective(problem, w):
     d = problem.design
     return solvers.objective(d.X, d.y, w, problem.reference_loss, problem.penalty)
@@ -266,6 +299,47 @@ def theorem4_constants(problem, epsilon):
     T = min(dfw.theorem4_iterations(n, epsilon, diameter, L, G), DUAL_FW_MAX_T)
     bound = dfw.theorem4_bound(n, epsilon, problem.delta, diameter, L, G, structure.log_n_vertices)
     return T, float(bound), {"diameter": diameter, "L": L, "G_K": G, "log|S|": structure.log_n_vertices}
+
+
+def l1_ball_width(p):
+    """Gaussian width ``E max_j |g_j|``, ``g ~ N(0, I_p)``, of the unit L1 ball: the integral of ``P(max > t)``."""
+    from scipy import integrate, special
+
+    with np.errstate(divide="ignore"):
+        return float(integrate.quad(lambda t: -np.expm1(p * np.log(special.erf(t / math.sqrt(2.0)))), 0.0,
+                                    np.inf)[0])
+
+
+def _lipschitz_constants(problem):
+    """``(c R, sup f'' R^2)``: L2-Lipschitz and smoothness constants of a record's loss on the public bounds."""
+    d = problem.design
+    R = row_norm_bound(d.feature_bounds, None, d.X.shape[1])
+    return float(problem.loss.lipschitz) * R, float(problem.loss.smoothness) * R * R
+
+
+def objective_bound(problem, epsilon, radius):
+    """Kumar & Deisenroth 2019, section 4.3, Lipschitz case (objective perturbation over ``C = {Omega <= radius}``,
+    from Kifer, Smith & Thakurta 2012 and Talwar, Thakurta & Zhang 2015), its O(.) with constant 1:
+
+        E L(w_priv) - min_C L <= (L G_C sqrt(1/delta) + lambda_max Gamma_C) / (n epsilon),
+
+    ``L = c R``, ``lambda_max = sup f'' R^2``, ``G_C = radius E||g||_inf`` and ``Gamma_C = 2 radius`` (the L1 ball on
+    the features; the unconstrained intercept is left out of both); ``sqrt(1/delta)`` as printed.
+    """
+    n, p = problem.design.X.shape
+    L, lam = _lipschitz_constants(problem)
+    G, diameter = radius * l1_ball_width(p - 1), 2.0 * radius
+    return {"bound": (L * G * math.sqrt(1.0 / problem.delta) + lam * diameter) / (n * epsilon), "L": L,
+            "lambda_max": lam, "G_C": G, "Gamma_C": diameter}
+
+
+def gradient_bound(problem, epsilon, l2_star):
+    """Kumar & Deisenroth 2019, Table 3, gradient perturbation by SGD on a convex loss (Bassily, Smith & Thakurta
+    2014): ``O~(sqrt(p) / (epsilon n))``, evaluated as ``L ||w*||_2 sqrt(p) / (n epsilon)`` (constant 1, logarithms
+    dropped; ``L = c R``, ``||w*||`` in place of the domain's diameter: DP-SGD here is not constrained)."""
+    n, p = problem.design.X.shape
+    L, _ = _lipschitz_constants(problem)
+    return {"bound": L * l2_star * math.sqrt(p) / (n * epsilon), "L": L, "||w*||": l2_star}
 
 
 # --------------------------------------------------------------------------- runs
@@ -335,6 +409,17 @@ def mechanism_runs(problem, ref, own_ref, mechanism, epsilons, runs):
                 if seed == 0:
                     T, bound, consts = theorem4_constants(problem, float(epsilon))
                     b = {"bound": bound, **consts}
+            elif mechanism == "objective":
+                if "constrained" not in own_ref:
+                    own_ref["constrained"] = constrained_reference(problem, options["radius"])
+                # L(w) - L(w_C) <= L(w) - min_C L: the lower end, conservative for the check.
+                own.append(float(datafit(problem, w) - own_ref["constrained"]["value"]))
+                if seed == 0:
+                    b = objective_bound(problem, float(epsilon), options["radius"])
+            elif mechanism == "dp-sgd":
+                own.append(excess[-1])
+                if seed == 0:
+                    b = gradient_bound(problem, float(epsilon), ref["l2_star"])
             if seed == 0:
                 first = report
         res["seconds"].append(time.perf_counter() - t0)
@@ -345,7 +430,7 @@ def mechanism_runs(problem, ref, own_ref, mechanism, epsilons, runs):
         res["accountant_epsilon"].append(float(first.accountant_epsilon))
         res["own"].append(own)
         res["own_mean"].append(float(np.mean(own)) if own else None)
-        if mechanism in ("output", "dual-fw"):
+        if mechanism in BOUND_LABELS:
             res["bound"].append(b["bound"])
             res["bound_terms"].append({k: v for k, v in b.items() if k != "bound"})
         else:
@@ -354,7 +439,7 @@ def mechanism_runs(problem, ref, own_ref, mechanism, epsilons, runs):
     return res
 
 
-def run(problems, epsilons, runs, log=print):
+def run(problems, epsilons, runs, log=print, mechanisms=MECHANISM_ORDER):
     results = {"epsilons": list(epsilons), "runs": runs, "seeds": list(range(runs)), "delta": "1/n^2",
                "mu": MU, "alpha_ratio": ALPHA_RATIO, "squared_clip": SQUARED_CLIP, "hyper": HYPER,
                "dual_fw_max_T": DUAL_FW_MAX_T, "blas_threads": BLAS_THREADS, "problems": {}}
@@ -369,7 +454,7 @@ def run(problems, epsilons, runs, log=print):
                      "bounds_source": d.bounds.source, "bounds_public": bool(d.bounds.public),
                      "clipped": {"feature values": d.clipped_values, "labels": d.clipped_labels},
                      "reference": ref, "own_reference": own_ref, "mechanisms": {}, "seconds": {}}
-            for mechanism in MECHANISM_ORDER:
+            for mechanism in mechanisms:
                 t1 = time.perf_counter()
                 entry["mechanisms"][mechanism] = mechanism_runs(problem, ref, own_ref, mechanism, epsilons, runs)
                 entry["seconds"][mechanism] = time.perf_counter() - t1
@@ -419,7 +504,7 @@ def format_table(results):
             lines.append(f"{name:<20}{mechanism:<13}{_opt_label(mechanism, res):<22}"
                          + "".join(f"{c:>{w}}" for c in cells))
             if res["bound"] and any(b is not None or o is not None for b, o in zip(res["bound"], res["own_mean"])):
-                what = ("Thm 1: E F_mu - F_mu*" if mechanism == "output" else "Thm 4: D* - D(s_T)")
+                what = BOUND_LABELS[mechanism]
                 own = [f"{o:.3g}" if o is not None else "-" for o in res["own_mean"]]
                 bnd = [f"{b:.3g}" if b is not None else "n/a" for b in res["bound"]]
                 lines.append(f"{'':<20}{'  own':<13}{what[:21]:<22}" + "".join(f"{c:>{w}}" for c in own))
@@ -429,8 +514,10 @@ def format_table(results):
         lines.append("")
     lines += ["own: the quantity the theorem bounds, measured (output: F_mu(w_priv) - F_mu(w_ref), F_mu = private "
               "datafit + penalty + ridge; dual-fw: F_mu(w_ref) - gap - D(s_T), the dual excess risk of the private "
-              "dual iterate); both are lower estimates (the reference's certified gap is not added), so a bound "
-              "below them is a genuine contradiction. Theorem 4's O(.) is taken with constant 1.", "",
+              "dual iterate; objective: L(w_priv) - L(w_C), L the private datafit, w_C its near-minimizer over "
+              "{Omega <= radius}; dp-sgd: F(w_priv) - F*); all are lower estimates (the reference's certified gap "
+              "is not added), so a bound below them is a genuine contradiction. The O(.) of Theorem 4, section 4.3 "
+              "and Table 3 are taken with constant 1 (Table 3's logarithms dropped).", "",
               f"{'problem':<20}{'n x p':>11}{'alpha':>10}{'F(0)':>10}{'F*':>11}{'gap':>9}{'supp':>6}"
               f"{'Omega(w*)':>10}{'clipped x/y':>13}  bounds"]
     for name, e in results["problems"].items():
@@ -485,8 +572,7 @@ def plot(results, path):
             ax.plot(x, np.where(mean > 0, mean, np.nan), "o-", color=colors[mechanism], label=mechanism, ms=4)
             bound = np.array([np.nan if b is None else b for b in res["bound"]], dtype=float)
             if np.any(np.isfinite(bound)):
-                what = "Thm 1 bound (on F_mu)" if mechanism == "output" else "Thm 4 bound (dual)"
-                ax.plot(x, bound, "--", color=colors[mechanism], label=f"{what}")
+                ax.plot(x, bound, "--", color=colors[mechanism], label=f"{BOUND_LABELS[mechanism]} bound")
                 own = np.array([np.nan if o is None else o for o in res["own_mean"]], dtype=float)
                 ax.plot(x, np.where(own > 0, own, np.nan), "x:", color=colors[mechanism],
                         label=f"{mechanism}: what it bounds")
@@ -496,6 +582,98 @@ def plot(results, path):
         ax.legend(fontsize=6)
     bench.save_figure(fig, path, "Excess empirical risk on each problem's penalized objective, mean over "
                       f"{results['runs']} runs; dashed: theorem bounds", dpi=110, fontsize=11)
+
+
+# --------------------------------------------------------------------------- the bounds against epsilon
+
+
+THEOREM_MECHANISMS = ("output", "objective", "dp-sgd")
+THEOREM_NAMES = {"output": "output perturbation, Theorem 1 (Lemma 1)",
+                 "objective": "objective perturbation, section 4.3 (Lipschitz case)",
+                 "dp-sgd": "gradient perturbation (DP-SGD), Table 3 (convex SGD)"}
+SLOPE_TOLERANCE = 0.25
+
+
+def run_theorems(data_dir, names, epsilons, runs, log=print):
+    """Output, objective and gradient perturbation on the problems ``names``, with their bounds and the claims."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)  # every bound here is declared a priori
+        problems = [pr for pr in make_problems(data_dir) if pr.name in names]
+    results = run(problems, epsilons, runs, log, THEOREM_MECHANISMS)
+    results["claims"] = theorem_claims(results)
+    return results
+
+
+def _slope(epsilons, values):
+    """Least-squares slope of ``log values`` against ``log epsilon`` (None unless every value is > 0)."""
+    v = np.asarray(values, dtype=float)
+    return float(np.polyfit(np.log(epsilons), np.log(v), 1)[0]) if np.all(v > 0) else None
+
+
+def theorem_claims(results):
+    """Per mechanism and problem: the bound above its measurement at every epsilon, and the measured slope in
+    epsilon within ``SLOPE_TOLERANCE`` of the bound's. Rows ``(claim, problem, measured, verdict)``."""
+    eps = results["epsilons"]
+    rows = []
+    for mechanism in THEOREM_MECHANISMS:
+        for name, e in results["problems"].items():
+            res = e["mechanisms"][mechanism]
+            if "na" in res:
+                rows.append((THEOREM_NAMES[mechanism], name, f"n/a: {res['na']}", "n/a"))
+                continue
+            own, bound = res["own_mean"], res["bound"]
+            ratio = max(o / b for o, b in zip(own, bound))
+            # the bounds are on an expectation: a mean above by less than two standard errors is sampling
+            above = [k for k, (o, b) in enumerate(zip(res["own"], bound))
+                     if np.mean(o) > b + 2.0 * float(np.std(o, ddof=1)) / math.sqrt(len(o))]
+            sampling = ", above it within 2 standard errors" if ratio > 1 and not above else ""
+            verdict = "NOT reproduced" if above else "reproduced"
+            rows.append((f"{THEOREM_NAMES[mechanism]}: bound >= measured", name,
+                         f"largest measured / bound {ratio:.3g}{sampling}", verdict))
+            s_own, s_bound = _slope(eps, own), _slope(eps, bound)
+            ok = s_own is not None and abs(s_own - s_bound) <= SLOPE_TOLERANCE
+            measured = "slope n/a (a measurement <= 0)" if s_own is None else f"slope {s_own:.2f}"
+            rows.append((f"{THEOREM_NAMES[mechanism]}: rate in epsilon (slope within {SLOPE_TOLERANCE:g})", name,
+                         f"{measured} vs bound {s_bound:.2f}", "reproduced" if ok else "NOT reproduced"))
+    return rows
+
+
+def format_theorems(results):
+    """The measured excess risk beside each bound, epsilon by epsilon, and the claims."""
+    eps = results["epsilons"]
+    lines = [f"Kumar & Deisenroth (2019): mean over {results['runs']} runs of what each bound bounds, delta = 1/n^2",
+             f"{'problem':<14}{'mechanism':<11}{'':<8}" + "".join(f"{'eps=' + format(x, 'g'):>11}" for x in eps)]
+    for name, e in results["problems"].items():
+        for mechanism in THEOREM_MECHANISMS:
+            res = e["mechanisms"][mechanism]
+            if "na" in res:
+                lines.append(f"{name:<14}{mechanism:<11}n/a ({res['na']})")
+                continue
+            for row, values in (("measured", res["own_mean"]), ("bound", res["bound"])):
+                lines.append(f"{name:<14}{mechanism:<11}{row:<8}" + "".join(f"{v:>11.3g}" for v in values))
+    lines += ["", f"{'claim':<90}{'problem':<14}{'verdict':<16}measured"]
+    lines += [f"{c:<90}{p:<14}{v:<16}{m}" for c, p, m, v in results["claims"]]
+    return "\n".join(lines)
+
+
+def plot_theorems(results, path):
+    """One panel per perturbation: measured (solid) and bound (dashed) against epsilon, one colour per problem."""
+    fig, axes = bench.panel_figure(len(THEOREM_MECHANISMS), 3, 5.5, 4.5)
+    x = np.array(results["epsilons"])
+    for ax, mechanism in zip(axes, THEOREM_MECHANISMS):
+        for k, (name, e) in enumerate(results["problems"].items()):
+            res = e["mechanisms"][mechanism]
+            if "na" in res:
+                continue
+            own = np.array(res["own_mean"], dtype=float)
+            ax.plot(x, np.where(own > 0, own, np.nan), "o-", color=f"C{k}", label=f"{name}: measured")
+            ax.plot(x, res["bound"], "--", color=f"C{k}", label=f"{name}: bound")
+        bench.epsilon_axis(ax, x)
+        ax.set_title(THEOREM_NAMES[mechanism], fontsize=10)
+        ax.set_ylabel(BOUND_LABELS[mechanism].split(": ")[1])
+        ax.legend(fontsize=7)
+    bench.save_figure(fig, path, f"Kumar & Deisenroth (2019): measured excess risk (mean of {results['runs']} runs) "
+                      "and the bounds (dashed), delta = 1/n^2", dpi=110, fontsize=11)
 
 
 def parse_args(argv=None):
