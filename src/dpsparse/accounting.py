@@ -276,12 +276,15 @@ class Ledger:
             return {"rdp": self._replacement_rdp_epsilon(delta)}
         # exp(step loss) overflows in dp-accounting's PLD constructors past ~709; such
         # steps give no useful guarantee anyway, and RDP still bounds them.
+        if not coarse:  # the coarse grid's (cached: a calibration has just asked for it), refined
+            out = self.epsilons(delta, coarse=True)
+            if out["pld"] <= 1.02 * out.get("rdp", np.inf):
+                out["pld"] = self._pld_epsilon(delta)
+            return out
         huge = max(1.0 / p["multiplier"] if "multiplier" in p else p["epsilon"] for _, _, p in self.events) > 500
         out = {"pld": np.inf if huge else self._pld_epsilon(delta, _PLD_COARSE)}
         if "poisson_gaussian" not in kinds:
             out["rdp"] = self._rdp_epsilon(delta)
-        if not coarse and out["pld"] <= 1.02 * out.get("rdp", np.inf):
-            out["pld"] = self._pld_epsilon(delta)
         return out
 
     def epsilon(self, delta, coarse=False):
@@ -480,12 +483,13 @@ def zcdp_budget(epsilon, delta, rtol=1e-4):
 def _bisect(epsilon_of_scale, target, lo, hi, rtol):
     """Shrink ``[lo, hi]`` (``eps(lo) > target >= eps(hi)``) until ``hi / lo <= 1 + rtol``.
 
-    Each round guesses the root by the secant through the two evaluated scales closest to the target in
-    (log scale, log epsilon) coordinates (an accountant's epsilon is smooth and close to a power of the noise
-    scale there); near the end it evaluates the two points ``rtol / 3`` either side of the guess, which close
-    the bracket when they straddle the target. A guess outside the bracket (or an epsilon of 0) falls back to
-    the geometric midpoint, as plain bisection. The result is the same kind of bracket as bisection's: only
-    the number of evaluations (each a PLD composition, the cost of calibrating) changes.
+    Each round guesses the root by inverse interpolation through the (up to three) evaluated scales
+    closest to the target in (log scale, log epsilon) coordinates (an accountant's epsilon is smooth
+    and close to a power of the noise scale there); near the end it evaluates the two points
+    ``rtol / 3`` either side of the guess, which close the bracket when they straddle the target. A
+    guess outside the bracket (or an epsilon of 0) falls back to the geometric midpoint, as plain
+    bisection. The result is the same kind of bracket as bisection's: only the number of evaluations
+    (each a PLD composition, the cost of calibrating) changes.
     """
     eps = _memo(epsilon_of_scale)
     seen = {lo: eps(lo), hi: eps(hi)}
@@ -506,13 +510,17 @@ def _memo(epsilon_of_scale):
 
 
 def _guesses(seen, target, lo, hi, rtol):
-    """The next scales to evaluate: the secant's root (two points around it once it is close), or the midpoint."""
+    """The next scales to evaluate: the root of the inverse interpolation through the two or three evaluated scales
+    closest to the target (two points around it once it is close), or the midpoint."""
     usable = [s for s, e in seen.items() if e > 0 and math.isfinite(e)]
-    closest = sorted(usable, key=lambda s: abs(math.log(seen[s] / target)))[:2]
-    if len(closest) == 2 and seen[closest[0]] != seen[closest[1]]:
-        s1, s2 = closest
-        e1, e2 = seen[s1], seen[s2]
-        guess = s1 * (s2 / s1) ** (math.log(e1 / target) / math.log(e1 / e2))
+    closest = sorted(usable, key=lambda s: abs(math.log(seen[s] / target)))[:3]
+    if len(closest) >= 2 and len({seen[s] for s in closest}) == len(closest):
+        s1 = closest[0]
+        # log scale as the polynomial in log epsilon through the closest points (Lagrange), at the target
+        x = [math.log(seen[s] / target) for s in closest]
+        log_guess = sum(math.log(s) * math.prod(-x[j] / (x[i] - x[j]) for j in range(len(x)) if j != i)
+                        for i, s in enumerate(closest))
+        guess = math.exp(log_guess) if abs(log_guess) < 700 else math.inf
         if lo < guess < hi:
             if abs(math.log(guess / s1)) > 3.0 * rtol and hi / lo > (1.0 + rtol) ** 4:
                 return [guess]
