@@ -171,3 +171,17 @@ def test_declared_bounds_are_tightened_privately_only_where_affordable():
     assert est.score(X, y) > 0.9 and est.privacy_report_.guarantee_holds
     small = _quiet(DPLasso(epsilon=1.0, bounds=wide, random_state=0).fit, X[:300], y[:300])
     assert "tightened" not in small.bounds_.source  # 300 records cannot place 12 quantiles within 10 % of them
+
+
+def test_the_constant_predictor_releases_its_mean_with_the_noise_that_adds_less():
+    """Alone, one scalar: Laplace (std sqrt(2) / epsilon) when below the calibrated Gaussian; in zCDP, Gaussian."""
+    import math
+
+    from dpsparse.mechanisms.constant import _multiplier, noise_family
+
+    delta = 1.0 / 426**2
+    kind, scale = noise_family(0.1, delta)
+    assert kind == "laplace" and scale == pytest.approx(10.0) and math.sqrt(2.0) * scale < _multiplier(0.1, delta)
+    assert noise_family(0.1, delta, rho=0.01)[0] == "gaussian"  # the label selection's or the search's composition
+    kind, m = noise_family(1.0, 0.1)  # a large delta: the Gaussian's multiplier is below sqrt(2)
+    assert kind == "gaussian" and m < math.sqrt(2.0)
