@@ -491,22 +491,15 @@ def _bisect(epsilon_of_scale, target, lo, hi, rtol):
     bisection. The result is the same kind of bracket as bisection's: only the number of evaluations
     (each a PLD composition, the cost of calibrating) changes.
     """
-    eps = _memo(epsilon_of_scale)
-    seen = {lo: eps(lo), hi: eps(hi)}
+    seen = {lo: epsilon_of_scale(lo), hi: epsilon_of_scale(hi)}  # every later guess is a new scale
     while hi / lo > 1.0 + rtol:
         for s in _guesses(seen, target, lo, hi, rtol):
-            seen[s] = eps(s)
+            seen[s] = epsilon_of_scale(s)
             if seen[s] <= target:
                 hi = min(hi, s)
             else:
                 lo = max(lo, s)
     return lo, hi
-
-
-def _memo(epsilon_of_scale):
-    """``epsilon_of_scale`` evaluated once per scale (it may already be memoized)."""
-    return epsilon_of_scale if hasattr(epsilon_of_scale, "cache_info") else functools.lru_cache(None)(
-        epsilon_of_scale)
 
 
 def _guesses(seen, target, lo, hi, rtol):

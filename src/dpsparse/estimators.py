@@ -207,8 +207,8 @@ class _DPLinearModel(BaseEstimator):
         return isinstance(classes, str) and classes == "private"
 
     def _classes_from_data(self):
-        return self._classification and not self._private_classes() and (
-            self._declared_classes() is None or isinstance(self._declared_classes(), str))
+        declared = self._declared_classes()
+        return self._classification and not self._private_classes() and (declared is None or isinstance(declared, str))
 
     def _select_labels(self, y, n_features, mechanism, zcdp, delta, noise, kw):
         """``classes="private"``: charge the whole budget, select the label set (``private_labels``) with a share
