@@ -48,7 +48,7 @@ import numpy as np
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import r2_score
 
-from dpsparse import DPLasso, DPLogisticRegression, losses, norms
+from dpsparse import DPLasso, DPLogisticRegression
 from dpsparse.data import Bounds
 from dpsparse.mechanisms import auto
 
@@ -221,9 +221,8 @@ def study_floor_regression(quick):
         Xtr, ytr, Xte, yte, _, half = regression_family(n, p, 5, 3.0, 7 * seed + n + p)
         bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
         base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "n eps / log p": round(n * eps / np.log(p), 0)}
-        learner, options, _ = auto.choose(losses.Squared(1.0), norms.build_penalty("l1", 1e-3, p, True), n, p,
-                                          np.inf)
-        for row, mechanism, opts in (("learner", learner, options), ("constant", "constant", None)):
+        learner = ("two-stage", auto.least_squares_selection(n, p, eps)) if p > auto.SPARSITY else ("dp-gcd", {})
+        for row, mechanism, opts in (("learner", *learner), ("constant", "constant", None)):
             est = DPLasso(epsilon=eps, bounds=bounds, random_state=seed, mechanism=mechanism, mechanism_options=opts)
             r2 = float(r2_score(yte, _quiet(est.fit, Xtr, ytr).predict(Xte)))
             rows.append({**base, "mechanism": row, "accuracy": r2})
@@ -260,6 +259,38 @@ def study_least_squares(quick):
     return rows
 
 
+def study_sparsity(quick):
+    """How many features the least-squares rule should select when the records are few for the budget: two-stage
+    (DP-GD second, the rule's selection clip) with 3, 5 or 10 features and a selection share of 0.5 or 0.7, beside
+    the constant predictor, on planted 5- and 10-sparse regressions, by ``n epsilon / log p``."""
+    sizes = itertools.product((500, 1000, 2000, 5000), (300, 1000), (0.5, 1.0), (5, 10), range(1 if quick else 2))
+    rows = []
+    for n, p, eps, k, seed in sizes:
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, k, 3.0, 13 * seed + n + p + k)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        base = {"n": n, "p": p, "epsilon": eps, "k": k, "seed": seed,
+                "n eps / log p": round(n * eps / np.log(p), 0)}
+        settings = [("constant", "constant", None)] + [
+            (f"s={s} share={sh}", "two-stage", {"second": "dp-gd", "sparsity": s, "selection_share": sh,
+                                                "selection_clip": auto.SELECTION_CLIP})
+            for s in (3, 5, 10) for sh in (0.5, 0.7)]
+        for name, mechanism, opts in settings:
+            est = DPLasso(epsilon=eps, bounds=bounds, random_state=seed, mechanism=mechanism, mechanism_options=opts)
+            r2 = float(r2_score(yte, _quiet(est.fit, Xtr, ytr).predict(Xte)))
+            rows.append({**base, "setting": name, "r2": r2})
+        print(f"n={n} p={p} epsilon={eps} k={k} seed={seed} done", flush=True)
+    return rows
+
+
+def sparsity_table(rows):
+    """Mean R^2 of each setting per value of ``n epsilon / log p`` (families and seeds averaged)."""
+    by = {}
+    for r in rows:
+        by.setdefault(r["n eps / log p"], {}).setdefault(r["setting"], []).append(r["r2"])
+    return [{"n eps / log p": k, **{name: float(np.mean(v)) for name, v in sorted(d.items())}}
+            for k, d in sorted(by.items())]
+
+
 def study_few_features(quick):
     """At most ``auto.SPARSITY`` features: nothing to select; which mechanism fits them all."""
     rows = []
@@ -292,15 +323,16 @@ def summarize(rows, keys, measure):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--study", choices=["logistic", "start", "start-wide", "steps", "least-squares", "few-features",
-                                        "floor", "floor-regression"],
+                                        "floor", "floor-regression", "sparsity"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    if args.study in ("floor", "floor-regression", "steps"):
-        study, tabulate = {"floor": (study_floor, floor_table), "floor-regression": (study_floor_regression,
-                                                                                      floor_table),
-                           "steps": (study_steps, steps_table)}[args.study]
+    if args.study in ("floor", "floor-regression", "steps", "sparsity"):
+        study, tabulate = {"floor": (study_floor, floor_table),
+                           "floor-regression": (study_floor_regression, floor_table),
+                           "steps": (study_steps, steps_table),
+                           "sparsity": (study_sparsity, sparsity_table)}[args.study]
         rows = study(args.quick)
         table = tabulate(rows)
         for t in table:

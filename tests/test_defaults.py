@@ -37,6 +37,21 @@ def test_the_rule_reads_public_quantities_only(loss, penalty, n, p, expected):
     REGISTRY[name].resolve_options(options)  # every option the rule sets is declared and in range
 
 
+@pytest.mark.parametrize("n,epsilon,sparsity,share", [
+    (1200, 1.0, 3, 0.7),  # n epsilon / log 1000 = 174: few records for the budget, 3 features
+    (2000, 1.0, 5, 0.7),  # 290
+    (5000, 1.0, 10, 0.5),  # 724: the planted Lasso of the targets
+    (5000, 0.5, 5, 0.7),  # 362: the same records at half the budget
+])
+def test_the_least_squares_rule_selects_fewer_features_with_more_budget_when_records_are_few(n, epsilon, sparsity,
+                                                                                            share):
+    name, options, reason = auto.choose(losses.Squared(1.0), norms.build_penalty("l1", 1e-3, 1000, True), n, 1000,
+                                        epsilon)
+    assert name == "two-stage" and f"select {sparsity} " in reason
+    assert (options["sparsity"], options["selection_share"]) == (sparsity, share)
+    REGISTRY[name].resolve_options(options)
+
+
 def test_adassp_is_three_gaussian_releases_at_the_target():
     X, y, _, bounds = planted_sparse(n=3000, p=6, s=3)
     design = data.prepare(X, y, bounds, classification=False)

@@ -6,9 +6,9 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 
 - least squares with a separable penalty: the constant predictor when
   ``n epsilon < FLOOR_LEAST_SQUARES log p``; otherwise DP-GCD on every feature when there are at most
-  ``SPARSITY`` of them, otherwise ``two-stage``: ``SPARSITY`` features selected by
-  peeling (the labels clipped at ``SELECTION_CLIP`` in the scores, ``SELECTION_SHARE`` of
-  the budget), then DP-GD on them;
+  ``SPARSITY`` of them, otherwise ``two-stage``: features selected by peeling (the labels
+  clipped at ``SELECTION_CLIP`` in the scores), then DP-GD on them; how many, and the
+  selection's share of the budget, grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
 - the logistic loss with a separable penalty: the constant predictor when
   ``n epsilon < FLOOR log p`` (too few records for the budget), otherwise DP-GCD with
   ``ITERATIONS_FEW`` steps on at most ``FEW`` features, ``ITERATIONS`` on more, and its
@@ -22,14 +22,15 @@ import math
 
 from .base import penalty_capabilities
 
-__all__ = ["FEW", "FLOOR", "FLOOR_LEAST_SQUARES", "ITERATIONS", "ITERATIONS_FEW", "SELECTION_CLIP", "SELECTION_SHARE",
-           "SPARSITY", "choose"]
+__all__ = ["FEW", "FLOOR", "FLOOR_LEAST_SQUARES", "ITERATIONS", "ITERATIONS_FEW", "SELECTION_CLIP", "SPARSITY",
+           "SPARSITY_STEPS", "choose", "least_squares_selection"]
 
 SPARSITY = 10
-"""Features kept by the selection of the least-squares rule."""
+"""Features kept by the selection of the least-squares rule when the records are many for the budget."""
 
-SELECTION_SHARE = 0.5
-"""Share of the zCDP budget the least-squares rule spends on the selection (measured: docs/defaults.md)."""
+SPARSITY_STEPS = ((225, 3, 0.7), (600, 5, 0.7), (math.inf, SPARSITY, 0.5))
+"""``(bound, sparsity, selection share)``: below ``n epsilon = bound log p`` the least-squares rule selects
+``sparsity`` features with ``selection share`` of the zCDP budget (measured: docs/defaults.md)."""
 
 FLOOR, FLOOR_LEAST_SQUARES = 50, 160
 """Below ``n epsilon = FLOOR log p`` the logistic rule releases the constant predictor, below ``FLOOR_LEAST_SQUARES
@@ -41,6 +42,26 @@ docs/defaults.md)."""
 
 SELECTION_CLIP = 0.25
 """The labels' clip in the selection's scores, in units of the label range (measured: docs/defaults.md)."""
+
+
+def least_squares_selection(n, p, epsilon):
+    """The least-squares rule's ``two-stage`` options above its floor: fewer features, with more of the budget, where
+    ``n epsilon / log p`` is small (``SPARSITY_STEPS``).
+
+    Parameters
+    ----------
+    n, p : int
+        Records and features (the intercept excluded), ``p > SPARSITY``.
+    epsilon : float
+
+    Returns
+    -------
+    dict
+        Options of ``two-stage``.
+    """
+    ratio = n * epsilon / math.log(max(p, 2))
+    _, sparsity, share = next(step for step in SPARSITY_STEPS if ratio < step[0])
+    return {"second": "dp-gd", "sparsity": sparsity, "selection_share": share, "selection_clip": SELECTION_CLIP}
 
 
 def choose(loss, penalty, n, p, epsilon):
@@ -72,9 +93,9 @@ def choose(loss, penalty, n, p, epsilon):
     if name == "squared" and separable:
         if p <= SPARSITY:
             return "dp-gcd", {}, f"least squares on {p} <= {SPARSITY} features: DP-GCD on all of them"
-        return ("two-stage", {"second": "dp-gd", "sparsity": SPARSITY, "selection_share": SELECTION_SHARE,
-                              "selection_clip": SELECTION_CLIP},
-                f"least squares on {p} > {SPARSITY} features: select {SPARSITY} privately, then DP-GD on them")
+        options = least_squares_selection(n, p, epsilon)
+        return ("two-stage", options, f"least squares on {p} > {SPARSITY} features, n epsilon / log p = "
+                f"{n * epsilon / math.log(p):.3g}: select {options['sparsity']} privately, then DP-GD on them")
     if name == "hinge":
         return "one-pass-sgd", {}, "the hinge loss is not smooth: one-pass noisy SGD"
     if not separable:
