@@ -302,8 +302,6 @@ class _DPLinearModel(BaseEstimator):
         if isinstance(bounds, Bounds) and bounds.public:
             clipping_warnings(X, y, bounds)
         if isinstance(bounds, str):
-            if distributed.is_dask(X):
-                raise ValueError("bounds='private' needs the data in memory; on a dask array declare public bounds")
             return PendingDesign(X, yi, self._classification, self.fit_intercept, self.bounds_share)
         if budget is not None and bounds.public:
             if self._tightened(bounds, X, budget):
@@ -320,9 +318,9 @@ class _DPLinearModel(BaseEstimator):
 
     def _tightened(self, bounds, X, budget):
         """Whether declared ``bounds`` are tightened by private quantiles (``private_bounds.affordable``): no
-        row-norm bound, in memory, and enough records for ``bounds_share`` of the budget to place every quantile
-        within ``TIGHTEN_ERROR`` of the records."""
-        if bounds.row_norm is not None or distributed.is_dask(X):
+        row-norm bound, and enough records for ``bounds_share`` of the budget to place every quantile within
+        ``TIGHTEN_ERROR`` of the records."""
+        if bounds.row_norm is not None:
             return False
         epsilon, delta, zcdp = budget
         share = {"rho": zcdp_budget(epsilon, delta) * self.bounds_share} if zcdp else {

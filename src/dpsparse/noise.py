@@ -11,6 +11,7 @@ only. Two backends (see docs/noise.md):
 """
 from __future__ import annotations
 
+import copy
 import warnings
 from collections import OrderedDict
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from .exceptions import FixedSeedWarning
 
-__all__ = ["BACKENDS", "NoiseSource", "SecureNoiseSource", "argmax_per_factor", "make_noise"]
+__all__ = ["BACKENDS", "NoiseSource", "SecureNoiseSource", "argmax_per_factor", "batched", "make_noise"]
 
 BACKENDS = ("auto", "fast", "secure")
 
@@ -151,6 +152,30 @@ class NoiseSource:
         if self.seeded:
             return "numpy PCG64 with a fixed seed: reproducible, for experiments only"
         return "numpy PCG64 seeded from OS entropy"
+
+    def lookahead(self):
+        """A stand-in whose ``rng`` is a copy of this one's and advances as it does through the same calls: it reads
+        the data-independent index draws ahead (the one-pass SGD prefetches the rows of a dask array). What it
+        draws is thrown away, never released, and this source is left as it was."""
+        return NoiseSource(copy.deepcopy(self.rng), self.seeded)
+
+
+class _IndexDraws(NoiseSource):
+    """The ``rng`` of a source whose noise comes from elsewhere: its noise draws are zeros."""
+
+    def draw(self, kind, scale, size=None):
+        return np.zeros(np.shape(scale) if size is None else size)
+
+
+def batched(noise):
+    """Whether a mechanism may draw from ``noise`` in batches of its own, outside ``release`` and ``select``.
+
+    True for a plain ``NoiseSource`` only: its draws are numpy's, so a compiled loop may draw a run's noise
+    up front (standard draws times the public scales, one uniform per exponential mechanism), the same laws
+    in another order of the stream. A subclass (the audit's sources, the test doubles, OpenDP's) sees every
+    release through ``release`` and ``select``.
+    """
+    return type(noise) is NoiseSource
 
 
 def argmax_per_factor(scores, factor):
@@ -304,6 +329,10 @@ class SecureNoiseSource(NoiseSource):
         if size is None and scale.ndim == 0:
             return float(out)
         return out
+
+    def lookahead(self):
+        """The noise comes from OpenDP, ``rng`` draws the indices only: a stand-in whose noise draws are zeros."""
+        return _IndexDraws(copy.deepcopy(self.rng), False)
 
     def describe(self):
         """One line for the privacy report."""

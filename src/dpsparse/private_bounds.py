@@ -17,6 +17,13 @@ analysis is in docs/privacy.md, "Private bounds".
 Everything that sets a noise scale or the tail share is public: n, p, the budget, the
 share and the grid. The grid is written here, before any data is seen; values outside it
 are clipped to its ends.
+
+A score reads a feature only through how many of its values lie below and above each grid
+point, so on a dask array one pass over the chunks counts, for every feature, its values at
+each grid point and strictly between each two neighbours (``grid_histograms``), and each
+selection scores a stand-in column with the same counts (``SLOTS``): the same scores, the
+same noise, the same bounds as in memory, with n numbers on the client per feature (as the
+labels), never the data.
 """
 from __future__ import annotations
 
@@ -28,14 +35,19 @@ import scipy.sparse as sp
 
 from .accounting import Ledger
 from .data import Bounds, prepare
+from .distributed import is_dask, row_sum
 
-__all__ = ["CANDIDATES", "LABEL_WIDTH", "MAX_FEATURES", "LabelScaleDesign", "PendingDesign", "affordable",
-           "rank_error", "selection_epsilon", "selections", "tail_share"]
+__all__ = ["CANDIDATES", "LABEL_WIDTH", "MAX_FEATURES", "SLOTS", "LabelScaleDesign", "PendingDesign", "affordable",
+           "grid_histograms", "rank_error", "selection_epsilon", "selections", "tail_share"]
 
 _STEPS = (1.0, 1.25, 1.6, 2.0, 2.5, 3.2, 4.0, 5.0, 6.3, 8.0)  # ten round numbers a decade (Renard series)
 _POSITIVE = [s * 10.0**k for k in range(-4, 8) for s in _STEPS]
 CANDIDATES = np.array([-v for v in reversed(_POSITIVE)] + [0.0] + _POSITIVE)
 """The public search grid of every private bound: 0 and +-{1, 1.25, ..., 8} x 10^k, k = -4..7."""
+
+SLOTS = np.sort(np.r_[CANDIDATES, (CANDIDATES[:-1] + CANDIDATES[1:]) / 2.0])
+"""The grid points and the midpoints between neighbours: slot ``2k`` is ``CANDIDATES[k]``, slot ``2k - 1`` stands
+for every value strictly between ``CANDIDATES[k - 1]`` and ``CANDIDATES[k]`` (``grid_histograms``)."""
 
 MAX_FEATURES = 1000
 """Private bounds are refused above this many features: each range costs three selections,
@@ -113,6 +125,45 @@ def tail_share(n, epsilon_q, k):
     return float(max(MIN_TAIL, error / (4.0 * n)))
 
 
+def _slot(values):
+    """The slot of each value within the grid's ends (``SLOTS``)."""
+    k = np.minimum(np.searchsorted(CANDIDATES, values), CANDIDATES.size - 1)  # NaN sorts last; refused after
+    return 2 * k - (CANDIDATES[k] != values)
+
+
+def grid_histograms(X, within=None):
+    """How many values of each feature of a dask array fall in each slot of the grid (``SLOTS``), after the
+    clipping a selection applies (to the declared range ``within``, then to the grid's ends): one pass.
+
+    Parameters
+    ----------
+    X : dask array of shape (n, p), chunked by rows
+    within : data.Bounds or None
+
+    Returns
+    -------
+    ndarray of int of shape (p, SLOTS.size)
+
+    Raises
+    ------
+    ValueError
+        X contains NaN or infinity (before anything is released).
+    """
+    p, width = X.shape[1], SLOTS.size
+    low = np.full(p, -np.inf) if within is None else np.asarray(within.feature_low, dtype=float)
+    high = np.full(p, np.inf) if within is None else np.asarray(within.feature_high, dtype=float)
+
+    def chunk(xc, _):
+        values = np.clip(np.clip(xc, low, high), CANDIDATES[0], CANDIDATES[-1])
+        counts = np.bincount((_slot(values) + width * np.arange(p)).ravel(), minlength=p * width)
+        return np.r_[counts, np.count_nonzero(~np.isfinite(xc))]
+
+    counts = row_sum(chunk, X, None, p * width + 1)
+    if counts[-1]:
+        raise ValueError("X contains NaN or infinity; every feature value must be finite")
+    return counts[:-1].reshape(p, width).astype(np.int64)
+
+
 class PendingDesign:
     """The public shape of a design whose bounds are bought privately.
 
@@ -123,7 +174,8 @@ class PendingDesign:
 
     Parameters
     ----------
-    X : ndarray or CSR matrix of shape (n, p)
+    X : ndarray, CSR matrix or dask array (chunked by rows) of shape (n, p)
+        A dask array is counted here, in one pass (``grid_histograms``), before anything is charged.
     y : ndarray of shape (n,)
         Labels as ``data.prepare`` takes them.
     classification : bool
@@ -150,6 +202,7 @@ class PendingDesign:
         self.share, self.within = float(share), within
         self.n_quantiles = selections(X.shape[1], classification)
         self.ledger = self.epsilon_q = self.tail = self.design = None
+        self.histograms = grid_histograms(X, within) if is_dask(X) else None
 
     @property
     def n(self):
@@ -201,13 +254,21 @@ class PendingDesign:
         return self.design
 
     def _ranges(self, noise):
-        X = self.X.tocsc() if sp.issparse(self.X) else self.X
-        p = X.shape[1]
+        column, p = self._column(), self.X.shape[1]
         lo, hi = np.empty(p), np.empty(p)
         for j in range(p):
-            col = X[:, j].toarray().ravel() if sp.issparse(X) else X[:, j]
-            lo[j], hi[j] = self._range(col, noise, f"feature {j}", self._declared(j))
+            lo[j], hi[j] = self._range(column(j), noise, f"feature {j}", self._declared(j))
         return lo, hi
+
+    def _column(self):
+        """``j -> the values of feature j``; on a dask array a stand-in with the same histogram on the grid, which
+        every quantile score reads alike (module docstring)."""
+        if self.histograms is not None:
+            return lambda j: np.repeat(SLOTS, self.histograms[j])
+        X = self.X.tocsc() if sp.issparse(self.X) else self.X
+        if sp.issparse(X):
+            return lambda j: X[:, j].toarray().ravel()
+        return lambda j: X[:, j]
 
     def _declared(self, j):
         """The declared range of feature ``j`` (None: the label), or None when nothing was declared."""

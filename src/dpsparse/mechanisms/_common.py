@@ -27,12 +27,10 @@ def abs_sum(X, k):
     """``sum_ij |x_ij|`` over the first ``k`` columns of a design: a dense array, CSC or CSR matrix,
     ``ShiftedSparse`` (``S + f c^T``: the stored values' part, plus ``|f_i c_j|`` for the cells not stored), or a
     dask array (one reduction over the chunks, nothing gathered)."""
-    from ..distributed import is_dask
+    from ..distributed import is_dask, row_sum
 
     if is_dask(X):
-        import dask.array as da
-
-        return float(da.abs(X[:, :k]).sum().compute())
+        return float(row_sum(lambda xc, _: np.abs(xc[:, :k]).sum(), X, None, 1)[0])
     if is_shifted(X):
         S = X.S.tocsc()
         cols = np.repeat(np.arange(S.shape[1]), np.diff(S.indptr))

@@ -251,9 +251,9 @@ class Mechanism:
         event of its ledger has a zCDP bound (no subsampling) and the ledger is its whole
         privacy analysis.
     dask : bool or callable options -> bool
-        Whether it reads the data only through sums over rows, so that it runs on a dask
-        array chunk by chunk (``dpsparse.distributed``); a callable when it depends on the
-        options (two-stage: on its second mechanism).
+        Whether it runs on a dask array chunk by chunk (``dpsparse.distributed``): it reads
+        the data only through sums over rows (one pass each) or rows gathered a batch at a
+        time; a callable when it depends on the options (two-stage: on its second mechanism).
     """
 
     name: str
@@ -468,7 +468,7 @@ def _check_data_access(mechanism, design, options):
     if is_dask(design.X) and not mechanism.runs_on_dask(mechanism.resolve_options(options)):
         names = sorted(m.name for m in _registry().values() if m.dask is True)
         raise ValueError(f"mechanism {mechanism.name} needs the data in memory with these options; on a dask array "
-                         f"use {', '.join(names)}, or two-stage with second='dp-gcd' (docs/scale.md)")
+                         f"use {', '.join(names)}, or two-stage with one of them as its second stage (docs/scale.md)")
 
 
 def _registry():

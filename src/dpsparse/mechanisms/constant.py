@@ -92,4 +92,5 @@ MECHANISM = Mechanism(
     penalty_needs=(),
     plan=_plan, run=_run,
     zcdp_calibration=True,
+    dask=True,  # it reads the labels only, which stay on the client
 )

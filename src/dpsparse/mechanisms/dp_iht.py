@@ -25,6 +25,10 @@ so each release has noise multiplier at least ``u``; the ``T s`` draws and ``T``
 Until 2026-11-25 (unreleased; dp-iht is not in 0.1.0) the ledger booked the releases at multiplier
 ``u sqrt(s + k)`` and claimed less than was spent (CHANGELOG). The paper composes with Laplace noise and the advanced
 composition theorem; the accountant is tighter for the same events.
+
+The data is read only through the gradient ``X^T f'(X w_t) / n``, a sum over rows: on a dask
+array each iteration is one pass over the chunks (docs/scale.md), and the peeling and the
+noise are drawn on the client after the reduction.
 """
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ import math
 import numpy as np
 
 from ..accounting import Ledger, calibrate
+from ..distributed import gradient_sums, is_dask, labels
 from .base import Mechanism, Option, Plan, n_iter_option
 
 SOURCE = ("Cai, Wang & Zhang, 'The cost of privacy: optimal rates of convergence for parameter estimation with "
@@ -119,13 +124,22 @@ def peel(scores, sparsity, kept, beta, sensitivity, noise):
     return np.concatenate([np.sort(np.asarray(chosen, dtype=int)), kept])
 
 
+def _gradient_sum(X, y, w, loss):
+    """``X^T f'(X w, y)`` with the bounded derivative: in memory, or one pass over the chunks of a dask array."""
+    if is_dask(X):
+        return gradient_sums(X, y, w, loss.bounded_derivative)[0]
+    return np.asarray(X.T @ loss.bounded_derivative(np.asarray(X @ w).ravel(), y)).ravel()
+
+
 def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     X, y, n = design.X, design.y, design.n
+    if is_dask(X):  # the labels in the chunks of X, once
+        y = labels(X, y)
     loss, s, kept, lam = info.loss, q["sparsity"], q["kept"], q["lam"]
     w = np.zeros(design.p)
     for t in range(info.options["n_iter"]):
-        grad = np.asarray(X.T @ loss.bounded_derivative(np.asarray(X @ w).ravel(), y)).ravel() / n
+        grad = _gradient_sum(X, y, w, loss) / n
         v = w - q["eta"] * grad
         support = peel(np.abs(v), s, kept, q["beta"], lam, noise)
         w = np.zeros(design.p)
@@ -154,4 +168,5 @@ MECHANISM = Mechanism(
     penalty_needs=(),
     plan=_plan, run=_run, check=_check,
     zcdp_calibration=True,
+    dask=True,
 )

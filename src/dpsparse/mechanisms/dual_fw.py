@@ -47,6 +47,12 @@ Laplace scale ``b = L Gamma_K sqrt(8 T log(1/delta)) / (n epsilon)`` (``Gamma_K 
 the Euclidean diameter), accounted as a non-monotone report-noisy-max (``2 Delta_u / b``-DP
 per step); it lacks the ``1/mu`` of ``Delta_w``, so for ``mu < 1`` it under-noises and
 the report says so (``PrivacyCalibrationWarning``).
+
+On a dask array (docs/scale.md) every primal response is found on the client by L-BFGS
+(warm-started from the previous response), each evaluation one pass over the chunks, and
+stops at the same certified ``||grad|| <= mu tol``; should it not certify, V-FISTA runs for
+the public iteration count as in memory, one pass a step. The selections and the release
+are drawn on the client as in memory.
 """
 from __future__ import annotations
 
@@ -62,6 +68,7 @@ import scipy.optimize
 from .. import solvers
 from ..accounting import Ledger, calibrate
 from ..affine import gram
+from ..distributed import MeanLoss, is_dask
 from ..noise import argmax_per_factor
 from ..norms import Cardinality, GroupCount, Nonempty, SubmodularNorm, require
 from ._common import check_n_iter
@@ -186,34 +193,64 @@ class PrimalResponse:
         self._w = w
         return w.copy()
 
+    def _iterations(self, s):
+        """The public number of V-FISTA iterations after which ``||w - w(s)|| <= tol`` (class docstring)."""
+        initial = 2.0 * (zero_loss_bound(self.loss) + float(s @ s) / (2.0 * self.mu))
+        return solvers.linear_rate_iterations(self.smoothness, self.mu, initial, self.mu * self.tol**2 / 2.0)
+
     def _public_iterations(self, s):
         target = self.mu * self.tol
-        initial = 2.0 * (zero_loss_bound(self.loss) + float(s @ s) / (2.0 * self.mu))
-        max_iter = solvers.linear_rate_iterations(self.smoothness, self.mu, initial, self.mu * self.tol**2 / 2.0)
         w, _ = solvers.accelerated_proximal_gradient(
-            lambda w: self.gradient(w, s), lambda v, step: v, np.zeros(self.p), 1.0 / self.smoothness, max_iter,
-            strong_convexity=self.mu, stop=lambda w: np.linalg.norm(self.gradient(w, s)) <= target)
+            lambda w: self.gradient(w, s), lambda v, step: v, np.zeros(self.p), 1.0 / self.smoothness,
+            self._iterations(s), strong_convexity=self.mu,
+            stop=lambda w: np.linalg.norm(self.gradient(w, s)) <= target)
         return w
 
-    def _lbfgs(self, s):
+    def _value_and_gradient(self, w, s):
+        """``L(w) + <s, w>`` and its gradient, with one product by ``X`` and one by ``X^T``."""
+        z = self.X @ w
+        g = self.X.T @ self.loss.derivative(z, self.y) / self.n + self.mu * w + s
+        return self.loss.objective(z, self.y) + 0.5 * self.mu * float(w @ w) + float(s @ w), g
+
+    def _lbfgs(self, s, maxfun=15_000):
         target = self.mu * self.tol
-
-        def fun(w):
-            z = self.X @ w
-            g = self.X.T @ self.loss.derivative(z, self.y) / self.n + self.mu * w + s
-            return self.loss.objective(z, self.y) + 0.5 * self.mu * float(w @ w) + float(s @ w), g
-
         w = self._w
         for _ in range(5):  # restarts: L-BFGS-B may stop on a line-search failure near rounding level
-            res = scipy.optimize.minimize(fun, w, jac=True, method="L-BFGS-B",
-                                          options={"maxiter": 10_000, "gtol": target / math.sqrt(self.p),
-                                                   "ftol": 0.0, "maxcor": 20})
+            res = scipy.optimize.minimize(self._value_and_gradient, w, args=(s,), jac=True, method="L-BFGS-B",
+                                          options={"maxiter": 10_000, "maxfun": maxfun,
+                                                   "gtol": target / math.sqrt(self.p), "ftol": 0.0, "maxcor": 20})
             w = res.x
             gnorm = float(np.linalg.norm(self.gradient(w, s)))
             if gnorm <= target:
                 break
         self.worst_gradient = max(self.worst_gradient, gnorm)
         return w
+
+
+class _PassResponse(PrimalResponse):
+    """``PrimalResponse`` of a private fit on a dask array: ``L`` and its gradient at a point from one pass over the
+    chunks (``distributed.MeanLoss``); each response by L-BFGS from the previous one (each of its runs at most
+    the public iteration count of evaluations), certified by ``||grad|| <= mu tol``, else the public iterations
+    (module docstring)."""
+
+    def __init__(self, X, y, loss, mu, tol, private=False, smoothness=None):
+        super().__init__(X, y, loss, mu, tol, private, smoothness)
+        self.mean_loss = MeanLoss(X, self.y, self.loss)
+
+    def gradient(self, w, s):
+        return self.mean_loss(w)[1] + self.mu * w + s
+
+    def value(self, w, s):
+        return self.mean_loss(w)[0] + 0.5 * self.mu * float(w @ w) + float(s @ w)
+
+    def _value_and_gradient(self, w, s):
+        return self.value(w, s), self.gradient(w, s)
+
+    def _public_iterations(self, s):
+        w = self._lbfgs(s, maxfun=self._iterations(s))
+        if np.linalg.norm(self.gradient(w, s)) <= self.mu * self.tol:
+            return w
+        return super()._public_iterations(s)
 
 
 # --------------------------------------------------------------------------- non-private Algorithm 1
@@ -592,8 +629,8 @@ def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     o, p = info.options, design.p
     penalty, structure, kind, sigma = q["penalty"], q["structure"], q["kind"], q["sigma"]
-    resp = PrimalResponse(design.X, design.y, info.loss, o["mu"], q["r_inner"], private=True,
-                          smoothness=q["smoothness"])
+    response = _PassResponse if is_dask(design.X) else PrimalResponse
+    resp = response(design.X, design.y, info.loss, o["mu"], q["r_inner"], private=True, smoothness=q["smoothness"])
     vertices = enumerate_vertices(structure) if kind == "laplace" else None
     s = np.zeros(p)
     for t in range(1, o["n_iter"] + 1):
@@ -636,6 +673,7 @@ MECHANISM = Mechanism(
     penalty_needs=("value",),
     plan=_plan, run=_run,
     zcdp_calibration=True,
+    dask=True,
 )
 
 

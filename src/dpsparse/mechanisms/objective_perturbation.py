@@ -65,9 +65,16 @@ perturbation), the dual is ``max_{s in K} D(s)``, ``D(s) = min_w J_b(w) + <s, w>
 is ``w(s*) = argmin_w J_b(w) + <s*, w>`` (Eq. 13). Both are solved here for a given
 ``b`` (no privacy claim for the penalized form: KST's argument is for a constraint set);
 the tests check that the two routes agree to 1e-6 with the same ``b``.
+
+On a dask array (docs/scale.md) ``J_b`` and its gradient come from one pass over the chunks
+at each point, and the minimizer over C is found on the client by spectral projected
+gradient steps (``distributed.spectral_gradient``) to the same certified gap ``g <= tol``;
+should that not certify within the public iteration count, V-FISTA runs as in memory, one
+pass a step. ``b`` and both noises are drawn on the client as in memory.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -75,6 +82,7 @@ import numpy as np
 from .. import solvers
 from ..accounting import Ledger, calibrate
 from ..affine import gram
+from ..distributed import MeanLoss, is_dask, spectral_gradient
 from .base import Mechanism, Option, Plan, penalty_capabilities
 from .direct import call_direct
 from .output_perturbation import zero_loss_bound
@@ -158,7 +166,11 @@ class _Problem:
         free = getattr(penalty, "unpenalized", np.array([], dtype=int))
         self.free = np.zeros(self.p, dtype=bool)
         self.free[np.asarray(free, dtype=int)] = True
-        self.L = 1.01 * loss.smoothness * solvers._spectral_norm_sq(X) / self.n + self.mu
+
+    @functools.cached_property
+    def L(self):
+        """A smoothness bound of ``J_b`` estimated from X (power iteration with a 1% margin), computed when asked."""
+        return 1.01 * self.loss.smoothness * solvers._spectral_norm_sq(self.X) / self.n + self.mu
 
     def value(self, w):
         return self.loss.objective(self.X @ w, self.y) + 0.5 * self.mu * float(w @ w) + float(self.b @ w) / self.n
@@ -217,11 +229,40 @@ class _Problem:
         return max(float(gp @ w) + c * self.dual_norm(-gp), 0.0) + float(gf @ gf) / (2.0 * self.mu)
 
 
+class _PassProblem(_Problem):
+    """``_Problem`` on a dask array: ``J_b`` and its gradient at a point from one pass over the chunks
+    (``distributed.MeanLoss``)."""
+
+    def __init__(self, X, y, loss, penalty, Delta, b):
+        super().__init__(X, y, loss, penalty, Delta, b)
+        self.mean_loss = MeanLoss(X, self.y, loss)
+
+    def value(self, w):
+        return self.mean_loss(w)[0] + 0.5 * self.mu * float(w @ w) + float(self.b @ w) / self.n
+
+    def grad(self, w):
+        return self.mean_loss(w)[1] + self.mu * w + self.b / self.n
+
+
+def _problem(X, y, loss, penalty, Delta, b):
+    """``_Problem``, or ``_PassProblem`` on a dask array."""
+    return (_PassProblem if is_dask(X) else _Problem)(X, y, loss, penalty, Delta, b)
+
+
+def _projected_vfista(pb, radius, tol, max_iter, L, check_every=10):
+    """V-FISTA over the ball with the step ``1 / L``, stopped at a certified gap ``<= tol``; ``(w, iterations)``."""
+    w, it = solvers.accelerated_proximal_gradient(
+        pb.grad, lambda v, step: pb.project(v, radius), np.zeros(pb.p), 1.0 / L, max_iter,
+        strong_convexity=pb.mu, stop=lambda w: pb.gap(w, radius) <= tol, check_every=check_every)
+    return pb.feasible(w, radius), it
+
+
 def perturbed_constrained(X, y, loss, penalty, radius, Delta, b, tol, max_iter=50_000, check_every=10,
                           smoothness=None):
     """Minimize ``J_b`` over ``{Omega(w) <= radius}``: accelerated projected gradient (V-FISTA).
 
-    ``smoothness``: a public bound on the smoothness of ``J_b`` (None: estimated from X).
+    ``smoothness``: a public bound on the smoothness of ``J_b`` (None: estimated from X, in memory only).
+    ``X`` may be a dask array (one pass a step).
 
     Returns
     -------
@@ -230,13 +271,21 @@ def perturbed_constrained(X, y, loss, penalty, radius, Delta, b, tol, max_iter=5
         Certified bound on ``J_b(w) - min``.
     iterations : int
     """
-    pb = _Problem(X, y, loss, penalty, Delta, b)
-    L = pb.L if smoothness is None else float(smoothness)
-    w, it = solvers.accelerated_proximal_gradient(
-        pb.grad, lambda v, step: pb.project(v, radius), np.zeros(pb.p), 1.0 / L, max_iter,
-        strong_convexity=pb.mu, stop=lambda w: pb.gap(w, radius) <= tol, check_every=check_every)
-    w = pb.feasible(w, radius)
+    pb = _problem(X, y, loss, penalty, Delta, b)
+    w, it = _projected_vfista(pb, radius, tol, max_iter, pb.L if smoothness is None else float(smoothness),
+                              check_every)
     return w, pb.gap(w, radius), it
+
+
+def _pass_minimizer(design, info, q, b, max_iter):
+    """The minimizer over the ball on a dask array, to a certified gap ``<= tol`` (module docstring): spectral
+    projected gradient, else V-FISTA for the public iteration count."""
+    radius, tol = info.options["radius"], q["tol"]
+    pb = _PassProblem(design.X, design.y, info.loss, info.penalty, q["Delta"], b)
+    w, certified = spectral_gradient(lambda w: (pb.value(w), pb.grad(w), pb.gap(w, radius) <= tol),
+                                     lambda v, step: pb.project(v, radius), np.zeros(pb.p), 1.0 / q["smoothness"],
+                                     max_iter)
+    return pb.feasible(w, radius) if certified else _projected_vfista(pb, radius, tol, max_iter, q["smoothness"])[0]
 
 
 # --- the mechanism --------------------------------------------------------------------------
@@ -304,8 +353,11 @@ def _run(design, plan, noise, callback):
     Delta, mu = q["Delta"], q["Delta"] / n
     initial = 2.0 * (zero_loss_bound(info.loss) + float(b @ b) / (2.0 * n * Delta))
     max_iter = solvers.linear_rate_iterations(q["smoothness"], mu, initial, q["tol"])
-    w, _, _ = perturbed_constrained(design.X, design.y, info.loss, info.penalty, info.options["radius"], Delta, b,
-                                    q["tol"], max_iter=max_iter, smoothness=q["smoothness"])
+    if is_dask(design.X):
+        w = _pass_minimizer(design, info, q, b, max_iter)
+    else:
+        w, _, _ = perturbed_constrained(design.X, design.y, info.loss, info.penalty, info.options["radius"], Delta,
+                                        b, q["tol"], max_iter=max_iter, smoothness=q["smoothness"])
     w = noise.check(w, sensitivity=2.0 * q["zeta"] / Delta + 2.0 * q["r"], name="perturbed minimizer (b fixed)")
     if callback is not None:
         callback(0, w.copy())
@@ -331,6 +383,7 @@ MECHANISM = Mechanism(
     loss_needs=("twice differentiable", "Lipschitz"),
     penalty_needs=("value", "prox", "positive strength"),
     plan=_plan, run=_run,
+    dask=True,
 )
 
 

@@ -27,6 +27,15 @@ algorithm is ``(epsilon, q delta_G(epsilon))``-DP for every epsilon, where ``del
 that single Gaussian mechanism's. Calibration ("tight", the only one): the smallest
 ``sigma`` with ``delta_G(epsilon) <= delta / q`` (PLD accountant, bisection). This
 amplifies delta only; it claims no amplification of epsilon.
+
+On a dask array (docs/scale.md) the rows are read in blocks: the index draws do not depend
+on the data, so a stand-in of the noise source (``NoiseSource.lookahead``) reads the next
+ones ahead, and the rows not seen yet among them, at most a row chunk's worth, are gathered
+onto the client in one computation; the steps then run as in memory, with the same draws.
+About ``n / (2 m)`` such reads for row chunks of ``m`` rows; half the records pass through
+the client over the fit, never more than a block at a time. Where the stand-in does not foresee
+the draws (a noise source that draws otherwise), the rows are read one at a time: slower,
+the same model.
 """
 from __future__ import annotations
 
@@ -38,6 +47,7 @@ import scipy.sparse as sp
 
 from ..accounting import Ledger, calibrate
 from ..affine import is_shifted
+from ..distributed import is_dask
 from .base import Mechanism, Option, Plan
 from .direct import call_direct
 
@@ -112,14 +122,67 @@ def _plan(info):
                 iterations=None, details=details, params={"L": L, "sigma": sigma, "eta": eta, "q": q})
 
 
+def _release(noise, grad, q):
+    """The step's noisy gradient (the same call for the run and for its stand-in, ``_Prefetched``)."""
+    return noise.release(grad, "gaussian", q["sigma"], sensitivity=2.0 * q["L"], name="per-sample gradient",
+                         sampling=("disjoint", q["q"]))
+
+
+class _Prefetched:
+    """Rows of a dask array, gathered a block at a time in the order the run will read them (module docstring).
+
+    Called with the index just drawn (``seen`` already marks it), it returns the row; on a miss it gathers that
+    row and the unseen ones among the next draws of a stand-in of ``noise``, at most ``block`` in all. A miss
+    while rows read ahead are left means the stand-in does not foresee the draws: one row at a time from then on.
+    """
+
+    def __init__(self, X, noise, q, seen):
+        self.X, self.noise, self.q, self.seen = X, noise, q, seen
+        self.block = max(X.chunks[0])
+        self.rows = {}
+
+    def __call__(self, i):
+        if i not in self.rows:
+            if self.rows:  # rows read ahead were not drawn: the stand-in does not foresee this source's draws
+                self.rows, self.block = {}, 1
+            self._gather(self._ahead(i))
+        return self.rows.pop(i)
+
+    def _ahead(self, i):
+        """``i`` and the unseen indices among the next draws, in at most ``4 block`` steps."""
+        stand_in, n, p = self.noise.lookahead(), self.X.shape[0], self.X.shape[1]
+        wanted = {i}
+        for _ in range(4 * self.block):
+            if len(wanted) >= self.block:
+                break
+            _release(stand_in, np.zeros(p), self.q)  # the step of ``i``, then the next draw
+            j = int(stand_in.rng.integers(n))
+            if not self.seen[j]:
+                wanted.add(j)
+        return np.array(sorted(wanted))
+
+    def _gather(self, indices):
+        self.rows.update(zip(indices.tolist(), np.asarray(self.X[indices].compute())))
+
+
+def _reader(X, noise, q, seen):
+    """``i -> x_i`` as a dense row: in memory, or ``_Prefetched`` from a dask array."""
+    if is_dask(X):
+        return _Prefetched(X, noise, q, seen)
+    if sp.issparse(X) or is_shifted(X):
+        return lambda i: X[i].toarray().ravel()
+    return lambda i: X[i]
+
+
 def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     n, p = design.n, design.p
-    sigma, eta, L = q["sigma"], q["eta"], q["L"]
+    eta = q["eta"]
     steps = GEOMETRIES[info.options["geometry"]](info.options["radius"], p)
     X = sp.csr_matrix(design.X) if sp.issparse(design.X) else design.X
     y, loss, penalty = design.y, info.loss, info.penalty
     seen = np.zeros(n, dtype=bool)
+    row = _reader(X, noise, q, seen)
     n_seen, target = 0, math.ceil(n / 2)
     w, total, t = np.zeros(p), np.zeros(p), 0
     while n_seen < target:
@@ -127,10 +190,9 @@ def _run(design, plan, noise, callback):
         grad = np.zeros(p)
         if not seen[i]:
             seen[i], n_seen = True, n_seen + 1
-            xi = X[i].toarray().ravel() if sp.issparse(X) or is_shifted(X) else X[i]
+            xi = row(i)
             grad = float(loss.bounded_derivative(np.array([xi @ w]), y[i:i + 1])[0]) * xi
-        step = noise.release(grad, "gaussian", sigma, sensitivity=2.0 * L, name="per-sample gradient",
-                             sampling=("disjoint", q["q"]))
+        step = _release(noise, grad, q)
         w = steps.step(w, eta, step)
         if penalty is not None:
             w = penalty.prox(w, eta)
@@ -160,6 +222,7 @@ MECHANISM = Mechanism(
     loss_needs=("Lipschitz",),
     penalty_needs=("prox",),  # or None
     plan=_plan, run=_run,
+    dask=True,
 )
 
 

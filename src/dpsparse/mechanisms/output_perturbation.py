@@ -46,6 +46,13 @@ Noise:
   used as a calibration. dpsparse uses the classic Gaussian mechanism instead (Dwork &
   Roth 2014, Theorem A.1): ``sigma = Delta_2 sqrt(2 log(1.25 / delta)) / epsilon``, which
   that theorem proves only for ``epsilon < 1``: larger epsilons are refused.
+
+On a dask array (docs/scale.md) the minimizer is found on the client by spectral proximal
+gradient steps (``distributed.spectral_gradient``), each evaluation one pass over the chunks
+that also gives the certified duality gap, and stops at the same ``gap <= tol``; should it not
+certify within the public iteration count, V-FISTA runs as in memory, one pass a step. The
+released point then satisfies ``F(w_g) - F* <= tol`` as in memory, so the sensitivity and the
+noise are the same.
 """
 from __future__ import annotations
 
@@ -58,6 +65,7 @@ from scipy.stats import norm as _normal
 from .. import norms as _norms
 from .. import solvers
 from ..accounting import Ledger, calibrate
+from ..distributed import gradient_sums, is_dask, labels, spectral_gradient
 from ._common import row_norm_bound
 from .base import Mechanism, Option, Plan
 from .direct import call_direct
@@ -184,13 +192,51 @@ def _plan(info):
                 iterations=1, details=details, params=params)
 
 
+def _pass_oracle(X, y, loss, penalty, mu, tol):
+    """``w -> (F(w), grad of the smooth part, gap <= tol)`` on a dask array: one pass gives ``sum_i f(z_i)``,
+    ``sum_i f*(u_i)`` and ``X^T u`` at ``u = f'(X w)``, the terms of ``solvers.duality_gap`` with the ridge."""
+    n = X.shape[0]
+
+    def conjugate_at_derivative(z, yc):
+        return loss.conjugate(loss.derivative(z, yc), yc)
+
+    def oracle(w):
+        grad, (value, conjugate) = gradient_sums(X, y, w, loss.derivative, (loss.value, conjugate_at_derivative))
+        primal = value / n + penalty.value(w) + 0.5 * mu * float(w @ w)
+        dual = -conjugate / n - solvers._ridge_conjugate_bound(-grad / n, penalty, mu)
+        return primal, grad / n + mu * w, primal - dual <= tol
+
+    return oracle
+
+
+def _pass_minimizer(design, q, penalty):
+    """The minimizer on a dask array, to a certified gap ``<= tol`` (module docstring): spectral proximal gradient,
+    else V-FISTA for the public iteration count (one pass a step)."""
+    X, p = design.X, design.p
+    oracle = _pass_oracle(X, labels(X, design.y), q["solver_loss"], penalty, q["mu"], q["tol"])
+    step = 1.0 / q["smoothness"]
+    w, certified = spectral_gradient(oracle, penalty.prox, np.zeros(p), step, q["max_iter"])
+    if not certified:
+        w, _ = solvers.accelerated_proximal_gradient(lambda z: oracle(z)[1], penalty.prox, np.zeros(p), step,
+                                                     q["max_iter"], strong_convexity=q["mu"],
+                                                     stop=lambda z: oracle(z)[2])
+    return w
+
+
+def _minimizer(design, q, penalty):
+    """The ridge-regularized minimizer to a certified gap ``<= tol``: in memory, or on a dask array."""
+    if is_dask(design.X):
+        return _pass_minimizer(design, q, penalty)
+    return solvers.solve_prox(design.X, design.y, q["solver_loss"], penalty, mu=q["mu"], tol=q["tol"],
+                              max_iter=q["max_iter"], smoothness=q["smoothness"]).coef
+
+
 def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
-    res = solvers.solve_prox(design.X, design.y, q["solver_loss"], info.penalty, mu=q["mu"], tol=q["tol"],
-                             max_iter=q["max_iter"], smoothness=q["smoothness"])
+    coef = _minimizer(design, q, info.penalty)
     if callback is not None:
-        callback(0, res.coef.copy())
-    return noise.release(res.coef, "gaussian", q["sigma"], sensitivity=q["sens"], name="minimizer")
+        callback(0, coef.copy())
+    return noise.release(coef, "gaussian", q["sigma"], sensitivity=q["sens"], name="minimizer")
 
 
 MECHANISM = Mechanism(
@@ -209,6 +255,7 @@ MECHANISM = Mechanism(
     penalty_needs=("value", "prox", "conjugate", "dual_scaling"),
     plan=_plan, run=_run,
     zcdp_calibration=True,
+    dask=True,
 )
 
 
