@@ -193,6 +193,49 @@ def test_report_noisy_max_frequencies_follow_their_law():
     assert stats.chisquare(counts, N * law).pvalue > 1e-3
 
 
+@pytest.mark.parametrize("selection,update", [("gumbel", "gaussian"), ("laplace", "laplace")])
+def test_the_compiled_steps_draw_the_laws_of_the_declared_ones(selection, update):
+    """A plain NoiseSource's steps (scores compiled, noise drawn up front): the coordinate by the exponential
+    mechanism (Gumbel) or Laplace report-noisy-max over the rule's scores, the update noise of the declared
+    family and scale. Chi-square and Kolmogorov-Smirnov, false-alarm rate 1e-3 each."""
+    rng = np.random.default_rng(0)
+    p, N = 5, 20_000
+    g, w = rng.normal(0, 0.5, p), np.array([0.3, 0.0, -0.2, 0.0, 0.1])
+    M = np.array([0.25, 0.5, 0.25, 1.0, 0.25])
+    pen = norms.ElasticNet(0.1, 0.7, intercept_weights(p))
+    scores = mod.selection_scores(g, w, M, pen, "gs-q")
+    scale, upd = 0.2, np.linspace(0.1, 0.5, p)
+    choose = mod._compiled_steps(make_noise(3), N, M, pen, "gs-q", selection,
+                                 scale if selection == "gumbel" else np.full(p, scale), update, upd)
+    picks = [choose(t, g, w) for t in range(N)]
+    j = np.array([k for k, _ in picks])
+    law = np.exp(scores / scale) / np.exp(scores / scale).sum() if selection == "gumbel" else _rnm_law(scores, scale)
+    assert stats.chisquare(np.bincount(j, minlength=p), N * law).pvalue > 1e-3
+    standardized = np.array([(v - g[k]) / upd[k] for k, v in picks])
+    assert stats.kstest(standardized, LAWS[update]).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_the_compiled_steps_give_the_iterates_of_the_declared_ones_without_noise(rule):
+    """At zero noise a plain NoiseSource (compiled scores) and a subclass (numpy scores through noise.select)
+    take the same steps: dense and CSC designs, an elastic net, coordinate-wise clipping."""
+    import scipy.sparse as sp
+
+    from dpsparse.noise import NoiseSource
+
+    class Declared(NoiseSource):
+        pass
+
+    X, y, loss, _ = _setup(p=10)
+    pen = norms.ElasticNet(0.02, 0.6, intercept_weights(X.shape[1]))
+    M, zeros = loss.coordinate_smoothness(np.ones(X.shape[1])), np.zeros(X.shape[1])
+    for XX, clip in [(X, None), (sp.csc_matrix(np.where(np.abs(X) < 0.3, 0.0, X)), np.full(X.shape[1], 0.2))]:
+        runs = [mod.gcd(XX, y, loss, pen, M, 40, rule, 0.0, zeros, source(np.random.default_rng(0), True),
+                        selection="gumbel", clip=clip) for source in (NoiseSource, Declared)]
+        np.testing.assert_array_equal(runs[0], runs[1])
+        assert np.count_nonzero(runs[0]) > 2
+
+
 @pytest.mark.parametrize("rule", RULES)
 @pytest.mark.parametrize("classification", [True, False])
 def test_without_noise_greedy_cd_converges_to_the_optimum(rule, classification):

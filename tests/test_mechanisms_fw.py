@@ -178,22 +178,67 @@ def _vertices(cset):
     return np.array(out)
 
 
-@pytest.mark.parametrize("selection", ["gumbel", "laplace"])
+@pytest.mark.parametrize("selection", ["gumbel", "laplace", "gumbel compiled"])
 def test_vertex_selection_over_the_product_set_follows_its_law(selection):
-    """Gumbel per factor = exponential mechanism over C's vertices; Laplace: TTZ15's joint argmin."""
+    """Gumbel per factor = exponential mechanism over C's vertices, through the noise source or compiled from
+    one uniform per factor (``select_compiled``); Laplace: TTZ15's joint argmin."""
     p, c, c0, scale = 3, 1.0, 0.5, 0.3
     cset = mod._Set(norms.L1(1.0, intercept_weights(p)), p, c, c0)
     g = np.array([0.4, -0.2, 0.3])
     V = _vertices(cset)
     scores = V @ g
-    if selection == "gumbel":
+    if selection.startswith("gumbel"):
         law = np.exp(-scores / scale) / np.exp(-scores / scale).sum()
     else:
         law = _rnmin_law(scores, scale)
     noise, N = make_noise(5), 20_000
+    if selection == "gumbel compiled":
+        u, buffer = noise.rng.random((N, 2)), np.empty(2 * cset.pen.size)
+        draws = [cset.select_compiled(g, scale, u[k], buffer) for k in range(N)]
+    else:
+        draws = [cset.select(g, selection, scale, noise) for _ in range(N)]
     index = {tuple(v): k for k, v in enumerate(V)}
-    counts = np.bincount([index[tuple(cset.select(g, selection, scale, noise))] for _ in range(N)], minlength=len(V))
+    counts = np.bincount([index[tuple(v)] for v in draws], minlength=len(V))
     assert stats.chisquare(counts, N * law).pvalue > 1e-3
+
+
+def test_the_compiled_selection_gives_the_iterates_of_the_declared_one_without_noise():
+    """A plain NoiseSource runs the compiled selection; a subclass goes through noise.select: at a vanishing
+    scale both are the exact Frank-Wolfe method, on a dense and a sparse design."""
+    from dpsparse.noise import NoiseSource
+
+    class Declared(NoiseSource):
+        pass
+
+    X, y, loss, pen = _setup(n=300, p=12)
+    cset = mod._Set(pen, X.shape[1], 2.0, 1.0)
+    for XX in (X, sp.csc_matrix(np.where(np.abs(X) < 0.3, 0.0, X))):
+        runs = [mod.frank_wolfe(XX, y, loss, cset, 30, "gumbel", 1e-12, source(np.random.default_rng(0), True))
+                for source in (NoiseSource, Declared)]
+        np.testing.assert_allclose(runs[0], runs[1], rtol=0, atol=1e-12)
+        assert np.count_nonzero(runs[0]) > 2
+
+
+def test_on_dask_the_model_is_the_in_memory_one():
+    """Each step's gradient is one pass over the chunks (2-worker LocalCluster): the same seed gives the model
+    of the in-memory fit."""
+    da = pytest.importorskip("dask.array")
+    distributed = pytest.importorskip("dask.distributed")
+    from dpsparse import DPLogisticRegression, data
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (2000, 5))
+    y = (X[:, 0] - X[:, 1] + 0.3 * rng.standard_normal(2000) > 0).astype(int)
+    kw = dict(bounds=data.Bounds(-1.0, 1.0), classes=[0, 1], mechanism="fw", max_iter=15, random_state=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        with cluster, distributed.Client(cluster):
+            on_dask = DPLogisticRegression(**kw).fit(da.from_array(X, chunks=(400, 5)), y)
+        in_memory = DPLogisticRegression(**kw).fit(X, y)
+    np.testing.assert_allclose(on_dask.coef_, in_memory.coef_, rtol=1e-9, atol=1e-12)
+    assert on_dask.intercept_ == pytest.approx(in_memory.intercept_, rel=1e-9, abs=1e-12)
+    assert np.count_nonzero(in_memory.coef_) > 0
 
 
 # ---------------------------------------------------------------- declared noise and calibration

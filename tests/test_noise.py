@@ -14,7 +14,7 @@ from scipy import stats
 from conftest import bounded_problem, intercept_weights
 from dpsparse import losses, norms
 from dpsparse.mechanisms import dp_gcd
-from dpsparse.noise import BACKENDS, NoiseSource, SecureNoiseSource, make_noise
+from dpsparse.noise import BACKENDS, NoiseSource, SecureNoiseSource, batched, make_noise
 
 ALPHA = 1e-3
 N_DRAWS = 3000
@@ -46,6 +46,17 @@ def test_fast_backend_keeps_the_existing_behaviour():
     assert make_noise(src) is src
     with pytest.raises(ValueError, match="random_state"):
         make_noise("seed")
+
+
+def test_only_a_plain_numpy_source_is_drawn_from_in_batches():
+    """Compiled loops draw a plain NoiseSource's noise up front; every subclass (the audit's, the test doubles,
+    OpenDP's) keeps seeing each release through ``release`` and ``select``."""
+    from dpsparse.audit import LedgerNoise, ReplayNoise
+
+    assert batched(make_noise(0)) and batched(make_noise(np.random.default_rng(1)))
+    assert not any(batched(source) for source in (LedgerNoise(0), ReplayNoise(0)))
+    assert not batched(type("Sub", (NoiseSource,), {})(np.random.default_rng(0), True))
+    assert not batched(SecureNoiseSource.__new__(SecureNoiseSource))
 
 
 def test_unknown_backend_lists_the_allowed_values():

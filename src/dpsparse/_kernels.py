@@ -1,32 +1,87 @@
-"""Compiled inner loops (numba) of the coordinate methods.
+"""Compiled inner loops (numba) of the coordinate methods and of the private selections.
 
 One DP-CD epoch is ``K`` sequential coordinate updates, each O(nnz of a column): a Python
 loop spends most of its time in interpreter overhead. ``cd_epoch`` runs the same epoch
 compiled, on noise drawn beforehand (the noise of an epoch does not depend on the data).
-Compiled once per machine (``cache=True``), not per process.
+DP-GCD's scores (``gcd_scores``), the exponential mechanism by inverse transform
+(``exp_mechanism``) and the clipped gradient over a CSC matrix (``clipped_rmatvec``) serve
+DP-GCD and private Frank-Wolfe. Compiled once per machine (``cache=True``), not per process.
 
 The loss derivative is given by ``Datafit.derivative_kernel``: code 0 is the logistic
 ``-y expit(-y z)``; code 1 the residual ``z - y`` clipped to ``[-c, c]`` (Huber, the
 clipped squared loss). The penalty is the separable elastic net's prox, by its per
 coordinate thresholds ``step_j a_j`` and shrink factors ``1 / (1 + step_j c_j)``.
+
+The exponential is ``_exp`` (within about 1 ulp of ``math.exp``), written in operations that
+the compiler vectorizes (``math.exp`` is a call per value), and the loops that sum are
+compiled with ``fastmath={"reassoc", "contract"}`` (vectorized sums: the same sums, rounded in
+another order) and ``error_model="numpy"`` (a division is not checked for zero, so it vectorizes).
 """
 from __future__ import annotations
 
 import math
 
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.core.extending import intrinsic
 
-__all__ = ["cd_epoch", "csr_to_shifted_csc"]
+__all__ = ["cd_epoch", "clipped_rmatvec", "csr_to_shifted_csc", "exp_mechanism", "gcd_scores"]
+
+_VECTOR = dict(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")
+_LOG2E = 1.4426950408889634
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # ln 2 = _LN2_HI + _LN2_LO
+_EXP_MIN, _EXP_MAX = -708.0, 709.0  # exp is a normal float in between
+
+
+@intrinsic
+def _float_of_bits(typingctx, bits):
+    """The float64 whose IEEE bits are the int64 ``bits`` (a bit cast)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.float64))
+
+    return types.float64(types.int64), codegen
+
+
+@intrinsic
+def _prefetch(typingctx, arr, index):
+    """Ask the processor to bring ``arr[index]`` into its caches (``llvm.prefetch``, for a read, kept in every
+    level); changes nothing else."""
+    def codegen(context, builder, signature, args):
+        ptr = builder.gep(context.make_array(signature.args[0])(context, builder, args[0]).data, [args[1]])
+        byte, i32 = ir.IntType(8).as_pointer(), ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]),
+                                            "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(ptr, byte), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.void(arr, types.intp), codegen
+
+
+@njit(cache=True, inline="always")
+def _exp(x):
+    """``exp(x)`` within about 1 ulp on ``[_EXP_MIN, _EXP_MAX]``: ``x = k ln 2 + r`` (Cody & Waite),
+    ``|r| <= ln(2) / 2``, the Taylor polynomial of degree 13 of ``exp(r)`` (truncation below 0.02 ulp), times
+    ``2^k`` by its bits. 0 below (``exp < 3.4e-308``), inf above (``exp > 8.2e307``)."""
+    t = min(max(x, _EXP_MIN), _EXP_MAX)
+    k = math.floor(t * _LOG2E + 0.5)
+    r = (t - k * _LN2_HI) - k * _LN2_LO
+    s = 1.0 / 6227020800.0
+    for f in (479001600.0, 39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0, 720.0, 120.0, 24.0, 6.0, 2.0, 1.0, 1.0):
+        s = s * r + 1.0 / f
+    e = s * _float_of_bits((int(k) + 1023) << 52)
+    if x < _EXP_MIN:
+        e = 0.0
+    if x > _EXP_MAX:
+        e = math.inf
+    return e
 
 
 @njit(cache=True, inline="always")
 def _derivative(code, c, z, y):
-    if code == 0:  # -y expit(-y z), without overflow on either side
-        t = -y * z
-        if t >= 0.0:
-            return -y / (1.0 + math.exp(-t))
-        e = math.exp(t)
-        return -y * e / (1.0 + e)
+    """``f'(z, y)`` of the loss of kernel ``(code, c)`` (module docstring)."""
+    if code == 0:  # -y expit(-y z) = -y / (1 + exp(y z)): 0 or -y at the extremes, never NaN
+        return -y / (1.0 + _exp(y * z))
     r = z - y
     return min(max(r, -c), c)
 
@@ -40,16 +95,74 @@ def _shifted_value(indptr, indices, data, zero, f, j, i, q):
     return x, q
 
 
+# Each loop in a function of its own, called from the loop over the coordinates (``cd_epoch``): the compiler
+# optimizes a loop less well inlined beside others (``inline="always"``), and a call through one more function
+# costs more than a short column. The gradient of a coordinate evaluates the derivative on the rows of its
+# column (vectorized, gathered on a sparse column); keeping the derivatives of every row instead costs an
+# evaluation per changed row, scalar on a sparse column, and was slower on both kinds of design.
+
+@njit(**_VECTOR)
+def _dense_gradient(last, step, col, z, y, clip, code, c):
+    """``z += step last`` (the previous update, deferred to this pass over the rows), then the gradient."""
+    g = 0.0
+    for i in range(z.shape[0]):
+        z[i] += step * last[i]
+        g += min(max(_derivative(code, c, z[i], y[i]) * col[i], -clip), clip)
+    return g
+
+
+@njit(**_VECTOR)
+def _sparse_gradient(indices, data, start, stop, z, y, clip, code, c):
+    g = 0.0
+    for q in range(start, stop):
+        i = indices[q]
+        g += min(max(_derivative(code, c, z[i], y[i]) * data[q], -clip), clip)
+    return g
+
+
+@njit(cache=True, error_model="numpy")
+def _shifted_gradient(indptr, indices, data, zero, f, j, z, y, clip, code, c):
+    g = 0.0
+    q = indptr[j]
+    for i in range(z.shape[0]):
+        x, q = _shifted_value(indptr, indices, data, zero, f, j, i, q)
+        g += min(max(_derivative(code, c, z[i], y[i]) * x, -clip), clip)
+    return g
+
+
 @njit(cache=True)
-def cd_epoch(indptr, indices, data, zero, f, z, y, w, coords, eta, steps, clip, thresholds, shrink, code, c, acc,
-             last, average):
+def _dense_add(col, z, step):
+    for i in range(z.shape[0]):
+        z[i] += step * col[i]
+
+
+@njit(cache=True)
+def _sparse_add(indices, data, start, stop, z, step):
+    for q in range(start, stop):
+        z[indices[q]] += step * data[q]
+
+
+@njit(cache=True)
+def _shifted_add(indptr, indices, data, zero, f, j, z, step):
+    q = indptr[j]
+    for i in range(z.shape[0]):
+        x, q = _shifted_value(indptr, indices, data, zero, f, j, i, q)
+        z[i] += step * x
+
+
+_AHEAD = 8  # coordinates of an epoch whose data ``cd_epoch`` asks for ahead of their update
+
+
+@njit(cache=True)
+def cd_epoch(indptr, indices, data, zero, f, z, y, w, coords, eta, stds, steps, clip, thresholds, shrink, code, c,
+             acc, last, average):
     """``K`` proximal coordinate updates (``dp_cd.cd``'s inner loop), in place.
 
     Parameters
     ----------
     indptr, indices, data : arrays of X (n, p) by columns
         A CSC matrix; or a dense Fortran-ordered array as ``data = X.ravel(order="F")``
-        (a view), ``indptr = n * arange(p + 1)`` and an empty ``indices`` (row ``q - indptr[j]``).
+        (a view), ``indptr = n * arange(p + 1)`` and ``indices=None`` (row ``q - indptr[j]``).
     zero, f : float arrays (p,), (n,)
         The design is ``X + f zero^T`` (``affine.ShiftedSparse``, CSC with sorted indices): a column
         with ``zero_j != 0`` is read over every row. Zeros for a plain matrix.
@@ -60,8 +173,9 @@ def cd_epoch(indptr, indices, data, zero, f, z, y, w, coords, eta, steps, clip, 
         Iterate, updated.
     coords : int array (K,)
         The coordinates, drawn independently of the data.
-    eta : float array (K,)
-        The noise of each update, drawn beforehand.
+    eta, stds : float arrays (K,), (p,)
+        Standard normal draws, one per update, drawn beforehand; the noise of update ``k`` is
+        ``stds[coords[k]] * eta[k]``.
     steps, clip, thresholds, shrink : float arrays (p,)
         ``1 / M_j``, the clipping thresholds ``C_j``, ``step_j a_j``, ``1 / (1 + step_j c_j)``.
     code, c : int, float
@@ -71,37 +185,52 @@ def cd_epoch(indptr, indices, data, zero, f, z, y, w, coords, eta, steps, clip, 
     average : bool
     """
     n = z.shape[0]
-    dense = indices.shape[0] == 0 and data.shape[0] > 0
+    lag, lag_step = 0, 0.0  # dense: the update z += lag_step x_lag, made in the next pass over the rows
     for k in range(coords.shape[0]):
+        # the coordinates are random: prefetch what the update of coords[k + _AHEAD] reads of the per-coordinate
+        # arrays, and the first stored values of the column of coords[k + _AHEAD // 2] (its indptr now cached),
+        # here rather than in a function (a call with this many arrays costs more than a short column)
+        if k + _AHEAD < coords.shape[0]:
+            ahead = coords[k + _AHEAD]
+            _prefetch(indptr, ahead)
+            _prefetch(w, ahead)
+            _prefetch(steps, ahead)
+            _prefetch(clip, ahead)
+            _prefetch(thresholds, ahead)
+            _prefetch(shrink, ahead)
+            _prefetch(zero, ahead)
+            _prefetch(stds, ahead)
+        if indices is not None and k + _AHEAD // 2 < coords.shape[0]:
+            q = indptr[coords[k + _AHEAD // 2]]
+            _prefetch(indices, q)
+            _prefetch(data, q)
+            _prefetch(data, min(q + 8, data.shape[0] - 1))  # the next cache line
         j = coords[k]
-        shifted = zero[j] != 0.0
-        g = 0.0
-        if shifted:
-            q = indptr[j]
-            for i in range(n):
-                x, q = _shifted_value(indptr, indices, data, zero, f, j, i, q)
-                g += min(max(_derivative(code, c, z[i], y[i]) * x, -clip[j]), clip[j])
+        start, stop = indptr[j], indptr[j + 1]
+        if indices is None:  # sum_i clip(f'(z_i, y_i) x_ij, -C_j, C_j)
+            g = _dense_gradient(data[lag:lag + n], lag_step, data[start:stop], z, y, clip[j], code, c)
+            lag_step = 0.0
+        elif zero[j] != 0.0:
+            g = _shifted_gradient(indptr, indices, data, zero, f, j, z, y, clip[j], code, c)
         else:
-            for q in range(indptr[j], indptr[j + 1]):
-                i = q - indptr[j] if dense else indices[q]
-                term = _derivative(code, c, z[i], y[i]) * data[q]
-                g += min(max(term, -clip[j]), clip[j])
-        v = w[j] - steps[j] * (g / n + eta[k])
+            g = _sparse_gradient(indices, data, start, stop, z, y, clip[j], code, c)
+        v = w[j] - steps[j] * (g / n + stds[j] * eta[k])
         new = math.copysign(max(abs(v) - thresholds[j], 0.0), v) * shrink[j]
         if average:
             acc[j] += w[j] * (k - last[j])
             last[j] = k
         step = new - w[j]
-        if step != 0.0:
-            if shifted:
-                q = indptr[j]
-                for i in range(n):
-                    x, q = _shifted_value(indptr, indices, data, zero, f, j, i, q)
-                    z[i] += step * x
-            else:
-                for q in range(indptr[j], indptr[j + 1]):
-                    z[q - indptr[j] if dense else indices[q]] += step * data[q]
-            w[j] = new
+        if step == 0.0:
+            continue
+        if indices is None:  # z += step x_j: in the next pass
+            lag, lag_step = start, step
+        elif zero[j] != 0.0:
+            _shifted_add(indptr, indices, data, zero, f, j, z, step)
+        else:
+            _sparse_add(indices, data, start, stop, z, step)
+        w[j] = new
+    if indices is None and lag_step != 0.0:
+        _dense_add(data[lag:lag + n], z, lag_step)
 
 
 @njit(cache=True)
@@ -136,3 +265,92 @@ def csr_to_shifted_csc(n, p, indptr, indices, data, scale, shift, zero, ones, ou
             out_data[q] = 1.0
             fill[p] = q + 1
     return clipped
+
+
+@njit(cache=True, error_model="numpy")
+def clipped_rmatvec(indptr, indices, data, d, clip, out):
+    """``out_j = sum_i clip(d_i x_ij, -clip_j, clip_j)`` over the stored values of a CSC matrix; returns ``out``."""
+    for j in range(out.shape[0]):
+        s, bound = 0.0, clip[j]
+        for q in range(indptr[j], indptr[j + 1]):
+            s += min(max(d[indices[q]] * data[q], -bound), bound)
+        out[j] = s
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def gcd_scores(g, w, M, a, c, rule, out):
+    """DP-GCD's greedy scores (``dp_gcd.selection_scores``) for the elastic net ``a_j |w_j| + c_j w_j^2 / 2``.
+
+    Parameters
+    ----------
+    g, w, M, a, c : float arrays (p,)
+        Gradient, iterate, coordinate smoothness, the penalty's strengths.
+    rule : int
+        0 "gs-r", 1 "gs-s", 2 "gs-q".
+    out : float array (p,)
+        The scores, written.
+    """
+    for j in range(out.shape[0]):
+        root = math.sqrt(M[j])
+        if rule == 1:  # dist(-g_j, d psi_j(w_j)) / sqrt(M_j)
+            h = g[j] + c[j] * w[j]
+            s = abs(h + math.copysign(a[j], w[j])) if w[j] != 0.0 else max(abs(h) - a[j], 0.0)
+            out[j] = s / root
+            continue
+        step = 1.0 / M[j]
+        x = w[j] - g[j] / M[j]
+        d = math.copysign(max(abs(x) - step * a[j], 0.0), x) / (1.0 + step * c[j]) - w[j]
+        if rule == 0:  # M_j |d_j| / sqrt(M_j)
+            out[j] = root * abs(d)
+            continue
+        u = w[j] + d  # sqrt(-2 q_j), q_j the decrease of the quadratic model
+        psi_u, psi_w = a[j] * abs(u) + 0.5 * c[j] * (u * u), a[j] * abs(w[j]) + 0.5 * c[j] * (w[j] * w[j])
+        out[j] = math.sqrt(2.0 * max(-(g[j] * d + 0.5 * M[j] * (d * d) + psi_u - psi_w), 0.0))
+
+
+@njit(**_VECTOR)
+def _weights(scores, top, beta):
+    """``scores_j <- exp((scores_j - top) / beta)``, in place; returns their sum."""
+    total = 0.0
+    for j in range(scores.shape[0]):
+        e = _exp((scores[j] - top) / beta)
+        scores[j] = e
+        total += e
+    return total
+
+
+@njit(cache=True)
+def exp_mechanism(scores, beta, u):
+    """The exponential mechanism (McSherry & Talwar 2007): index ``j`` with probability proportional to
+    ``exp(scores_j / beta)``, by inverse transform of one uniform ``u`` in [0, 1).
+
+    The law of ``argmax_j scores_j + Gumbel(beta)`` (the Gumbel-max trick), from one uniform instead of ``p``
+    Gumbel draws. ``scores`` (finite, or ``-inf`` for a candidate never chosen) is overwritten by the weights.
+
+    Returns
+    -------
+    int
+    """
+    total = _weights(scores, scores.max(), beta)
+    target = u * total
+    acc, last = 0.0, 0
+    for j in range(scores.shape[0]):
+        if scores[j] > 0.0:
+            acc += scores[j]
+            last = j
+            if acc > target:
+                return j
+    return last  # the sum in another order rounded above ``acc``: the last candidate
+
+
+@njit(cache=True, error_model="numpy")
+def laplace_argmax(scores, scales, e1, e2):
+    """``argmax_j scores_j + scales_j (e1_j - e2_j)``: report-noisy-max with Laplace noise, from standard
+    exponentials ``e1``, ``e2`` (their difference is Laplace(0, 1))."""
+    best, top = 0, -math.inf
+    for j in range(scores.shape[0]):
+        v = scores[j] + scales[j] * (e1[j] - e2[j])
+        if v > top:
+            best, top = j, v
+    return best

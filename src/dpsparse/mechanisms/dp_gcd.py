@@ -50,6 +50,7 @@ import scipy.sparse as sp
 from ..accounting import Ledger, calibrate, zcdp_budget
 from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
+from ..noise import batched
 from . import constant
 from ._common import abs_sum, column, derivative_at_zero
 from .base import Mechanism, Option, Plan, n_iter_option
@@ -60,6 +61,7 @@ __all__ = [
     "RULES",
     "SELECTIONS",
     "UPDATES",
+    "by_columns",
     "dp_gcd",
     "gcd",
     "paper_scale",
@@ -212,39 +214,115 @@ def _noise_families(calibration, selection, update):
     return selection or TIGHT_DEFAULT[0], update or TIGHT_DEFAULT[1]
 
 
-def clipped_gradient(X, d, clip, columns=None):
+def clipped_gradient(X, d, clip):
     """``(1/n) sum_i clip_{C_j}(d_i x_ij)`` for every ``j``: the coordinate-wise clipped gradient
     (Mangold et al. 2022, per-coordinate thresholds), O(nnz of X).
 
     Parameters
     ----------
-    X : ndarray, CSC matrix or ShiftedSparse of shape (n, p)
+    X : ndarray, sparse matrix or ShiftedSparse of shape (n, p)
     d : ndarray of shape (n,)
         Per-sample derivatives ``f'(z_i, y_i)``.
     clip : ndarray of shape (p,)
         Thresholds ``C_j > 0``: every record's term lies in ``[-C_j, C_j]``.
-    columns : ndarray of int or None
-        The column of each stored value of a CSC ``X`` (computed when None).
 
     Returns
     -------
     ndarray of shape (p,)
     """
-    return _gradient_sum(X, d, clip, columns) / X.shape[0]
+    return _gradient_sum(X, d, clip) / X.shape[0]
 
 
-def _gradient_sum(X, d, clip, columns=None):
+def _gradient_sum(X, d, clip):
     """``sum_i d_i x_i``, each term clipped coordinate-wise to ``[-clip_j, clip_j]`` unless ``clip`` is None."""
     if clip is None:
         return np.asarray(X.T @ d).ravel()
-    p = X.shape[1]
     if is_shifted(X):
         return X.clipped_gradient_sum(d, clip)
     if sp.issparse(X):
-        cols = np.repeat(np.arange(p), np.diff(X.indptr)) if columns is None else columns
-        terms = np.clip(X.data * d[X.indices], -clip[cols], clip[cols])
-        return np.bincount(cols, terms, minlength=p)
+        from .._kernels import clipped_rmatvec
+
+        X = X.tocsc()
+        return clipped_rmatvec(X.indptr, X.indices, X.data, np.asarray(d, dtype=float),
+                               np.asarray(clip, dtype=float), np.empty(X.shape[1]))
     return np.clip(X * d[:, None], -clip, clip).sum(axis=0)
+
+
+def by_columns(X):
+    """``X`` as the coordinate loops read it: a sparse matrix as CSC, a ``ShiftedSparse`` whose shift is zero on
+    every column as its stored part (the same matrix, without the shift's terms in each product), anything
+    else (dense, dask) as it is."""
+    if is_shifted(X) and not np.any(X.c):
+        return X.S
+    return X.tocsc() if sp.issparse(X) else X
+
+
+def _gradient(X, y, loss, clip):
+    """The gradient of the average loss at the iterate, ``(w, z) -> g`` (``z = X w`` the margins, None on dask):
+    in memory from the margins; on a dask array one pass over the chunks, the margins recomputed there."""
+    n, p = X.shape
+    if is_dask(X):
+        y = labels(X, y)  # one pass over the chunks per step
+        return lambda w, z: row_sum(lambda xc, yc: _gradient_sum(xc, loss.bounded_derivative(xc @ w, yc), clip),
+                                    X, y, p) / n
+    return lambda w, z: _gradient_sum(X, loss.bounded_derivative(z, y), clip) / n
+
+
+def _declared_steps(noise, M, penalty, rule, selection, select_scales, update, update_scales, select_sensitivity,
+                    update_sensitivity):
+    """The private choice of a step, ``(t, g, w) -> (j, noisy g_j)``, every draw through ``noise.select`` and
+    ``noise.release`` with its declared sensitivity (what the audit replays)."""
+    upd_sens = np.full(M.shape[0], np.nan) if update_sensitivity is None else update_sensitivity
+
+    def choose(t, g, w):
+        j = noise.select(selection_scores(g, w, M, penalty, rule), selection, select_scales,
+                         sensitivity=select_sensitivity, name="coordinate selection")
+        return j, noise.release(g[j], update, update_scales[j], sensitivity=upd_sens[j], name="coordinate gradient")
+
+    return choose
+
+
+def _compiled_selection(noise, n_iter, selection, scales, p):
+    """Report-noisy-max over the scores, ``(t, scores) -> j`` (the scores overwritten): the exponential mechanism
+    by inverse transform of one uniform a step, drawn up front (the law of Gumbel-max), or Laplace noise from two
+    standard exponentials a coordinate."""
+    from .._kernels import exp_mechanism, laplace_argmax
+
+    if not np.any(np.asarray(scales) > 0):
+        return lambda t, scores: int(np.argmax(scores))
+    if selection == "gumbel":
+        u = noise.rng.random(n_iter)
+        return lambda t, scores: exp_mechanism(scores, float(scales), u[t])
+    scales, e1, e2 = np.ascontiguousarray(np.broadcast_to(scales, (p,)), dtype=float), np.empty(p), np.empty(p)
+
+    def pick(t, scores):
+        noise.rng.standard_exponential(out=e1)
+        noise.rng.standard_exponential(out=e2)
+        return laplace_argmax(scores, scales, e1, e2)
+
+    return pick
+
+
+def _compiled_steps(noise, n_iter, M, penalty, rule, selection, select_scales, update, update_scales):
+    """``_declared_steps`` compiled: the scores by ``_kernels.gcd_scores`` into one buffer, the selection by
+    ``_compiled_selection``, the update noise as standard draws for every step up front, times the coordinate's
+    scale. The same laws as ``_declared_steps``, from the stream in another order."""
+    from .._kernels import gcd_scores
+
+    p = M.shape[0]
+    a, c = penalty.strengths(p)
+    scores, code = np.empty(p), RULES.index(rule)
+    pick = _compiled_selection(noise, n_iter, selection, select_scales, p)
+    eta = np.zeros(n_iter)
+    if np.any(update_scales > 0):
+        eta = noise.rng.standard_normal(n_iter) if update == "gaussian" else noise.rng.laplace(0.0, 1.0, n_iter)
+
+    def choose(t, g, w):
+        gcd_scores(g, w, M, a, c, code, scores)
+        j = pick(t, scores)
+        return j, g[j] + update_scales[j] * eta[t]
+
+    return choose
 
 
 def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, noise, callback=None,
@@ -252,11 +330,13 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
     """Greedy coordinate descent with given noise scales (0 gives the non-private method).
 
     The margins ``z = X w`` are updated in O(nnz of a column) per step; the gradient
-    ``X^T f'(z) / n`` costs one pass over the nonzeros of X.
+    ``X^T f'(z) / n`` costs one pass over the nonzeros of X. With a plain ``NoiseSource`` (``noise.batched``)
+    and an elastic-net penalty the scores and the selection run compiled on noise drawn up front
+    (``_compiled_steps``); otherwise every draw goes through ``noise.select`` and ``noise.release``.
 
     Parameters
     ----------
-    X : ndarray, CSC matrix or ShiftedSparse of shape (n, p)
+    X : ndarray, CSC matrix, ShiftedSparse or dask array of shape (n, p)
     y : ndarray of shape (n,)
     loss : Datafit (its ``bounded_derivative`` is used)
     penalty : separable Penalty
@@ -285,24 +365,23 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
     w : ndarray of shape (p,)
     """
     n, p = X.shape
-    columns = np.repeat(np.arange(p), np.diff(X.indptr)) if clip is not None and sp.issparse(X) else None
+    X = by_columns(X)
     w = np.zeros(p) if w0 is None else np.array(w0, dtype=float)
-    dask = is_dask(X)
-    z = np.zeros(n) if dask or not np.any(w) else np.asarray(X @ w).ravel()
-    upd_sens = np.full(p, np.nan) if update_sensitivity is None else update_sensitivity
-    if dask:  # one pass over the chunks per step: the margins are recomputed there, not kept
-        y = labels(X, y)
+    M, update_scales = np.asarray(M, dtype=float), np.asarray(update_scales, dtype=float)
+    gradient = _gradient(X, y, loss, clip)
+    z = None if is_dask(X) else np.zeros(n) if not np.any(w) else np.asarray(X @ w).ravel()
+    if batched(noise) and callable(getattr(penalty, "strengths", None)) and (
+            selection != "gumbel" or np.ndim(select_scales) == 0):
+        choose = _compiled_steps(noise, n_iter, M, penalty, rule, selection, select_scales, update, update_scales)
+    else:
+        choose = _declared_steps(noise, M, penalty, rule, selection, select_scales, update, update_scales,
+                                 select_sensitivity, update_sensitivity)
     for t in range(n_iter):
-        if dask:
-            g = row_sum(lambda xc, yc: _gradient_sum(xc, loss.bounded_derivative(xc @ w, yc), clip), X, y, p) / n
-        else:
-            g = _gradient_sum(X, loss.bounded_derivative(z, y), clip, columns) / n
-        j = noise.select(selection_scores(g, w, M, penalty, rule), selection, select_scales,
-                         sensitivity=select_sensitivity, name="coordinate selection")
-        noisy_g = noise.release(g[j], update, update_scales[j], sensitivity=upd_sens[j], name="coordinate gradient")
+        g = gradient(w, z)
+        j, noisy_g = choose(t, g, w)
         step = penalty.prox_1d(w[j] - noisy_g / M[j], 1.0 / M[j], j) - w[j]
         if step != 0.0:
-            if not dask:
+            if z is not None:
                 rows, vals = column(X, j)
                 z[rows] += step * vals
             w[j] += step

@@ -55,10 +55,12 @@ import math
 import numpy as np
 
 from ..accounting import Ledger, calibrate
-from ._common import row_norm_bound
+from ..distributed import is_dask, labels, row_sum
+from ..noise import batched
+from ._common import column, row_norm_bound
 from .base import Mechanism, Option, Plan, loss_capabilities, n_iter_option
 from .direct import call_direct
-from .dp_gcd import report_noisy_max
+from .dp_gcd import by_columns, report_noisy_max
 
 __all__ = [
     "CALIBRATIONS",
@@ -78,9 +80,15 @@ SELECTIONS = ("gumbel", "laplace", "gaussian")
 
 def full_gradient(X, y, loss, w, z=None):
     """``(1/n) sum_i f'(<w, x_i>, y_i) x_i`` over **all** ``n`` records (clipped derivative); ``z``: the
-    margins ``X w`` when the caller keeps them."""
+    margins ``X w`` when the caller keeps them. On a dask array (``y`` its labels in the chunks of ``X``,
+    ``distributed.labels``) one pass over the chunks, the margins computed there."""
+    n, p = X.shape
+    if is_dask(X):
+        return row_sum(lambda xc, yc: np.asarray(xc.T @ loss.bounded_derivative(xc @ w, yc)), X, y, p) / n
     z = X @ w if z is None else z
-    return np.asarray(X.T @ loss.bounded_derivative(z, y)).ravel() / X.shape[0]
+    g = np.array(X.T @ loss.bounded_derivative(z, y), dtype=float, copy=None).ravel()
+    g /= n
+    return g
 
 
 def report_noisy_min(scores, scale, noise, kind="laplace", sensitivity=None):
@@ -167,21 +175,61 @@ class _Set:
             signs.append(1.0 if f == 0 else -1.0)
         return self.vertex(i % m, 1.0 if i < m else -1.0, signs)
 
+    def select_compiled(self, g, scale, u, buffer):
+        """``select`` with Gumbel noise (``scale > 0``) of an L1 ball, compiled: each factor's exponential
+        mechanism by inverse transform of its uniform in ``u`` (``_kernels.exp_mechanism``, the law of
+        Gumbel-max), the ball's ``2 p'`` negated scores written into ``buffer``."""
+        from .._kernels import exp_mechanism
+
+        m = self.pen.size
+        neg, s = buffer[:m], buffer[m:]
+        np.take(g, self.pen, out=s)
+        s *= self.r
+        np.negative(s, out=neg)  # the scores (s, -s), negated: report-noisy-min
+        i = exp_mechanism(buffer, scale, u[0])
+        signs = [1.0 if exp_mechanism(np.array([-self.c0 * g[k], self.c0 * g[k]]), scale, u[f + 1]) == 0 else -1.0
+                 for f, k in enumerate(self.free)]
+        return self.vertex(i % m, 1.0 if i < m else -1.0, signs)
+
+
+def _step(X, w, z, v, mu):
+    """``w <- (1 - mu) w + mu v`` and ``z <- (1 - mu) z + mu X v`` (unless None) in place, over the nonzeros of
+    the vertex ``v`` (one column and the intercept for an L1 vertex)."""
+    nz = np.flatnonzero(v != 0.0)
+    w *= 1.0 - mu
+    w[nz] += mu * v[nz]
+    if z is None:
+        return
+    z *= 1.0 - mu
+    if nz.size > 8:  # a structured ball's vertex: one product
+        z += mu * np.asarray(X[:, nz] @ v[nz]).ravel()
+        return
+    for k in nz:
+        rows, vals = column(X, k)
+        z[rows] += (mu * v[k]) * vals
+
 
 def frank_wolfe(X, y, loss, cset, n_iter, selection, scale, noise, callback=None, sens=None):
     """Frank-Wolfe with a private vertex selection of the given scale (0: the exact method).
 
     Returns the last iterate. Every step uses the full gradient on all the records; the margins
     ``z = X w`` are kept, ``z <- (1 - mu) z + mu X v``, with ``X v`` over the nonzeros of the vertex
-    ``v`` (one column and the intercept for the L1 ball): one pass over X per step, not two.
+    ``v`` (one column and the intercept for the L1 ball): one pass over X per step, not two. On a dask
+    array the margins are not kept: each step is one pass over the chunks. With Gumbel selection and a
+    plain ``NoiseSource`` (``noise.batched``) the selection runs compiled on uniforms drawn up front for every
+    step (``_Set.select_compiled``); otherwise through ``noise.select``.
     """
-    w, z = np.zeros(X.shape[1]), np.zeros(X.shape[0])
+    X, w = by_columns(X), np.zeros(X.shape[1])
+    z = None if is_dask(X) else np.zeros(X.shape[0])
+    if is_dask(X):
+        y = labels(X, y)
+    compiled = selection == "gumbel" and scale > 0 and batched(noise)
+    if compiled:
+        u, buffer = noise.rng.random((n_iter, 1 + cset.free.size)), np.empty(2 * cset.pen.size)
     for t in range(n_iter):
-        v = cset.select(full_gradient(X, y, loss, w, z), selection, scale, noise, sens)
-        mu = 2.0 / (t + 2.0)
-        nz = np.flatnonzero(v)
-        w = (1.0 - mu) * w + mu * v
-        z = (1.0 - mu) * z + mu * np.asarray(X[:, nz] @ v[nz]).ravel()
+        g = full_gradient(X, y, loss, w, z)
+        v = cset.select_compiled(g, scale, u[t], buffer) if compiled else cset.select(g, selection, scale, noise, sens)
+        _step(X, w, z, v, 2.0 / (t + 2.0))
         if callback is not None:
             callback(t, w)
     return w
@@ -324,6 +372,7 @@ MECHANISM = Mechanism(
     penalty_needs=(),
     plan=_plan, run=_run,
     zcdp_calibration=True,
+    dask=True,
 )
 
 

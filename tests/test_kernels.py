@@ -1,0 +1,87 @@
+"""Compiled kernels (``dpsparse._kernels``): the vectorized exponential, the exponential mechanism by inverse
+transform, DP-GCD's scores and the clipped product over a CSC matrix, against their numpy definitions."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from numba import njit
+from scipy import stats
+
+from dpsparse import _kernels, norms
+from dpsparse.mechanisms import dp_gcd
+
+
+@njit
+def _exp_all(x, out):
+    for i in range(x.shape[0]):
+        out[i] = _kernels._exp(x[i])
+
+
+def test_exp_is_within_about_one_ulp_of_numpy_and_saturates_outside_its_range():
+    x = np.r_[np.random.default_rng(0).uniform(-708.0, 709.0, 200_000), -708.0, 709.0, 0.0, -1e-300, 1e-300]
+    out = np.empty_like(x)
+    _exp_all(x, out)
+    ref = np.exp(x)
+    assert np.max(np.abs(out - ref) / ref) <= 1.02 * np.finfo(float).eps
+    edges = np.array([-np.inf, -800.0, -708.5, 709.5, 800.0, np.inf])
+    out = np.empty_like(edges)
+    _exp_all(edges, out)
+    np.testing.assert_array_equal(out, [0.0, 0.0, 0.0, np.inf, np.inf, np.inf])
+
+
+def test_exp_mechanism_samples_proportionally_to_exp_score_over_beta():
+    """Chi-square, false-alarm rate 1e-3; a candidate at -inf is never chosen."""
+    scores, beta = np.array([0.0, 0.3, -np.inf, 0.5, 1.0, 1.2]), 0.4
+    law = np.exp(scores / beta) / np.exp(scores / beta).sum()
+    u = np.random.default_rng(1).random(30_000)
+    counts = np.bincount([_kernels.exp_mechanism(scores.copy(), beta, v) for v in u], minlength=6)
+    assert counts[2] == 0
+    keep = law > 0
+    assert stats.chisquare(counts[keep], u.size * law[keep]).pvalue > 1e-3
+
+
+def test_exp_mechanism_at_the_ends_of_the_uniform_and_far_below_the_best():
+    scores = np.array([0.0, -1e6, 5.0, 5.0 - 1e-9])
+    assert _kernels.exp_mechanism(scores.copy(), 1.0, 0.0) == 0  # the first candidate of positive weight
+    assert _kernels.exp_mechanism(scores.copy(), 1.0, np.nextafter(1.0, 0.0)) == 3
+    assert _kernels.exp_mechanism(scores.copy(), 1e-12, 0.5) == 2  # a vanishing scale: the best
+
+
+@pytest.mark.parametrize("rule", dp_gcd.RULES)
+def test_gcd_scores_are_the_numpy_scores(rule):
+    rng = np.random.default_rng(2)
+    p = 500
+    g, M = rng.normal(0, 1, p), rng.uniform(0.1, 2.0, p)
+    w = rng.normal(0, 1, p) * (rng.random(p) < 0.5)
+    pen = norms.ElasticNet(0.3, 0.6, weights=np.r_[rng.uniform(0, 2, p - 1), 0.0])
+    out = np.empty(p)
+    _kernels.gcd_scores(g, w, M, *pen.strengths(p), dp_gcd.RULES.index(rule), out)
+    np.testing.assert_allclose(out, dp_gcd.selection_scores(g, w, M, pen, rule), rtol=1e-14, atol=1e-15)
+
+
+def test_clipped_rmatvec_is_the_brute_force_sum():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (40, 7))
+    X[rng.random(X.shape) < 0.6] = 0.0
+    d, clip = rng.uniform(-1, 1, 40), rng.uniform(0.05, 1.0, 7)
+    S = sp.csc_matrix(X)
+    got = _kernels.clipped_rmatvec(S.indptr, S.indices, S.data, d, clip, np.empty(7))
+    np.testing.assert_allclose(got, np.clip(X * d[:, None], -clip, clip).sum(axis=0), rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("code,c", [(0, 0.0), (1, 0.3)])
+def test_the_vectorized_column_gradient_is_numpys(code, c):
+    """``_dense_gradient`` (fast-math sum, the exponential inlined): the pending update, then the clipped sum of
+    ``f'(z_i, y_i) x_ij``, for the logistic and the clipped-residual derivatives."""
+    from dpsparse import losses
+
+    rng = np.random.default_rng(4)
+    n = 1001
+    last, col, z = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n), rng.normal(0, 20, n)
+    y = np.sign(rng.standard_normal(n)) if code == 0 else rng.uniform(-1, 1, n)
+    loss = losses.Logistic() if code == 0 else losses.Huber(c)
+    z_after = z + 0.7 * last
+    clip = 0.2
+    expected = np.clip(loss.bounded_derivative(z_after, y) * col, -clip, clip).sum()
+    got = _kernels._dense_gradient(last, 0.7, col, z, y, clip, code, c)
+    np.testing.assert_allclose(z, z_after, rtol=0, atol=1e-13)  # a fused multiply-add: rounded once
+    assert got == pytest.approx(expected, rel=1e-12)
