@@ -1,5 +1,6 @@
 """Dask arrays: a fit on a 2-worker LocalCluster gives the in-memory model, the data is read chunk by chunk (never
 computed whole on the client), and what needs the data in memory is refused by name."""
+import dataclasses
 import math
 import warnings
 
@@ -48,7 +49,8 @@ def _regression(n=4000, p=6, seed=0):
 
 @pytest.mark.parametrize("mechanism,options", [("dp-gd", None), ("dp-gcd", None),
                                                ("dp-gcd", {"clipping_norm": 0.3}), ("dp-sgd", None),
-                                               ("two-stage", {"second": "dp-gcd", "sparsity": 3})])
+                                               ("two-stage", {"second": "dp-gcd", "sparsity": 3}), ("adassp", None),
+                                               ("two-stage", {"second": "adassp", "sparsity": 3})])
 def test_same_seed_same_model_as_in_memory_regression(client, gathered, mechanism, options):
     X, y, bounds = _regression()
     kw = dict(bounds=bounds, mechanism=mechanism, max_iter=15, random_state=4, epsilon=1.0,
@@ -90,6 +92,7 @@ SOLVERS = {  # the bound on the distance between two certified solutions (L2, bo
 
 
 @pytest.mark.parametrize("mechanism,options", [
+    ("dp-cd", None),  # one pass a coordinate update: 3 epochs of 6
     ("dp-iht", {"sparsity": 2}),
     ("output", None),
     ("objective", None),
@@ -183,12 +186,19 @@ def test_private_bounds_refuse_non_finite_values_before_the_charge(client):
     assert budget.spent == []
 
 
-def test_what_needs_the_data_in_memory_is_refused(client):
+def test_what_needs_the_data_in_memory_is_refused(client, monkeypatch):
+    from dpsparse.mechanisms import REGISTRY, two_stage
+
     X, y, bounds = _regression(n=800)
     Xd = da.from_array(X, chunks=200)
-    with pytest.raises(ValueError, match="mechanism dp-cd needs the data in memory.*constant, dp-gcd, dp-gd, dp-iht, "
-                                         "dp-sgd, dual-fw, (fw, )?objective, one-pass-sgd, output, or two-stage"):
+    # every mechanism runs on dask: one that did not would be refused by name, before any data is read
+    monkeypatch.setitem(REGISTRY, "dp-cd", dataclasses.replace(REGISTRY["dp-cd"], dask=False))
+    with pytest.raises(ValueError, match="mechanism dp-cd needs the data in memory.*use adassp, constant, dp-gcd, "
+                                         "dp-gd, dp-iht, dp-sgd, dual-fw, fw, objective, one-pass-sgd, output, or "
+                                         "two-stage"):
         DPLasso(bounds=bounds, mechanism="dp-cd").fit(Xd, y)
+    # every second stage runs on dask: one that did not would make two-stage refuse it too
+    monkeypatch.setitem(two_stage.SECOND, "adassp", dataclasses.replace(two_stage.SECOND["adassp"], dask=False))
     with pytest.raises(ValueError, match="mechanism two-stage needs the data in memory with these options"):
         DPLasso(bounds=bounds, mechanism="two-stage", mechanism_options={"second": "adassp"}).fit(Xd, y)
     with pytest.raises(ValueError, match="DPSearchCV needs the data in memory"):

@@ -24,6 +24,10 @@ multipliers here are the same split in the accountant's terms.
 
 The penalty is not used (the ridge is AdaSSP's own); two-stage runs AdaSSP on the features
 it selected.
+
+``X^T X`` and ``X^T y`` are sums over rows: on a dask array (docs/scale.md) one pass over the chunks computes
+both (``distributed.row_sum``, ``d^2 + d`` numbers a chunk), and the smallest eigenvalue, the noise and the ridge
+follow on the client from the reduced sums, as in memory.
 """
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ import numpy as np
 
 from ..accounting import Ledger, calibrate
 from ..affine import gram
+from ..distributed import is_dask, labels, row_sum
 from ._common import row_norm_bound
 from .base import Mechanism, Plan
 
@@ -86,18 +91,40 @@ def _symmetric_release(G, noise, sigma, sensitivity):
     return U + np.triu(U, 1).T
 
 
+def _statistics(X, y):
+    """The sufficient statistics ``X^T X`` and ``X^T y``: in memory, or one pass over the chunks of a dask array.
+
+    Parameters
+    ----------
+    X : ndarray, sparse matrix, ShiftedSparse or dask array (chunked by rows) of shape (n, d)
+    y : ndarray of shape (n,)
+        The clipped labels, on the client.
+
+    Returns
+    -------
+    G : ndarray of shape (d, d)
+    b : ndarray of shape (d,)
+    """
+    d = X.shape[1]
+
+    def sums(xc, yc):
+        return np.r_[gram(xc).ravel(), np.asarray(xc.T @ yc).ravel()]
+
+    out = row_sum(sums, X, labels(X, y), d * d + d) if is_dask(X) else sums(X, y)
+    return out[:d * d].reshape(d, d), out[d * d:]
+
+
 def _run(design, plan, noise, callback):
     q = plan.params
     s1, s2, s3 = q["sigmas"]
     R, B = q["R"], q["B"]
-    X, y = design.X, np.clip(design.y, -B, B)
     d = design.p
-    G = gram(X)
+    G, Xty = _statistics(design.X, np.clip(design.y, -B, B))
     lam_min = float(noise.release(np.array([np.linalg.eigvalsh(G)[0]]), "gaussian", s1, sensitivity=R**2,
                                   name="smallest eigenvalue of X^T X")[0])
     lam_low = max(0.0, lam_min - s1 * q["shift"])
     G_noisy = _symmetric_release(G, noise, s2, math.sqrt(2.0) * R**2)
-    b = noise.release(np.asarray(X.T @ y).ravel(), "gaussian", s3, sensitivity=2.0 * R * B, name="X^T y")
+    b = noise.release(Xty, "gaussian", s3, sensitivity=2.0 * R * B, name="X^T y")
     ridge = max(0.0, s2 * q["spread"] - lam_low)
     A = G_noisy + ridge * np.eye(d)
     w = np.linalg.lstsq(A, b, rcond=None)[0]
@@ -117,4 +144,5 @@ MECHANISM = Mechanism(
     penalty_needs=(),
     plan=_plan, run=_run, check=_check,
     zcdp_calibration=True,
+    dask=True,
 )

@@ -67,7 +67,8 @@ import scipy.sparse as sp
 
 from ..accounting import Ledger, calibrate
 from ..affine import is_shifted
-from ..noise import NoiseSource
+from ..distributed import is_dask, labels, row_sum
+from ..noise import batched
 from ._common import column
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
@@ -127,6 +128,17 @@ def coordinate_gradient(X, z, y, derivative, j, clip_j):
     return float(np.sum(np.clip(terms, -clip_j, clip_j))) / X.shape[0]
 
 
+def _dask_coordinate_gradient(X, y, derivative, w, j, clip_j):
+    """``coordinate_gradient`` on a dask array: one pass over the chunks, the margins ``X w`` recomputed there
+    (the chunks do not keep them between passes)."""
+    w = w.copy()
+
+    def part(xc, yc):
+        return np.clip(derivative(xc @ w, yc) * xc[:, j], -clip_j, clip_j).sum()
+
+    return float(row_sum(part, X, y, 1)[0]) / X.shape[0]
+
+
 def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callback=None, average=False,
        kernel=None):
     """Randomized proximal coordinate descent with given noise (``stds = 0``: non-private).
@@ -137,7 +149,9 @@ def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callb
 
     Parameters
     ----------
-    X : ndarray (Fortran order preferred) or CSC matrix of shape (n, p)
+    X : ndarray (Fortran order preferred), CSC matrix or dask array of shape (n, p)
+        On a dask array every update is one pass over the chunks (``p`` passes an epoch of ``p`` updates), its
+        noise drawn as in memory: the same model for the same seed.
     y : ndarray of shape (n,)
     derivative : callable (z, y) -> ndarray
         Per-sample derivative of the loss in the margin.
@@ -157,45 +171,51 @@ def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callb
         Replace the iterate by the average of the ``K`` inner iterates at the end of each
         epoch (the paper's convex variant); False keeps the last iterate.
     kernel : (int, float) or None
-        ``loss.derivative_kernel()``: with a plain ``NoiseSource`` and a penalty with
-        ``strengths``, each epoch runs compiled (``_kernels.cd_epoch``) on its noise drawn
-        beforehand, the same draws in the same order; otherwise (the audit's noise sources,
-        OpenDP's) every update goes through ``noise.release``.
+        ``loss.derivative_kernel()``: with a plain ``NoiseSource`` (``noise.batched``) and a penalty
+        with ``strengths``, each epoch runs compiled (``_kernels.cd_epoch``) on its noise drawn
+        beforehand, the same draws in the same order (standard normals, times ``sigma_j`` in the
+        kernel: numpy's ``normal(0, sigma_j)`` bit for bit); otherwise (the audit's noise sources, OpenDP's) every
+        update goes through ``noise.release``.
 
     Returns
     -------
     w : ndarray of shape (p,)
     """
     n, p = X.shape
-    w, z = np.zeros(p), np.zeros(n)
+    dask = is_dask(X)
+    w, z = np.zeros(p), None if dask else np.zeros(n)
     steps = 1.0 / np.asarray(M, dtype=float)
     clip = np.asarray(clip, dtype=float)
     stds = np.asarray(stds, dtype=float)
     sens = 2.0 * clip / n
-    compiled = _compiled_epoch(X, y, penalty, steps, clip, kernel, noise, average)
+    compiled = None if dask else _compiled_epoch(X, y, penalty, steps, clip, kernel, noise, average)
+    if dask:
+        y = labels(X, y)
     for t in range(n_epochs):
         coords = noise.rng.integers(p, size=n_inner)
         if average:  # lazy sum of the K inner iterates: coordinate j held w_j since iterate last[j]
             acc, last = np.zeros(p), np.zeros(p, dtype=np.int64)
         if compiled is not None:
-            eta = noise.gaussian(stds[coords]) if np.any(stds > 0) else np.zeros(n_inner)
-            compiled(z, w, coords, eta, acc if average else None, last if average else None)
+            eta = noise.rng.standard_normal(n_inner) if np.any(stds > 0) else np.zeros(n_inner)
+            compiled(z, w, coords, eta, stds, acc if average else None, last if average else None)
         for k in range(0 if compiled is not None else n_inner):
             j = int(coords[k])
-            g = noise.release(coordinate_gradient(X, z, y, derivative, j, clip[j]), "gaussian", stds[j],
-                              sensitivity=sens[j], name="coordinate gradient")
+            g = (_dask_coordinate_gradient(X, y, derivative, w, j, clip[j]) if dask else
+                 coordinate_gradient(X, z, y, derivative, j, clip[j]))
+            g = noise.release(g, "gaussian", stds[j], sensitivity=sens[j], name="coordinate gradient")
             new = penalty.prox_1d(w[j] - steps[j] * g, steps[j], j)
             step = new - w[j]
             if average:
                 acc[j] += w[j] * (k - last[j])
                 last[j] = k
             if step != 0.0:
-                rows, vals = column(X, j)
-                z[rows] += step * vals
+                if not dask:
+                    rows, vals = column(X, j)
+                    z[rows] += step * vals
                 w[j] = new
         if average:
             w = (acc + w * (n_inner - last)) / n_inner
-            z = np.asarray(X @ w).ravel()
+            z = None if dask else np.asarray(X @ w).ravel()
         if callback is not None:
             callback(t, w)
     return w
@@ -203,7 +223,7 @@ def cd(X, y, derivative, penalty, M, clip, n_epochs, n_inner, stds, noise, callb
 
 def _compiled_epoch(X, y, penalty, steps, clip, kernel, noise, average):
     """The compiled epoch (``_kernels.cd_epoch``) bound to the data, or None where it does not apply."""
-    if kernel is None or type(noise) is not NoiseSource or not callable(getattr(penalty, "strengths", None)):
+    if kernel is None or not batched(noise) or not callable(getattr(penalty, "strengths", None)):
         return None
     from .._kernels import cd_epoch
 
@@ -214,15 +234,15 @@ def _compiled_epoch(X, y, penalty, steps, clip, kernel, noise, average):
     if sp.issparse(X):  # X is CSC (``_run``)
         indptr, indices, data = X.indptr, X.indices, X.data
     else:  # a Fortran-ordered array (``_run``), read by columns in place: no copy
-        indptr, indices, data = n * np.arange(p + 1, dtype=np.int64), np.zeros(0, np.int32), X.ravel(order="F")
+        indptr, indices, data = n * np.arange(p + 1, dtype=np.int64), None, X.ravel(order="F")
     a, c = penalty.strengths(steps.shape[0])
     thresholds, shrink = steps * a, 1.0 / (1.0 + steps * c)
     code, kc = kernel
 
-    def epoch(z, w, coords, eta, acc, last):
+    def epoch(z, w, coords, eta, stds, acc, last):
         if not average:
             acc, last = np.zeros(1), np.zeros(1, dtype=np.int64)
-        cd_epoch(indptr, indices, data, zero, f, z, y, w, np.asarray(coords, dtype=np.int64), eta, steps, clip,
+        cd_epoch(indptr, indices, data, zero, f, z, y, w, np.asarray(coords, dtype=np.int64), eta, stds, steps, clip,
                  thresholds, shrink, int(code), float(kc), acc, last, average)
 
     return epoch
@@ -284,7 +304,7 @@ def _plan(info):
 def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     X = design.X
-    if not is_shifted(X):
+    if not is_shifted(X) and not is_dask(X):
         X = X.tocsc() if sp.issparse(X) else np.asfortranarray(X, dtype=float)
     return cd(X, np.asarray(design.y, dtype=float), q["derivative"], info.penalty, q["M"], q["C"],
               info.options["n_iter"], q["K"], q["stds"], noise, callback, info.options["average"], q["kernel"])
@@ -309,6 +329,7 @@ MECHANISM = Mechanism(
     penalty_needs=("separable", "prox_1d"),
     plan=_plan, run=_run,
     zcdp_calibration=True,
+    dask=True,  # one pass over the chunks per coordinate update (docs/scale.md)
 )
 
 
