@@ -169,3 +169,19 @@ def test_an_exception_beyond_the_data_is_refused():
     wide = data.Bounds.from_dict({"feature_low": 0, "feature_high": 1, "exceptions": {"9": [0, 2]}})
     with pytest.raises(ValueError, match="column 9, but the data has 3 features"):
         data.prepare(np.zeros((4, 3)), np.array([1.0, -1, 1, -1]), wide, True)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_values_outside_the_bounds_are_counted_and_clipped_block_by_block(sparse):
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-3.0, 3.0, (101, 7)) * (rng.random((101, 7)) < 0.6)
+    low, high = -rng.uniform(0.5, 2.0, 7), rng.uniform(0.5, 2.0, 7)  # zeros lie inside: stored or not, the same
+    expected = int(np.count_nonzero((X < low) | (X > high)))
+    S = sp.csr_matrix(X)
+    for blocks in (1, 4, 32, 1000):
+        counted = (data._count_outside(S.data, S.indices, low, high, blocks) if sparse
+                   else data._count_outside(X, None, low, high, blocks))
+        assert counted == expected
+    values = X.copy()
+    assert data._clip(values, blocks=5) == int(np.count_nonzero(np.abs(X) > 1.0))
+    np.testing.assert_array_equal(values, np.clip(X, -1.0, 1.0))

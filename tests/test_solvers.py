@@ -66,6 +66,39 @@ def test_sparse_input_gives_the_same_solution():
     assert sparse.gap < 1e-8
 
 
+def _wide_sparse_problem(classification, seed=8):
+    """More features than ``solvers.P0``: ``solve`` takes working sets; an intercept column last."""
+    rng = np.random.default_rng(seed)
+    n, p = 150, solvers.P0 + 300
+    S = sp.random(n, p, density=0.05, random_state=seed, format="csc", data_rvs=lambda k: rng.uniform(-1, 1, k))
+    X = sp.hstack([S, np.ones((n, 1))], format="csc")
+    z = S[:, :5] @ np.ones(5)
+    y = np.where(z > 0, 1.0, -1.0) if classification else np.clip(0.5 * z + 0.1 * rng.normal(size=n), -1, 1)
+    return X, y
+
+
+@pytest.mark.parametrize("loss, pen", [(losses.Logistic(), norms.L1(0.01, intercept_weights(801))),
+                                       (losses.Squared(), norms.L1(0.005, intercept_weights(801))),
+                                       (losses.Squared(), norms.ElasticNet(0.005, 0.7, intercept_weights(801)))],
+                         ids=["l1-logistic", "lasso", "elastic-net"])
+def test_working_sets_reach_the_optimum_of_the_whole_problem(loss, pen):
+    X, y = _wide_sparse_problem(loss.name == "logistic")
+    res = solvers.solve(X, y, loss, pen, tol=1e-9)
+    assert 0 <= res.gap <= 1e-9
+    assert res.gap == pytest.approx(solvers.duality_gap(X, y, res.coef, loss, pen), abs=1e-15)
+    assert 0 < np.count_nonzero(res.coef) < X.shape[1] // 2
+    dense = solvers.solve(X.toarray(), y, loss, pen, tol=1e-9)  # the same optimum, read dense
+    assert abs(res.objective - dense.objective) <= 2e-9
+
+
+def test_an_unreachable_target_returns_the_best_certificate():
+    X, y = bounded_problem(seed=9, classification=False)
+    pen = norms.L1(0.01, intercept_weights(X.shape[1]))
+    res = solvers.solve(X, y, losses.Squared(), pen, tol=0.0)  # rounding stops it (PATIENCE), not max_iter
+    assert 0 <= res.gap < 1e-12
+    assert res.gap == solvers.duality_gap(X, y, res.coef, losses.Squared(), pen)
+
+
 def test_unpenalized_column_must_be_an_intercept():
     X, y = bounded_problem()
     w = intercept_weights(X.shape[1])

@@ -20,6 +20,7 @@ import json
 import warnings
 from dataclasses import dataclass, field
 from importlib import resources
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -57,17 +58,17 @@ def clipping_warnings(X, y, bounds):
     the labels, lie outside the declared ``bounds`` (whatever narrower range a fit then buys inside them).
 
     Counted on the private data: for the data holder, never released. A dask array is not counted (a pass
-    over the data for a warning)."""
+    over the data for a warning). Nothing as large as ``X`` is allocated (``_count_outside``)."""
     if distributed.is_dask(X):
         return
-    values = X.tocsc().data if sp.issparse(X) else np.asarray(X)
     full = bounds.for_features(X.shape[1])
     low, high = np.asarray(full.feature_low, dtype=float), np.asarray(full.feature_high, dtype=float)
     if sp.issparse(X):
-        cols = np.repeat(np.arange(X.shape[1]), np.diff(X.tocsc().indptr))
-        outside, stored = int(np.sum((values < low[cols]) | (values > high[cols]))), values.size
+        X = sp.csr_matrix(X)  # the estimators' format: no copy
+        outside, stored = _count_outside(X.data, X.indices, low, high), X.nnz
     else:
-        outside, stored = int(np.sum((values < low) | (values > high))), values.size
+        X = np.asarray(X)
+        outside, stored = _count_outside(X, None, low, high), X.size
     if outside > CLIPPED_WARNING_SHARE * max(stored, 1):
         warnings.warn(f"{outside} feature values ({outside / stored:.0%}) lie outside the declared bounds and are "
                       "clipped: check that the bounds match the data's units", ClippingWarning, stacklevel=3)
@@ -77,6 +78,27 @@ def clipping_warnings(X, y, bounds):
         if outside > CLIPPED_WARNING_SHARE * labels.size:
             warnings.warn(f"{outside} labels ({outside / labels.size:.0%}) lie outside the declared label range "
                           "and are clipped: check that it matches the labels' units", ClippingWarning, stacklevel=3)
+
+
+def _count_outside(values, cols, low, high, blocks=32):
+    """How many entries of ``values`` lie outside their feature's ``[low, high]``.
+
+    ``values`` is a dense (n, p) or (n,) array (``cols`` None) or the stored values of a CSR matrix with their
+    column indices ``cols``. Counted over about ``blocks`` blocks of rows (or of stored values), so that the
+    temporaries (comparisons, the gathered bounds) stay a small fraction of ``values``.
+    """
+    count = 0
+    indices = repeat(None) if cols is None else _row_blocks(cols, blocks)
+    for part, index in zip(_row_blocks(values, blocks), indices):
+        lo, hi = (low, high) if index is None else (low[index], high[index])
+        count += int(np.count_nonzero(part < lo)) + int(np.count_nonzero(part > hi))
+    return count
+
+
+def _row_blocks(values, blocks):
+    """Views of about ``blocks`` consecutive blocks of rows of ``values`` (every row once)."""
+    step = max(1, -(-values.shape[0] // blocks))
+    return (values[start:start + step] for start in range(0, values.shape[0], step))
 
 
 CLASSES_FROM_DATA = ("the label set (classes_) was read from the private data; declare it (classes= or the bounds' "
@@ -525,17 +547,13 @@ def _clip_rows_in_place(Xb, bound, p):
     return int(over.sum())
 
 
-def _clip(values, chunk=1 << 20):
-    """Clip to [-1, 1] in place; return the number of values clipped. Runs over blocks of about ``chunk``
-    values, so that no temporary is as large as ``values``."""
-    if values.shape[0] == 0:
-        return 0
-    rows = max(1, chunk * values.shape[0] // max(1, values.size))
-    count = 0
-    for start in range(0, values.shape[0], rows):
-        part = values[start:start + rows]
-        count += int(np.count_nonzero(part > 1.0)) + int(np.count_nonzero(part < -1.0))
-        np.clip(part, -1.0, 1.0, out=part)
+def _clip(values, blocks=32):
+    """Clip to [-1, 1] in place; return the number of values clipped. Runs over about ``blocks`` blocks of rows,
+    so that no temporary (the comparisons) is larger than a small fraction of ``values``."""
+    count = _count_outside(values, None, -1.0, 1.0, blocks)
+    if count:
+        for part in _row_blocks(values, blocks):
+            np.clip(part, -1.0, 1.0, out=part)
     return count
 
 

@@ -89,7 +89,13 @@ class Logistic(Datafit):
         return np.logaddexp(0.0, -y * z)
 
     def derivative(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return -y * expit(-y * z)
+        """``-y sigma(-y z)``, in one new array (a fit's largest temporaries are its n-vectors): the same
+        floating-point operations as ``-y * expit(-y * z)``, negation being exact."""
+        out = np.asarray(np.multiply(y, z), dtype=float)
+        np.negative(out, out=out)
+        expit(out, out=out)
+        np.multiply(out, y, out=out)
+        return np.negative(out, out=out)
 
     def derivative_kernel(self, bounded: bool = True) -> tuple[int, float]:
         return 0, 0.0

@@ -19,10 +19,12 @@ over-estimates ``h*``, so the gap stays certified even with an inexact prox.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 
 from . import losses as _losses
 from . import norms as _norms
@@ -51,7 +53,21 @@ def objective(X, y, w, loss, penalty, mu=0.0):
     penalty : Penalty
     mu : float >= 0
     """
-    return loss.objective(X @ w, y) + penalty.value(w) + 0.5 * mu * float(w @ w)
+    return _primal(_matvec(X, w), y, w, loss, penalty, mu)
+
+
+def _primal(z, y, w, loss, penalty, mu=0.0):
+    """``F(w)`` from the margins ``z = X w``."""
+    return loss.objective(z, y) + penalty.value(w) + 0.5 * mu * float(w @ w)
+
+
+def _matvec(X, w):
+    """``X w`` from scratch, reading only the columns of the support of ``w`` where it is small."""
+    if isinstance(X, np.ndarray) or (sp.issparse(X) and X.format == "csc"):
+        support = np.flatnonzero(w)
+        if 2 * support.size < w.size:
+            return X[:, support] @ w[support]
+    return X @ w
 
 
 def _balance(u):
@@ -96,20 +112,48 @@ def duality_gap(X, y, w, loss, penalty, mu=0.0):
     gap : float
         Non-negative up to rounding; ``inf`` if no feasible dual point was found.
     """
-    n = X.shape[0]
-    z = X @ w
+    intercept = mu == 0 and _intercept_column(X, penalty) is not None
+    return _certificate(X, y, w, loss, penalty, mu, intercept).gap
+
+
+@dataclass
+class _Certificate:
+    """What one computation of the duality gap at ``w`` leaves behind.
+
+    Attributes
+    ----------
+    objective, gap : float
+        ``F(w)`` and the certified gap.
+    z : ndarray of shape (n,)
+        ``X w``, computed from scratch.
+    u : ndarray of shape (n,)
+        The loss derivatives ``f'(z)``.
+    grad : ndarray of shape (p,)
+        ``X^T u' / n`` at the dual point before its scaling into the domain of ``psi*``: ``u' = u`` (the
+        gradient of the average loss), balanced when there is an intercept column (``mu = 0``).
+    """
+
+    objective: float
+    gap: float
+    z: np.ndarray
+    u: np.ndarray
+    grad: np.ndarray
+
+
+def _certificate(X, y, w, loss, penalty, mu=0.0, intercept=False):
+    """The duality gap at ``w`` (module docstring) with one product ``X w`` and one ``X^T u``."""
+    z = _matvec(X, w)
     u = loss.derivative(z, y)
+    primal = _primal(z, y, w, loss, penalty, mu)
     if mu > 0:
-        v = -(X.T @ u) / n
-        dual = -float(np.mean(loss.conjugate(u, y))) - _ridge_conjugate_bound(v, penalty, mu)
-        return objective(X, y, w, loss, penalty, mu) - dual
-    if _intercept_column(X, penalty) is not None:
-        u = _balance(u)
-    v = -(X.T @ u) / n
-    s = penalty.dual_scaling(v)
-    u, v = s * u, s * v
-    dual = -float(np.mean(loss.conjugate(u, y))) - penalty.conjugate(v)
-    return objective(X, y, w, loss, penalty) - dual
+        grad = (X.T @ u) / X.shape[0]
+        dual = -float(np.mean(loss.conjugate(u, y))) - _ridge_conjugate_bound(-grad, penalty, mu)
+        return _Certificate(primal, primal - dual, z, u, grad)
+    balanced = _balance(u) if intercept else u
+    grad = (X.T @ balanced) / X.shape[0]
+    s = penalty.dual_scaling(-grad)
+    dual = -float(np.mean(loss.conjugate(s * balanced, y))) - penalty.conjugate(-s * grad)
+    return _Certificate(primal, primal - dual, z, u, grad)
 
 
 @dataclass
@@ -130,6 +174,18 @@ class SolverResult:
     gap: float
 
 
+# Working sets of ``solve``: at least P0 features (below that the whole problem goes to skglm at once, whose
+# own working sets on all columns cost less than our outer iterations), twice the support otherwise.
+P0 = 500
+# An inner solve on a working set that may still lack features stops at RELAX times the largest violation
+# (later outer iterations correct it); the last one aims at SAFETY times the gap target (``_inner_tol``).
+RELAX = 0.01
+SAFETY = 0.5
+# Outer iterations in a row that may fail to lower the smallest gap before ``solve`` stops: where rounding
+# (skglm's residuals, updated in place, drift from X w) keeps the gap above a target too small for the data.
+PATIENCE = 3
+
+
 def _skglm_datafit(loss):
     from skglm import datafits
 
@@ -142,12 +198,11 @@ def _skglm_datafit(loss):
     raise ValueError(f"no exact solver for loss {type(loss).__name__}")
 
 
-def _skglm_penalty(penalty, keep):
+def _skglm_penalty(penalty, weights):
+    """skglm's penalty on the features of per-feature ``weights``: weighted L1 (weight 0: the intercept) or
+    L1 + L2 (uniform weights only)."""
     from skglm import penalties
 
-    if not isinstance(penalty, _norms.ElasticNet):
-        raise ValueError(f"no exact solver for penalty {type(penalty).__name__}")
-    weights = penalty._w(keep.shape[0])[keep]
     if penalty.l1_ratio == 1.0:
         return penalties.WeightedL1(penalty.alpha, weights)
     if not np.all(weights == 1.0):
@@ -155,22 +210,130 @@ def _skglm_penalty(penalty, keep):
     return penalties.L1_plus_L2(penalty.alpha, penalty.l1_ratio)
 
 
-def _skglm_solver(newton, tol, max_iter, fit_intercept):
+def _skglm_solver(newton, tol, fit_intercept):
     """skglm's proximal Newton (L1-logistic: far faster once many features are active), or its
-    Anderson-accelerated coordinate descent."""
+    Anderson-accelerated coordinate descent, warm-started."""
     from skglm.solvers import AndersonCD, ProxNewton
 
     if newton:
-        return ProxNewton(tol=tol, max_iter=max_iter, fit_intercept=fit_intercept, warm_start=True)
-    return AndersonCD(tol=tol, max_iter=max_iter, max_epochs=100_000, fit_intercept=fit_intercept,
-                      ws_strategy="fixpoint", warm_start=True)
+        return ProxNewton(tol=tol, fit_intercept=fit_intercept, warm_start=True)
+    return AndersonCD(tol=tol, max_iter=20, max_epochs=1_000, fit_intercept=fit_intercept, warm_start=True)
 
 
-def solve(X, y, loss, penalty, tol=1e-10, max_iter=200, gap_tol=None):
-    """Minimize ``F`` exactly with skglm: proximal Newton for the L1-logistic problem, Anderson-accelerated
-    coordinate descent otherwise.
+@dataclass
+class _Problem:
+    """The problem ``solve`` hands to skglm, a working set at a time.
 
-    An unpenalized all-ones column is handled as skglm's intercept.
+    Attributes
+    ----------
+    X : ndarray (Fortran order) or CSC matrix of shape (n, p)
+    y : ndarray of shape (n,)
+    loss, penalty
+    icol : int or None
+        The intercept column.
+    """
+
+    X: object
+    y: np.ndarray
+    loss: object
+    penalty: object
+    icol: int | None
+
+    def __post_init__(self):
+        if not isinstance(self.penalty, _norms.ElasticNet):
+            raise ValueError(f"no exact solver for penalty {type(self.penalty).__name__}")
+        self.datafit = _skglm_datafit(self.loss)
+        self.weights = self.penalty._w(self.X.shape[1])
+        _skglm_penalty(self.penalty, self.weights[self._columns(None)])  # refuses what skglm lacks, before any work
+
+    def _columns(self, ws):
+        """The features handed to skglm for the working set ``ws`` (all when None)."""
+        cols = np.arange(self.X.shape[1]) if ws is None else ws
+        return cols[cols != self.icol] if self.skglm_intercept else cols
+
+    @property
+    def newton(self):
+        """skglm's proximal Newton (the L1-logistic problem) rather than its coordinate descent."""
+        return isinstance(self.loss, _losses.Logistic) and self.penalty.l1_ratio == 1.0
+
+    @property
+    def skglm_intercept(self):
+        """The intercept column is dropped and fitted as skglm's intercept: its L1 + L2 penalty has no
+        weights, so the column cannot stay with a weight 0 as it does in the weighted L1."""
+        return self.icol is not None and self.penalty.l1_ratio < 1.0
+
+    def certificate(self, w):
+        return _certificate(self.X, self.y, w, self.loss, self.penalty, intercept=self.icol is not None)
+
+    def violations(self, cert, w):
+        """Per feature, the distance of ``-grad_j`` to the subdifferential of the penalty (the intercept's
+        derivative for its column): the optimality score of skglm's working sets."""
+        opt = self.penalty.subdiff_distance(cert.grad, w)
+        if self.icol is not None:
+            opt[self.icol] = abs(float(np.mean(cert.u)))
+        return opt
+
+    def inner_solve(self, w, z, ws, tol):
+        """One warm-started skglm solve on the features ``ws`` (all when None) to its criterion ``tol``;
+        the new ``w``."""
+        p = w.shape[0]
+        cols = self._columns(ws)
+        X = self.X if cols.shape[0] == p else self.X[:, cols]
+        start = np.r_[w[cols], w[self.icol]] if self.skglm_intercept else w[cols]
+        solver = _skglm_solver(self.newton, tol, self.skglm_intercept)
+        with warnings.catch_warnings():  # skglm's ConvergenceWarning: the certificate decides
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            coef = solver.solve(X, self.y, self.datafit, _skglm_penalty(self.penalty, self.weights[cols]), start, z)[0]
+        out = np.zeros(p)
+        out[cols] = coef[: cols.shape[0]]
+        if self.skglm_intercept:
+            out[self.icol] = coef[-1]
+        return out
+
+
+def _working_set(opt, w, icol):
+    """The ``max(P0, 2 |support|)`` features of largest violation, the support and the intercept always in;
+    None when that is every feature."""
+    size = max(P0, 2 * int(np.count_nonzero(w)))
+    if size >= w.shape[0]:
+        return None
+    score = opt.copy()
+    score[w != 0] = np.inf
+    if icol is not None:
+        score[icol] = np.inf
+    return np.sort(np.argpartition(score, -size)[-size:])
+
+
+def _inner_tol(cert, violation, tol, complete):
+    """skglm's criterion (the largest violation) for the next inner solve.
+
+    The gap and the largest violation fall together near the optimum: at their present ratio, ``SAFETY *
+    tol`` of gap needs ``SAFETY * tol * violation / gap`` of violation. A working set that may still lack
+    features (``complete`` False) is solved no further than ``RELAX * violation``.
+    """
+    target = SAFETY * tol * violation / cert.gap
+    return target if complete else max(target, RELAX * violation)
+
+
+def _column_major(X):
+    """``X`` as skglm reads it and columns are sliced: Fortran order or CSC (no copy when it is already)."""
+    if is_shifted(X):  # skglm reads explicit matrices (benchmarks' references; no fit calls this)
+        X = X.toarray()
+    return sp.csc_matrix(X) if sp.issparse(X) else np.asfortranarray(X, dtype=float)
+
+
+def solve(X, y, loss, penalty, tol=1e-10, max_iter=50):
+    """Minimize ``F`` to a certified duality gap ``tol``: skglm on working sets, our gap as the stopping rule.
+
+    Each outer iteration computes the certificate at ``w`` (``duality_gap``: one ``X w`` from scratch, one
+    ``X^T u``), stops when it is at most ``tol``, else selects a working set from the optimality violations
+    the same ``X^T u`` gives (as skglm does: ``max(P0, 2 |support|)`` features, the support always in) and
+    hands it to skglm (proximal Newton for the L1-logistic problem, Anderson-accelerated coordinate descent
+    otherwise), warm-started, with a criterion set from the gap's present ratio to the largest violation
+    (``_inner_tol``). With ``p <= P0`` the working set is every feature, and skglm's own working sets run.
+
+    An unpenalized all-ones column is the intercept (a feature of weight 0, or skglm's intercept for the
+    elastic net).
 
     Parameters
     ----------
@@ -178,46 +341,40 @@ def solve(X, y, loss, penalty, tol=1e-10, max_iter=200, gap_tol=None):
         A ``ShiftedSparse`` is made dense.
     y : ndarray of shape (n,)
     loss : Datafit
+        Logistic, squared or Huber.
     penalty : ElasticNet (L1, L2, elastic net)
     tol : float
-        Target of skglm's optimality criterion; the certified gap is returned beside it.
+        Target of the certified duality gap (absolute).
     max_iter : int
-        Outer iterations of skglm's working-set solver.
-    gap_tol : float or None
-        A certified duality gap to reach: skglm's ``tol`` is divided by 100 (warm start) until the gap
-        is at most ``gap_tol``, at most 4 times.
+        Outer iterations (certificates).
 
     Returns
     -------
     SolverResult
+        The iterate of smallest certified gap: at most ``tol`` unless ``max_iter`` ran out or ``PATIENCE``
+        outer iterations in a row did not lower it (rounding: ``tol`` too small for the scale of the data).
     """
-    if is_shifted(X):  # skglm reads explicit matrices (benchmarks' references; no fit calls this)
-        X = X.toarray()
-    p = X.shape[1]
+    X = _column_major(X)
     icol = _intercept_column(X, penalty)
-    keep = np.ones(p, dtype=bool)
-    # proximal Newton keeps the intercept as a column with a zero weight (skglm's own intercept breaks its
-    # weighted L1); coordinate descent drops the column and fits skglm's intercept
-    newton = isinstance(loss, _losses.Logistic) and getattr(penalty, "l1_ratio", None) == 1.0
-    if icol is not None and not newton:
-        keep[icol] = False
-    Xk = X[:, keep]
-    Xk = sp.csc_matrix(Xk) if sp.issparse(Xk) else np.asfortranarray(Xk, dtype=float)
-    yk, datafit, pen = np.asarray(y, dtype=float), _skglm_datafit(loss), _skglm_penalty(penalty, keep)
-    intercept = icol is not None and not newton
-    coef = None
-    for _ in range(5 if gap_tol is not None else 1):
-        start = () if coef is None else (coef, Xk @ coef[: keep.sum()] + (coef[-1] if intercept else 0.0))
-        coef = _skglm_solver(newton, tol, max_iter, intercept).solve(Xk, yk, datafit, pen, *start)[0]
-        w = np.zeros(p)
-        w[keep] = coef[: keep.sum()]
-        if intercept:
-            w[icol] = coef[-1]
-        gap = duality_gap(X, y, w, loss, penalty)
-        if gap_tol is None or gap <= gap_tol:
+    problem = _Problem(X, np.asarray(y, dtype=float), loss, penalty, icol)
+    w = np.zeros(X.shape[1])
+    cert = best = problem.certificate(w)
+    coef, stalled = w, 0
+    for _ in range(max_iter):
+        if best.gap <= tol or stalled >= PATIENCE:
             break
-        tol /= 100.0
-    return SolverResult(w, objective(X, y, w, loss, penalty), gap)
+        opt = problem.violations(cert, w)
+        violation = float(np.max(opt))
+        if violation == 0.0:  # optimal to rounding: the gap cannot fall further
+            break
+        ws = _working_set(opt, w, icol)
+        w = problem.inner_solve(w, cert.z, ws, _inner_tol(cert, violation, tol, ws is None))
+        cert = problem.certificate(w)
+        if cert.gap < best.gap:
+            coef, best, stalled = w, cert, 0
+        else:
+            stalled += 1
+    return SolverResult(coef, best.objective, best.gap)
 
 
 def _spectral_norm_sq(X, n_iter=100, rtol=1e-10, seed=0):
