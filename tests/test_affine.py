@@ -110,3 +110,22 @@ def test_only_a_matrix_smaller_dense_is_densified():
     full = sp.csr_matrix(np.arange(1.0, 301.0).reshape(30, 10))
     assert isinstance(data.dense_if_dense(full), np.ndarray)
     np.testing.assert_array_equal(data.dense_if_dense(full), full.toarray())
+
+
+@pytest.mark.parametrize("block", [None, 5])
+def test_abs_sum_is_the_brute_force_sum_on_every_kind_of_design(block, monkeypatch):
+    """``sum_ij |x_ij|`` over the first k columns, whole or read ``block`` values at a time: dense, CSC, CSR and
+    a ``ShiftedSparse`` with shifted and unshifted columns (the shift's cells off the stored values too)."""
+    from dpsparse.mechanisms import _common
+
+    if block is not None:
+        monkeypatch.setattr(_common, "_BLOCK", block)
+    rng = np.random.default_rng(0)
+    S = sp.random(40, 6, density=0.3, random_state=1, format="csc", data_rvs=lambda k: rng.uniform(-1, 1, k))
+    c, f = np.array([0.0, 0.5, 0.0, -1.0, 0.0, 2.0]), rng.uniform(-1, 1, 40)
+    dense = S.toarray() + np.outer(f, c)
+    designs = [(S.toarray(), S.toarray()), (S, S.toarray()), (S.tocsr(), S.toarray()),
+               (ShiftedSparse(S, c, f), dense)]
+    for X, brute in designs:
+        for k in (0, 1, 4, 6):
+            assert _common.abs_sum(X, k) == pytest.approx(np.abs(brute[:, :k]).sum(), rel=1e-12, abs=1e-12)

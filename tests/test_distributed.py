@@ -268,9 +268,10 @@ def test_one_pass_sgd_unforeseen_draws_are_read_one_by_one(synchronous, gathered
 
 
 def test_grid_histograms_give_the_quantile_scores_of_the_data(synchronous):
-    """A stand-in column with a feature's histogram on the grid gets OpenDP's scores of the feature itself, at every
-    level, values on grid points, between them and beyond the grid, clipped to a declared range or not."""
-    from dpsparse.private_bounds import SLOTS, _scores, grid_histograms
+    """A feature's histogram on the grid gives the counts below and above each grid point of the feature itself,
+    hence OpenDP's scores at every level: values on grid points, between them and beyond the grid, clipped to a
+    declared range or not."""
+    from dpsparse.private_bounds import _counts, _counts_of_histogram, grid_histograms
 
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.integers(-3, 4, 500).astype(float), rng.normal(0.0, 30.0, 500),
@@ -279,9 +280,6 @@ def test_grid_histograms_give_the_quantile_scores_of_the_data(synchronous):
     for declared in (None, within):
         counts = grid_histograms(da.from_array(X, chunks=(120, 3)), declared)
         for j in range(3):
-            values = X[:, j] if declared is None else np.clip(X[:, j], within.feature_low[j], within.feature_high[j])
-            stand_in = np.repeat(SLOTS, counts[j])
-            if declared is not None:  # as PendingDesign._range clips a column before scoring it
-                stand_in = np.clip(stand_in, within.feature_low[j], within.feature_high[j])
-            for level in (0.5, 0.05, 0.95):
-                np.testing.assert_array_equal(_scores(stand_in, level)[0], _scores(values, level)[0])
+            interval = None if declared is None else (within.feature_low[j], within.feature_high[j])
+            for got, expected in zip(_counts_of_histogram(counts[j]), _counts(X[:, j], interval)):
+                np.testing.assert_array_equal(got, expected)

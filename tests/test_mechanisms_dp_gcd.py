@@ -306,8 +306,9 @@ def test_squared_loss_needs_clipping():
         mod.dp_gcd(X, y, losses.Squared(), pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-5, noise=make_noise(0))
 
 
-@pytest.mark.parametrize("sparse", [False, True])
-def test_clipped_gradient_is_the_brute_force_sum_of_clipped_terms(sparse):
+@pytest.mark.parametrize("kind", ["rows", "columns", "sparse"])
+def test_clipped_gradient_is_the_brute_force_sum_of_clipped_terms(kind):
+    """On a dense X stored by rows or by columns (read in its own order) and on a sparse one."""
     import scipy.sparse as sp
 
     rng = np.random.default_rng(0)
@@ -315,7 +316,7 @@ def test_clipped_gradient_is_the_brute_force_sum_of_clipped_terms(sparse):
     X[rng.random(X.shape) < 0.5] = 0.0
     d, clip = rng.uniform(-1, 1, 30), np.array([0.1, 0.2, 0.5, 1.0, 0.05, 2.0])
     brute = [sum(min(max(d[i] * X[i, j], -clip[j]), clip[j]) for i in range(30)) / 30 for j in range(6)]
-    got = mod.clipped_gradient(sp.csc_matrix(X) if sparse else X, d, clip)
+    got = mod.clipped_gradient({"rows": X, "columns": np.asfortranarray(X), "sparse": sp.csc_matrix(X)}[kind], d, clip)
     np.testing.assert_allclose(got, brute, rtol=1e-12, atol=1e-15)
 
 

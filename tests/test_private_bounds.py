@@ -13,7 +13,7 @@ from dpsparse import DPLasso, DPLogisticRegression, data
 from dpsparse.accounting import PrivacyBudget, zcdp_budget, zcdp_epsilon
 from dpsparse.cli import main
 from dpsparse.noise import make_noise
-from dpsparse.private_bounds import CANDIDATES, MAX_TAIL, MIN_TAIL, PendingDesign, _scores, tail_share
+from dpsparse.private_bounds import CANDIDATES, MAX_TAIL, MIN_TAIL, PendingDesign, _counts, _scores, tail_share
 from dpsparse.tuning import DPSearchCV
 
 
@@ -67,9 +67,29 @@ def test_score_sensitivity_is_one_on_neighbouring_datasets():
             x = rng.lognormal(2.0, 2.0, 300) * rng.choice([-1, 1], 300)
             x2 = x.copy()
             x2[rng.integers(300)] = rng.choice([-1e9, 0.0, 1e9, rng.normal()])  # replace one record
-            s, sens = _scores(x, level)
-            s2, _ = _scores(x2, level)
+            s, sens = _scores(*_counts(x), 300, level)
+            s2, _ = _scores(*_counts(x2), 300, level)
             assert np.max(np.abs(s - s2)) / sens <= 1.0 + 1e-9
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 397, 2048, 12345])
+def test_scores_from_counts_are_opendps_scores_of_the_data(n):
+    """The scores computed from the counts below and above each grid point are, integer for integer, OpenDP's
+    ``make_quantile_score_candidates`` on the values (exact and approximated fractions of the level, values on
+    grid points and beyond the grid, ties)."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    rng = np.random.default_rng(n)
+    x = np.round(rng.standard_normal(n) * 10.0 ** rng.integers(-3, 9, n), 1)
+    x[: n // 3] = CANDIDATES[rng.integers(0, CANDIDATES.size, n // 3)]
+    for level in (0.5, 0.005, 0.0123456789, 0.25, 0.9629, 1.0 - 0.0123456789):
+        t = dp.t.make_quantile_score_candidates(dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n),
+                                                dp.symmetric_distance(), CANDIDATES.tolist(), level)
+        expected = np.asarray(t(np.clip(x, CANDIDATES[0], CANDIDATES[-1]).tolist()), dtype=float)
+        scores, sensitivity = _scores(*_counts(x), n, level)
+        np.testing.assert_array_equal(scores, expected)
+        assert sensitivity == float(t.map(2))
 
 
 def test_bounds_bracket_the_quantiles_with_a_large_budget():

@@ -26,7 +26,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.core.extending import intrinsic
 
-__all__ = ["cd_epoch", "clipped_rmatvec", "csr_to_shifted_csc", "exp_mechanism", "gcd_scores"]
+__all__ = ["cd_epoch", "clipped_rmatvec", "csr_to_shifted_csc", "dense_clipped_rmatvec", "exp_mechanism",
+           "gcd_scores"]
 
 _VECTOR = dict(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")
 _LOG2E = 1.4426950408889634
@@ -275,6 +276,25 @@ def clipped_rmatvec(indptr, indices, data, d, clip, out):
         for q in range(indptr[j], indptr[j + 1]):
             s += min(max(d[indices[q]] * data[q], -bound), bound)
         out[j] = s
+    return out
+
+
+@njit(**_VECTOR)
+def dense_clipped_rmatvec(X, d, clip, out):
+    """``out_j = sum_i clip(d_i x_ij, -clip_j, clip_j)`` over a dense X (n, p), read in its own order (by columns
+    when Fortran-ordered, by rows otherwise) with no temporary; returns ``out``."""
+    n, p = X.shape
+    if X.flags.f_contiguous:
+        for j in range(p):
+            s, bound = 0.0, clip[j]
+            for i in range(n):
+                s += min(max(d[i] * X[i, j], -bound), bound)
+            out[j] = s
+        return out
+    out[:] = 0.0
+    for i in range(n):
+        for j in range(p):
+            out[j] += min(max(d[i] * X[i, j], -clip[j]), clip[j])
     return out
 
 

@@ -32,16 +32,33 @@ def abs_sum(X, k):
     if is_dask(X):
         return float(row_sum(lambda xc, _: np.abs(xc[:, :k]).sum(), X, None, 1)[0])
     if is_shifted(X):
-        S = X.S.tocsc()
-        cols = np.repeat(np.arange(S.shape[1]), np.diff(S.indptr))
-        keep = cols < k
-        rows, cols = S.indices[keep], cols[keep]
-        shift = X.f[rows] * X.c[cols]
-        return float(np.abs(S.data[keep] + shift).sum() + np.abs(X.f).sum() * np.abs(X.c[:k]).sum()
-                     - np.abs(shift).sum())
+        # the stored values of the unshifted columns, then each shifted column whole (dense, one at a time)
+        S, shifted = X.S.tocsc(), np.flatnonzero(X.c[:k])
+        total = _blocked_abs_sum(S.data[:S.indptr[k]])
+        for j in shifted:
+            total += np.abs(X.column(j)).sum() - _blocked_abs_sum(S.data[S.indptr[j]:S.indptr[j + 1]])
+        return float(total)
+    if sp.issparse(X) and X.format == "csc":
+        return float(_blocked_abs_sum(X.data[:X.indptr[k]]))
     if sp.issparse(X):
-        return float(abs(X[:, :k]).sum())
-    return float(np.abs(np.asarray(X)[:, :k]).sum())
+        X = X.tocsr()
+        return float(_blocked_abs_sum(X.data, X.indices, k))
+    X = np.asarray(X)
+    rows = _BLOCK // max(k, 1) + 1
+    return float(sum(np.abs(X[i:i + rows, :k]).sum() for i in range(0, X.shape[0], rows)))
+
+
+_BLOCK = 1 << 14
+"""Values read at a time by ``abs_sum``: its temporaries stay a small part of any large X."""
+
+
+def _blocked_abs_sum(values, columns=None, k=None):
+    """``sum |values|`` (those whose column is below ``k`` when ``columns`` is given), ``_BLOCK`` at a time."""
+    total = 0.0
+    for i in range(0, values.size, _BLOCK):
+        block = np.abs(values[i:i + _BLOCK])
+        total += (block if columns is None else block[columns[i:i + _BLOCK] < k]).sum()
+    return total
 
 
 def derivative_at_zero(loss):

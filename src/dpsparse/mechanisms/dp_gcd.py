@@ -239,13 +239,14 @@ def _gradient_sum(X, d, clip):
         return np.asarray(X.T @ d).ravel()
     if is_shifted(X):
         return X.clipped_gradient_sum(d, clip)
-    if sp.issparse(X):
-        from .._kernels import clipped_rmatvec
+    from .._kernels import clipped_rmatvec, dense_clipped_rmatvec
 
+    clip = np.ascontiguousarray(np.broadcast_to(np.asarray(clip, dtype=float), X.shape[1:]))
+    d = np.asarray(d, dtype=float)
+    if sp.issparse(X):
         X = X.tocsc()
-        return clipped_rmatvec(X.indptr, X.indices, X.data, np.asarray(d, dtype=float),
-                               np.asarray(clip, dtype=float), np.empty(X.shape[1]))
-    return np.clip(X * d[:, None], -clip, clip).sum(axis=0)
+        return clipped_rmatvec(X.indptr, X.indices, X.data, d, clip, np.empty(X.shape[1]))
+    return dense_clipped_rmatvec(np.asarray(X, dtype=float), d, clip, np.empty(X.shape[1]))
 
 
 def by_columns(X):
