@@ -219,9 +219,8 @@ class _PeakRSS:
 
 def _dask_estimator(name, mechanism):
     """The estimator of one dask fit: logistic regression (AdaSSP: least squares), few steps, public bounds with
-    the row-norm bound of the box, which keeps the declared ranges as they are: tightening them privately (the
-    default where affordable) scores each of its ``3 p`` quantile selections on ``n`` values on the client
-    (OpenDP), about 20 read-only passes at 5 x 10^5 rows, and more as n grows (docs/scale.md)."""
+    the row-norm bound of the box, which keeps the declared ranges as they are (tightening them privately, the
+    default where affordable, adds one pass that counts every feature's values on the grid: docs/scale.md)."""
     from dpsparse import DPLasso, DPLogisticRegression
 
     box = dict(feature_low=-1.0, feature_high=1.0, row_norm=float(np.sqrt(DASK_P)))
