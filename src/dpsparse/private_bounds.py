@@ -333,7 +333,7 @@ def _widen(value):
     return float(CANDIDATES[max(i - 1, 0)]), float(CANDIDATES[min(i + 1, CANDIDATES.size - 1)])
 
 
-_TRANSFORMS = {}
+_SENSITIVITIES = {}
 
 
 def _counts(values, declared=None):
@@ -365,15 +365,15 @@ def _scores(lt, gt, n, level):
     import opendp.prelude as dp
 
     key = (n, level)
-    if key not in _TRANSFORMS:
+    if key not in _SENSITIVITIES:
         dp.enable_features("contrib")
         t = dp.t.make_quantile_score_candidates(dp.vector_domain(dp.atom_domain(T=float, nan=False), size=n),
                                                 dp.symmetric_distance(), CANDIDATES.tolist(), float(level))
-        _TRANSFORMS.clear()
-        _TRANSFORMS[key] = float(t.map(2))
+        _SENSITIVITIES.clear()
+        _SENSITIVITIES[key] = float(t.map(2))
     a, d = _level_parts(n, level)
     scores = [abs((d - a) * int(below) - a * int(above)) for below, above in zip(lt, gt)]
-    return np.asarray(scores, dtype=float), _TRANSFORMS[key]
+    return np.asarray(scores, dtype=float), _SENSITIVITIES[key]
 
 
 _U64_MAX = 2**64 - 1
