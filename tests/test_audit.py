@@ -215,3 +215,71 @@ def test_the_private_search_stays_within_its_claim_and_its_mutant_is_caught():
     real = audit.search_audit(pair, runs=1000)  # 0.00; the mutant 1.62 at 2000 runs (x0.1: 0.94 at 3000)
     mutant = audit.search_audit(pair, runs=2000, noise_factor=0.05)
     assert real.epsilon_lower_bound <= 1.0 < mutant.epsilon_lower_bound
+
+
+# The private steps around the mechanisms, audited on their whole transcript of noisy releases (audit.transcript_audit)
+# at epsilon 1, delta 1e-3, each on a pair where the released values move by their full sensitivity.
+_EPS, _DELTA, _N = 1.0, 1e-3, 10
+
+
+class _Predicts:
+    """A fixed model that predicts 1 for every record: the score's pair moves it from right to wrong."""
+
+    def __init__(self, classification):
+        if classification:
+            self.classes_ = np.array([0.0, 1.0])
+        else:
+            self.label_range_ = (-1.0, 1.0)
+
+    def predict(self, X):
+        return np.ones(len(X))
+
+
+def _scaler_moments(X, noise):
+    from dpsparse.data import Bounds
+    from dpsparse.preprocessing import DPStandardScaler
+
+    DPStandardScaler(epsilon=_EPS, delta=_DELTA, bounds=Bounds(-1.0, 1.0), random_state=noise).fit(X)
+
+
+def _label_counts(y, noise):
+    from dpsparse.accounting import zcdp_budget
+    from dpsparse.private_labels import select_labels
+
+    select_labels(y, zcdp_budget(_EPS, _DELTA), _DELTA, noise)
+
+
+def _held_out_score(classification):
+    from dpsparse.scoring import private_score
+
+    return lambda Xy, noise: private_score(_Predicts(classification), *Xy, _EPS, _DELTA, noise)
+
+
+def _release_cases():
+    X = np.zeros((_N, 2))
+    corner_a, corner_b = X.copy(), X.copy()
+    corner_a[0], corner_b[0] = 1.0, -1.0  # every mean moves by 2 / n, the second moments stay
+    first = np.r_[1.0, np.zeros(_N - 1)]
+    return {
+        "scaler moments": (_scaler_moments, (corner_a, corner_b), 10000),
+        "label counts": (_label_counts, (np.r_[np.zeros(6), np.ones(4)], np.r_[np.zeros(5), np.ones(5)]), 20000),
+        "score, classification": (_held_out_score(True), ((X, first), (X, np.zeros(_N))), 20000),
+        "score, regression": (_held_out_score(False), ((X, first), (X, -first)), 20000),
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(_release_cases()))
+def test_the_releases_around_the_mechanisms_stay_within_their_claim_and_their_mutants_are_caught(name):
+    release, pair, runs = _release_cases()[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        real = audit.transcript_audit(release, pair, _EPS, _DELTA, runs=runs)
+        mutant = audit.transcript_audit(release, pair, _EPS, _DELTA, runs=runs, noise_factor=0.25)
+    assert real.epsilon_lower_bound <= _EPS < mutant.epsilon_lower_bound
+
+
+def test_the_transcript_holds_every_noisy_release_of_a_run_in_order():
+    noise = audit.TranscriptNoise(0.0, seed=0)  # no noise: the transcript is the exact values
+    _scaler_moments(np.array([[1.0, -1.0], [0.0, 1.0]]), noise)
+    np.testing.assert_allclose(np.concatenate(noise.transcript), [0.5, 0.0, 0.5, 1.0])

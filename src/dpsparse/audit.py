@@ -57,6 +57,7 @@ __all__ = [
     "OneRunResult",
     "ReplayNoise",
     "ScaledNoise",
+    "TranscriptNoise",
     "audit_options",
     "black_box_audit",
     "black_box_bound",
@@ -80,6 +81,7 @@ __all__ = [
     "search_releases",
     "search_replay",
     "sensitivity_replay",
+    "transcript_audit",
 ]
 
 
@@ -321,6 +323,55 @@ class ScaledNoise(NoiseSource):
 
     def describe(self):
         return f"audit mutant: noise scaled by {self.factor:g}"
+
+
+class TranscriptNoise(ScaledNoise):
+    """``ScaledNoise`` that keeps every noisy release of a run, in order: the transcript a black-box audit reads
+    (``transcript_audit``). A selection's noisy scores are not kept (its released index is what a caller returns)."""
+
+    def __init__(self, factor, seed=None):
+        super().__init__(factor, seed)
+        self.transcript = []
+
+    def release(self, value, kind, scale, **kw):
+        out = super().release(value, kind, scale, **kw)
+        self.transcript.append(np.ravel(np.asarray(out, dtype=float)))
+        return out
+
+
+def transcript_audit(release, pair, epsilon, delta, *, runs=20000, seed=0, noise_factor=1.0, alpha=0.05):
+    """``black_box_bound`` of every noisy value that ``release(data, noise)`` draws, on each dataset of ``pair``.
+
+    For the private steps around the mechanisms (a scaler's moments, the label counts, a held-out score): the
+    audit sees the whole transcript of noisy releases of one call, which is at least what the step publishes,
+    so a bound above ``epsilon`` on it breaks the claim as surely as one on the published values.
+
+    Parameters
+    ----------
+    release : callable (data, noise) -> any
+        One run of the private step on ``data`` with ``noise`` (a ``NoiseSource``).
+    pair : (data, data)
+        Neighbouring datasets, built so that the released values move by their full sensitivity.
+    epsilon, delta : float
+        The claim.
+    runs : int
+        Runs a dataset (half choose the test, half evaluate it).
+    noise_factor : float
+        Every noise scale multiplied by it (below 1: the mutant of the mutation check).
+
+    Returns
+    -------
+    AuditResult
+    """
+    noise = TranscriptNoise(noise_factor, seed)
+
+    def transcript(data):
+        noise.transcript = []
+        release(data, noise)
+        return np.concatenate(noise.transcript)
+
+    wa, wb = ([transcript(data) for _ in range(runs)] for data in pair)
+    return black_box_bound(wa, wb, epsilon, delta, alpha)
 
 
 def neighbouring_pairs(n=20, p=3, classification=True, row_norm=None, seed=0):
