@@ -14,8 +14,11 @@ residual clip of 0.25, are set by hand), ``mechanism=`` of ``DPLasso`` /
 ``DPLogisticRegression``: ``dp-iht`` (noisy hard thresholding with peeling, sparsity 10), ``two-stage``
 (private selection of 10 features by peeling, then output perturbation on them), ``dp-gcd``
 (proximal greedy coordinate descent, L1), ``fw`` (private Frank-Wolfe on the L1 ball);
-beside them the non-private L1 fit (scikit-learn, ``LassoCV`` / L1 ``LogisticRegression``, C = 0.05)
-and the constant predictor. Reported: support F1 against the planted support, held-out R^2
+beside them the peer, IBM's diffprivlib (``benchmarks/peer.py``: objective-perturbed logistic
+regression, the functional mechanism for least squares, given the same bounds and epsilon; a
+dense model, so its support is every feature; on real sets of at most 5e7 values), the
+non-private L1 fit (scikit-learn, ``LassoCV`` / L1 ``LogisticRegression``, C = 0.05) and the
+constant predictor. Reported: support F1 against the planted support, held-out R^2
 or accuracy, mean over ``--runs`` seeds (a fresh problem and split per seed); the JSON also
 holds the support precision and recall.
 
@@ -30,6 +33,7 @@ n = 20000. Writes ``sparse.json`` and ``sparse.png`` (F1 against epsilon).
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 import warnings
@@ -42,6 +46,7 @@ from sklearn.model_selection import train_test_split
 
 import bench
 from dpsparse import DPLasso, DPLogisticRegression, data
+from peer import diffprivlib_peer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EPSILONS = (0.5, 1.0, 2.0, 5.0)
@@ -50,6 +55,8 @@ SIZES = ((1000, 1000), (5000, 1000), (20000, 1000))
 LARGE = ((20000, 10000),)
 SPARSITY = 10
 METHODS = ("default", "dp-iht", "two-stage", "dp-gcd", "fw")
+PEER = "diffprivlib"  # the peer's row (benchmarks/peer.py): a dense model, its support every feature
+PEER_MAX_VALUES = 5e7  # the peer reads dense arrays: a real set with more values (dorothea, news20) has no peer row
 
 
 def planted(task, n, p, seed):
@@ -73,7 +80,7 @@ REAL = {  # files, number of features, relabelling; public bounds in examples/bo
     "colon-cancer": (("libsvm/colon-cancer.svm.gz",), 2000, None),
     "gisette": (("libsvm/gisette_scale.t.svm.gz",), 5000, None),
     "dorothea": (("nips2003/dorothea_train.svm.gz",), None, None),
-    "news20": (("libsvm/news20.multiclass.svm.gz",), None, lambda y: (y > 10).astype(int)),
+    "news20": (("libsvm/news20.multiclass.svm.gz",), None, lambda y: y > 10),
 }
 
 
@@ -86,31 +93,36 @@ def load_real(data_dir, name):
     p = p or max(X.shape[1] for X, _ in parts)
     X = sp.vstack([sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], p)) for X, _ in parts]).tocsr()
     y = np.concatenate([y for _, y in parts])
-    y = relabel(y) if relabel is not None else (y > 0).astype(int)
-    return X, y, bench.a_priori_bounds(name).for_features(p)
+    y = (relabel(y) if relabel is not None else y > 0).astype(int)
+    # the bounds files declare libsvm's classes -1 and 1; relabelled 0 and 1 here, as the classes of the estimators
+    bounds = dataclasses.replace(bench.a_priori_bounds(name).for_features(p), classes=[0, 1])
+    return X, y, bounds
 
 
-def real_run(X, y, bounds, epsilons, seed):
+def real_run(X, y, bounds, epsilons, seed, peer=None):
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=seed, stratify=y)
     out = {}
     for mechanism in METHODS:
         for eps in epsilons:
             est = _estimator("logistic", mechanism, bounds, eps, seed).fit(Xtr, ytr)
             out[(mechanism, eps)] = (float(est.support_.size), float(est.score(Xte, yte)))
+    if X.shape[0] * X.shape[1] <= PEER_MAX_VALUES:
+        out.update(_peer_rows(peer, Xtr, ytr, Xte, yte, bounds, True, epsilons, seed, lambda u: (X.shape[1], u)))
     ref = LogisticRegression(l1_ratio=1.0, solver="liblinear", C=0.05).fit(Xtr, ytr)
     out["non-private"] = (float(np.count_nonzero(ref.coef_)), float(ref.score(Xte, yte)))
-    out["constant"] = (0.0, float(np.mean(yte == np.round(np.mean(ytr)))))
+    values, counts = np.unique(ytr, return_counts=True)
+    out["constant"] = (0.0, float(np.mean(yte == values[np.argmax(counts)])))  # the majority class
     return out
 
 
-def run_real(data_dir, names, epsilons, runs, log=print):
+def run_real(data_dir, names, epsilons, runs, log=print, peer=None):
     results = {}
     for name in names:
         t0 = time.perf_counter()
         X, y, bounds = load_real(data_dir, name)
-        per = [real_run(X, y, bounds, epsilons, seed) for seed in range(runs)]
+        per = [real_run(X, y, bounds, epsilons, seed, peer) for seed in range(runs)]
         rows = {m: {k: [float(np.mean([r[(m, e)][i] for r in per])) for e in epsilons]
-                    for i, k in enumerate(("support", "utility"))} for m in METHODS}
+                    for i, k in enumerate(("support", "utility"))} for m in _methods(per, epsilons)}
         for m in ("non-private", "constant"):
             rows[m] = {k: [float(np.mean([r[m][i] for r in per]))] * len(epsilons)
                        for i, k in enumerate(("support", "utility"))}
@@ -149,7 +161,15 @@ def _metric(task, model, X, y):
     return float(model.score(X, y)) if task == "logistic" else float(r2_score(y, model.predict(X)))
 
 
-def one_run(task, n, p, epsilons, seed):
+def _peer_rows(peer, Xtr, ytr, Xte, yte, bounds, classification, epsilons, seed, row):
+    """The peer's row on one split, ``(mechanism, epsilon) -> row(utility)``; none without a peer."""
+    if peer is None:
+        return {}
+    utilities = peer(Xtr, ytr, Xte, yte, bounds, classification, epsilons, seed)
+    return {(PEER, eps): row(u) for eps, u in zip(epsilons, utilities)}
+
+
+def one_run(task, n, p, epsilons, seed, peer=None):
     X, y, w, bounds = planted(task, n, p, seed)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, random_state=seed)
     truth = np.flatnonzero(w)
@@ -159,6 +179,8 @@ def one_run(task, n, p, epsilons, seed):
             est = _estimator(task, mechanism, bounds, eps, seed).fit(Xtr, ytr)
             p_, r_, f_ = support_scores(est.support_, truth)
             out[(mechanism, eps)] = (f_, _metric(task, est, Xte, yte), p_, r_)
+    out.update(_peer_rows(peer, Xtr, ytr, Xte, yte, bounds, task == "logistic", epsilons, seed,
+                          lambda u: (2.0 * SPARSITY / (p + SPARSITY), u, SPARSITY / p, 1.0)))
     ref = (LogisticRegression(l1_ratio=1.0, solver="liblinear", C=0.05) if task == "logistic"
            else LassoCV(cv=3)).fit(Xtr, ytr)
     p_, r_, f_ = support_scores(np.flatnonzero(np.ravel(ref.coef_)), truth)
@@ -169,15 +191,20 @@ def one_run(task, n, p, epsilons, seed):
     return out
 
 
-def run(sizes, epsilons, runs, log=print):
+def _methods(per, epsilons):
+    """The rows with a private fit in these runs: ours, and the peer's where it ran."""
+    return (*METHODS, PEER) if (PEER, epsilons[0]) in per[0] else METHODS
+
+
+def run(sizes, epsilons, runs, log=print, peer=None):
     results = {"epsilons": list(epsilons), "runs": runs, "sparsity": SPARSITY, "problems": {}}
     for task in ("lasso", "logistic"):
         for n, p in sizes:
             t0 = time.perf_counter()
-            per = [one_run(task, n, p, epsilons, seed) for seed in range(runs)]
+            per = [one_run(task, n, p, epsilons, seed, peer) for seed in range(runs)]
             rows = {}
             keys = ("f1", "utility", "precision", "recall")
-            for mechanism in METHODS:
+            for mechanism in _methods(per, epsilons):
                 rows[mechanism] = {k: [float(np.mean([r[(mechanism, e)][i] for r in per])) for e in epsilons]
                                    for i, k in enumerate(keys)}
             for name in ("non-private", "constant"):
@@ -210,7 +237,7 @@ def format_table(results):
     eps = results["epsilons"]
     head = "".join(f"{'eps=' + format(e, 'g'):>16}" for e in eps)
     lines = [f"support F1 / held-out metric, mean of {results['runs']} runs, s = {results['sparsity']}, "
-             f"delta = 1/n^2", f"{'problem':<26}{'method':<13}{head}"]
+             f"delta = 1/n^2; peer: {results.get('diffprivlib', 'not run')}", f"{'problem':<26}{'method':<13}{head}"]
     for key, entry in results["problems"].items():
         for name, row in entry["rows"].items():
             cells = "".join(f"{f:>7.2f} / {u:>6.3f}" for f, u in zip(row["f1"], row["utility"]))
@@ -247,15 +274,18 @@ def main(argv=None):
     args = parser.parse_args(argv)
     sizes = (SIZES[1:2] if args.quick else SIZES) + (LARGE if args.large else ())
     t0 = time.time()
+    peer, version = diffprivlib_peer()
+    print(f"peer: {version}", file=sys.stderr, flush=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # FixedSeedWarning: seeds make the benchmark reproducible
         results = run(sizes, QUICK_EPSILONS if args.quick else EPSILONS, 2 if args.quick else args.runs,
-                      log=lambda m: print(m, file=sys.stderr, flush=True))
+                      log=lambda m: print(m, file=sys.stderr, flush=True), peer=peer)
+    results["diffprivlib"] = version
     names = [n for n in args.real.split(",") if n]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results["real"] = run_real(args.data_dir, names, results["epsilons"], results["runs"],
-                                   log=lambda m: print(m, file=sys.stderr, flush=True))
+                                   log=lambda m: print(m, file=sys.stderr, flush=True), peer=peer)
     print(format_table(results))
     print()
     print(format_real(results["real"], results["epsilons"], results["runs"]))

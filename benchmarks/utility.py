@@ -18,8 +18,10 @@ For each dataset and each total epsilon (delta = 1/n^2), on ``--runs`` random sp
   defaults (50 steps, no clipping within the bounds; public bounds);
 - ``non-private``: scikit-learn's ``LogisticRegression`` / ``LassoCV`` on the same data;
 - ``constant``: the majority class, or the training mean;
-- ``diffprivlib``: IBM's diffprivlib, when it imports beside this scikit-learn (it is
-  listed as unavailable otherwise, with the reason);
+- ``diffprivlib``: the peer, IBM's diffprivlib (``LogisticRegression``, objective perturbation;
+  ``LinearRegression``, the functional mechanism) given the same public bounds and epsilon,
+  in an interpreter of its own where it does not import beside this scikit-learn
+  (``benchmarks/peer.py`` says how to make one); listed as unavailable, with the reason, otherwise;
 - ``oracle`` (with ``--oracle``; NOT private, a diagnostic): every point of the search's grid
   fitted with the whole epsilon on the whole training split, the best chosen on the held-out
   part. What the grid could give if choosing were free: the search's headroom.
@@ -54,6 +56,7 @@ from sklearn.model_selection import ParameterGrid, train_test_split
 import bench
 from dpsparse import DPLasso, DPLogisticRegression, DPSearchCV, data, schema
 from dpsparse.tuning import rule_grid
+from peer import diffprivlib_peer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
@@ -105,14 +108,6 @@ def datasets(data_dir, everything=False):
     return out
 
 
-def _diffprivlib():
-    try:
-        import diffprivlib.models as dpl
-    except Exception as exc:  # any import failure: the peer is reported unavailable
-        return None, f"{type(exc).__name__}: {exc}"
-    return dpl, ""
-
-
 def _metric(classification, model, X, y):
     return float(model.score(X, y)) if classification else float(r2_score(y, model.predict(X)))
 
@@ -138,9 +133,7 @@ def _fits(X, y, bounds, classification, epsilon, seed, peer, oracle=False):
     out["hand-set dp-gd"] = _metric(classification, clone(est).set_params(mechanism="dp-gd").fit(Xtr, ytr), Xte,
                                     yte)
     if peer is not None:
-        model = (peer.LogisticRegression(epsilon=epsilon, data_norm=float(np.linalg.norm(bounds.feature_high)))
-                 if classification else peer.LinearRegression(epsilon=epsilon))
-        out["diffprivlib"] = _metric(classification, model.fit(Xtr, ytr), Xte, yte)
+        out["diffprivlib"] = peer(Xtr, ytr, Xte, yte, bounds, classification, [epsilon], seed)[0]
     ref = LogisticRegression(max_iter=5000) if classification else LassoCV(cv=3)
     out["non-private"] = _metric(classification, ref.fit(Xtr, ytr), Xte, yte)
     if classification:
@@ -155,8 +148,8 @@ def _fits(X, y, bounds, classification, epsilon, seed, peer, oracle=False):
 
 
 def run(sets, epsilons, runs, log=print, checkpoint=None, oracle=False):
-    peer, why = _diffprivlib()
-    results = {"epsilons": list(epsilons), "runs": runs, "diffprivlib": why or "available",
+    peer, version = diffprivlib_peer()
+    results = {"epsilons": list(epsilons), "runs": runs, "diffprivlib": version,
                "datasets": {}}
     for name, (X, y, bounds, classification) in sets.items():
         t0 = time.perf_counter()
