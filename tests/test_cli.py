@@ -197,6 +197,14 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
                  "--out", str(tmp_path / "m.json")]) == 0
     text = card.read_text()
     assert "publishing it with this model spends 11 in all" in text and "card.sweep.png" in text
+    other = tmp_path / "other.svm"  # a curve of other records cannot go into this card
+    rng = np.random.default_rng(0)
+    other.write_text("".join(f"{rng.choice([-1, 1])} 1:{rng.uniform():.3f}\n" for _ in range(50)))
+    assert main(["fit", "--data", str(other), "--bounds-from-data", "--sweep", str(out), "--report",
+                 str(tmp_path / "o.md"), "--out", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err
+    assert "was measured on 'breast_cancer'" in err and not (tmp_path / "o.json").exists()
+    assert not (tmp_path / "o.md").exists()
     assert main(["sweep", "--epsilons", "1", "--repeats", "1", "--out", str(tmp_path / "np.json"),
                  "--plot", str(plot)]) == 0
     capsys.readouterr()
@@ -218,8 +226,13 @@ def test_fit_without_bounds_says_the_guarantee_does_not_hold(tmp_path, capsys):
     path.write_text("\n".join(lines) + "\n")
     assert main(["fit", "--data", str(path), "--classes=-1,1", "--out", str(tmp_path / "m.json")]) == 2  # too few
     assert "too few to buy" in capsys.readouterr().err and not (tmp_path / "m.json").exists()
-    assert main(["fit", "--data", str(path), "--bounds-from-data", "--out", str(tmp_path / "m.json")]) == 0
+    card = tmp_path / "card.md"
+    assert main(["fit", "--data", str(path), "--bounds-from-data", "--out", str(tmp_path / "m.json"),
+                 "--report", str(card)]) == 0
     assert "NO differential-privacy guarantee" in capsys.readouterr().out
+    text = card.read_text()  # the card promises nothing to the people in the data
+    assert "NONE (the target was (1, " in text and "nothing can be promised" in text
+    assert "Not for publication" in text and "times as likely" not in text and "The guarantee covers" not in text
 
 
 def test_group_penalty_with_dp_sgd_on_real_data(tmp_path, capsys, shared_data):

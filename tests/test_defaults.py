@@ -200,3 +200,17 @@ def test_the_constant_predictor_releases_its_mean_with_the_noise_that_adds_less(
     assert noise_family(0.1, delta, rho=0.01)[0] == "gaussian"  # the label selection's or the search's composition
     kind, m = noise_family(1.0, 0.1)  # a large delta: the Gaussian's multiplier is below sqrt(2)
     assert kind == "gaussian" and m < math.sqrt(2.0)
+
+
+def test_the_report_says_when_max_iter_overrides_the_rules_steps():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (2000, 10))
+    y = (X[:, 0] > 0).astype(int)
+    kw = dict(epsilon=1.0, bounds=data.Bounds(-1.0, 1.0), classes=[0, 1], random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        given = DPLogisticRegression(max_iter=20, **kw).fit(X, y).privacy_report_
+        rule = DPLogisticRegression(**kw).fit(X, y).privacy_report_
+    assert given.iterations == 20 and "max_iter=20 given: 20 steps instead" in given.noise[
+        "mechanism chosen (mechanism='auto')"]
+    assert "given" not in rule.noise["mechanism chosen (mechanism='auto')"] and rule.iterations == 200

@@ -250,10 +250,13 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                ("table", ["item", "value"], [
                    ["model file", Path(model_path).name], ["task", release["task"]],
                    ["mechanism (registry name)", rep["mechanism"]],
-                   ["privacy", f"({eps:g}, {delta:.2g})-differential privacy"],
+                   ["privacy", f"({eps:g}, {delta:.2g})-differential privacy" if rep["guarantee_holds"] else
+                    f"NONE (the target was ({eps:g}, {delta:.2g})-differential privacy)"],
                    ["features in the model (support)", f"{release['support']['size']} of {data['features']}"],
                    ["software", f"dpsparse {release.get('software', '')}".strip()]])]
-    use = [("p", "Predicting the label of new records described by the same features, in the same "
+    use = [("warn", "Not for publication: this model has no differential-privacy guarantee (below), whatever its "
+                    "target epsilon.")] if not rep["guarantee_holds"] else []
+    use += [("p", "Predicting the label of new records described by the same features, in the same "
                  "units, for analyses where releasing a model trained on sensitive records needs a formal privacy "
                  "guarantee. The model is linear and its noise is the price of the guarantee: check its private "
                  "score (below) before relying on it, and do not use it to make decisions about individuals "
@@ -277,9 +280,11 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                        [["this model", round(score["model"], 4), round(score["noise_sd"], 4)],
                         ["constant predictor", round(score["constant"], 4), round(score["noise_sd"], 4)]])]
     else:
-        evaluation = [("p", "No evaluation was released: the model was trained on every record. `dpsparse fit "
-                            "--private-score` holds out a share of the records and releases a noisy score inside "
-                            "the same privacy budget.")]
+        held = data.get("held out for the score", 0)
+        trained = (f"{held} records were held out for the data holder's own checks (not private, not in this card)"
+                   if held else "the model was trained on every record")
+        evaluation = [("p", f"No evaluation was released: {trained}. `dpsparse fit --private-score` holds out a "
+                            "share of the records and releases a noisy score inside the same privacy budget.")]
     effects = _effects(release)
     shown = [(n, c, e) for n, c, e in effects if e > 0][:COEFFICIENT_ROWS]
     coef_rows = [[n, round(float(c[0]), 6) if c.size == 1 else "; ".join(f"{v:.4g}" for v in c), round(e, 4)]
@@ -303,10 +308,7 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     shares = [[k, _cell(v)] for k, v in rep["noise"].items()
               if any(w in k for w in ("share", "budget", "rho")) or "budget" in str(v)]
     privacy = [("p", _guarantee_text(rep)),
-               ("p", f"What it means for a person in the data: whatever an observer believed about you before, "
-                     f"seeing this model can change the odds they give to any statement about you by at most a "
-                     f"factor {odds(eps)}, whether or not your record was used, except with probability "
-                     f"{delta:.2g}. Smaller epsilon protects more: at epsilon 1 the odds move by at most 2.7 times."),
+               ("p", _meaning(rep)),
                ("table", ["item", "value"], [["neighbouring datasets", rep["neighbouring"]],
                                              ["target (epsilon, delta)", f"({eps:g}, {delta:.3g})"],
                                              ["accounted epsilon", f"{rep['accountant_epsilon']:.4f} "
@@ -318,11 +320,27 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
         ("p", "Values outside the feature ranges were clipped to them before training; records far outside are "
               "treated as if at the edge."),
         ("p", "The guarantee covers this release. Every further model or statistic released from the same records "
-              "spends more privacy; keep the total in one budget.")]
+              "spends more privacy; keep the total in one budget." if rep["guarantee_holds"] else
+              "There is no guarantee to cover this release: train again with public or private bounds (not read "
+              "off the data) for a model that can be published.")]
     sections = [("Model details", details), ("Intended use", use), ("Training data", training),
                 ("Evaluation", evaluation), ("Quantitative analyses", quantitative), ("Privacy", privacy),
                 ("Caveats and recommendations", caveats)]
     return title, sections
+
+
+def _meaning(rep):
+    """What the guarantee means for a person in the data, in words; or that there is none."""
+    if not rep["guarantee_holds"]:
+        return ("What it means for a person in the data: nothing can be promised. The target above was not met, "
+                "so this model may reveal more about any one record than the target allows; do not publish it.")
+    eps, delta = rep["epsilon"], rep["delta"]
+    return (f"What it means for a person in the data: take two versions of the training data that differ only in "
+            f"your record (yours, or another person's in its place). Any outcome of the training is at most "
+            f"{odds(eps)} times as likely with one as with the other, plus a probability of at most {delta:.2g}. "
+            f"So whatever an observer believed before, seeing this model moves the odds they give to one version "
+            f"against the other by at most that factor, outside events of probability {delta:.2g}. Smaller epsilon "
+            f"protects more: at epsilon 1 the factor is 2.7.")
 
 
 def _guarantee_text(rep):
@@ -331,5 +349,5 @@ def _guarantee_text(rep):
         return ("This model has NO differential-privacy guarantee: "
                 + "; ".join(rep["warnings"] or ["the accounted epsilon exceeds the target"]) + ".")
     return (f"This model is ({rep['epsilon']:g}, {rep['delta']:.2g})-differentially private: replacing any one "
-            f"training record by another changes the probability of any released model by at most a factor "
-            f"{odds(rep['epsilon'])}, except with probability {rep['delta']:.2g}.")
+            f"training record by another multiplies the probability of any set of released models by at most "
+            f"{odds(rep['epsilon'])}, plus at most {rep['delta']:.2g}.")

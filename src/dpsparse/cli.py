@@ -666,11 +666,14 @@ def _diagnostics(job, fits):
 
 def fit(args):
     holdout = args.private_score or args.diagnostics
-    sweep_results = None if args.sweep is None else _read_sweep(args.sweep)
+    sweep_results = None if args.sweep is None else _read_sweep(args.sweep, args.data)
     if args.repeats > 1 and not holdout:
         raise ValueError("--repeats shows the spread of a held-out metric: add --private-score (noisy, inside the "
                          "budget) or --diagnostics (not private)")
     job = _job(args, [args.epsilon], holdout=holdout)
+    if sweep_results is not None and sweep_results["metric"] != _main_metric(job.estimator):
+        raise ValueError(f"--sweep {args.sweep!r} measured {sweep_results['metric']}, a curve of another task than "
+                         f"this fit's: run 'dpsparse sweep --private-score' with this fit's options")
     seeds = _seeds(args)
     fits = [_fit_private(job, args.epsilon, seed) for seed in seeds]
     est = fits[0]
@@ -731,8 +734,10 @@ def _summary(job, est, release):
     if "private_score" in release:
         lines.append(_score_line(release["private_score"]))
     else:
-        lines.append("private score       none: every record trained the model (--private-score holds some out and "
-                     "measures one with noise, inside the same epsilon)")
+        trained = "every record trained the model" if job.X_test is None else "the held-out records are for " \
+            "the diagnostics only"
+        lines.append(f"private score       none: {trained} (--private-score holds some out and measures one with "
+                     "noise, inside the same epsilon)")
     top = ", ".join(f"{t['feature']}" for t in release["support"]["top"])
     lines.append(f"features used       {release['support']['size']} of {release['support']['features']} (the "
                  "support: nonzero coefficients)" + (f"; largest: {top}" if top else ""))
@@ -865,11 +870,22 @@ def _read_json(path, what):
     return obj
 
 
-def _read_sweep(path):
-    """A private sweep's results for the card, read before any data; a clear error for anything else."""
+def _same_data(a, b):
+    """Whether two ``--data`` arguments name the same data (the same file, or the same bundled name)."""
+    a, b = str(a), str(b)
+    return a == b or (Path(a).is_file() and Path(b).is_file() and Path(a).resolve() == Path(b).resolve())
+
+
+def _read_sweep(path, data):
+    """A private sweep's results for the card, read before any data; a clear error for anything else, and for a
+    sweep of other data (its curve describes other records)."""
     sweep_results = _read_json(path, "--sweep")
     if "rows" not in sweep_results:
         raise ValueError(f"--sweep {path!r} is not a results file of 'dpsparse sweep'")
+    if not _same_data(sweep_results.get("data"), data):
+        raise ValueError(f"--sweep {path!r} was measured on {sweep_results.get('data')!r}, not on this fit's data "
+                         f"{str(data)!r}: its curve and the privacy it spent belong to other records; run "
+                         "'dpsparse sweep --private-score' on this data")
     if not sweep_results.get("private"):
         raise ValueError(f"--sweep {path!r}: its figures were measured without noise and cannot go into a card "
                          "meant to be published; run 'dpsparse sweep --private-score'")

@@ -277,6 +277,8 @@ class _DPLinearModel(BaseEstimator):
             raise ValueError("mechanism_options need a named mechanism: mechanism='auto' chooses its own options")
         name, options, reason = auto.choose(self._loss(), self._penalty(p), n, p, self.epsilon)
         mechanism = get(name)
+        if self.max_iter is not None and "n_iter" in mechanism.option_names:
+            reason += f"; max_iter={self.max_iter} given: {self.max_iter} steps instead"
         return mechanism, self._mechanism_options(mechanism, options), reason
 
     def _mechanism_options(self, mechanism, defaults=None):

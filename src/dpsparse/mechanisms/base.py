@@ -598,7 +598,8 @@ class _Split:
         """``report`` of the whole: the target, the accountant's total and the bounds' release."""
         report.epsilon, report.delta, report.accountant_epsilon = self.target, self.full_delta, float(total)
         if self.zcdp is not None:
-            report.accountant = "rdp (zCDP of the fits added)"
+            report.accountant = ("rdp (zCDP of the fits added)" if self.parts > 1 else
+                                 "rdp (zCDP of the fit and the releases before it added)")
         elif self.pending is not None or self.parts > 1:
             report.accountant = f"{report.accountant}, fits added"
         if self.pending is not None:
