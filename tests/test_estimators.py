@@ -98,7 +98,7 @@ def test_bounds_as_dict_and_json(tmp_path):
     (dict(epsilon=0.0), "epsilon"), (dict(epsilon=-1.0), "epsilon"), (dict(delta=1.5), "delta"),
     (dict(mechanism="magic"), "unknown mechanism 'magic'"), (dict(penalty="l7"), "unknown penalty"),
     (dict(rule="gs-z"), "unknown rule"), (dict(calibration="x"), "unknown calibration"),
-    (dict(max_iter=0), "n_iter"), (dict(bounds=3), "bounds must be"),
+    (dict(max_iter=0), "max_iter must be None"), (dict(bounds=3), "bounds must be"),
 ])
 def test_invalid_parameters_raise_before_fitting(params, match):
     X, y, bounds = _breast_cancer()

@@ -678,7 +678,7 @@ def fit(args):
     fits = [_fit_private(job, args.epsilon, seed) for seed in seeds]
     est = fits[0]
     report = est.privacy_report_
-    notes = list(job.warnings) + list(report.warnings)
+    notes = list(dict.fromkeys([*job.warnings, *report.warnings]))  # one warning once, whoever raised it
     scores = None
     if args.private_score:
         scored = [_score(job, e, seed) for e, seed in zip(fits, seeds)]
@@ -739,8 +739,10 @@ def _summary(job, est, release):
         lines.append(f"private score       none: {trained} (--private-score holds some out and measures one with "
                      "noise, inside the same epsilon)")
     top = ", ".join(f"{t['feature']}" for t in release["support"]["top"])
+    constant = ("; the constant predictor (a noisy label mean): too few records for this epsilon to learn from the "
+                "features (docs/defaults.md)" if est.privacy_report_.mechanism == "constant" else "")
     lines.append(f"features used       {release['support']['size']} of {release['support']['features']} (the "
-                 "support: nonzero coefficients)" + (f"; largest: {top}" if top else ""))
+                 "support: nonzero coefficients)" + (f"; largest: {top}" if top else "") + constant)
     lines += [f"WARNING             {w}" for w in release["warnings"]]
     return lines
 

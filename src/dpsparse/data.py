@@ -700,6 +700,7 @@ def load(path, format=None, target=None):
     """
     if data_format(path, format) == "svmlight":
         return (*load_svmlight(path), None)
+    _check_file(path)
     if not target:
         raise ValueError("a CSV file needs the name of its label column (--target)")
     return load_csv(path, target)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 import warnings
+from numbers import Integral
 
 import numpy as np
 from scipy.special import expit
@@ -285,6 +286,9 @@ class _DPLinearModel(BaseEstimator):
         """``defaults``, ``mechanism_options``, and ``max_iter`` (as ``n_iter``, unless None) and ``rule`` where
         the mechanism has them."""
         options = dict(defaults or {})
+        if self.max_iter is not None and (isinstance(self.max_iter, bool) or not isinstance(self.max_iter, Integral)
+                                          or self.max_iter < 1):
+            raise ValueError(f"max_iter must be None (the rule's choice) or an integer >= 1, got {self.max_iter!r}")
         if "n_iter" in mechanism.option_names and self.max_iter is not None:
             options["n_iter"] = self.max_iter
         options.update(self.mechanism_options or {})
@@ -500,7 +504,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                                  f"got {declared!r}")
             unknown = ~np.isin(y, classes)
             if unknown.any():
-                raise ValueError(f"y has labels outside classes={classes.tolist()}, e.g. {y[unknown][0]!r}")
+                example = np.asarray(y[unknown][:1]).tolist()[0]  # a Python value: no numpy repr in the message
+                raise ValueError(f"y has labels outside classes={classes.tolist()}, e.g. {example!r}")
         else:
             classes = _undeclared_classes(y)
         if classes.size < 2:

@@ -122,8 +122,8 @@ def tail_share(n, epsilon_q, k):
         raise ValueError(
             f"bounds='private': {n} records are too few to buy {k} private quantiles with this share of "
             f"the budget (epsilon {epsilon_q:.3g} per selection: each could miss its quantile by {error:.0f} "
-            f"records); declare public bounds (docs/bounds.md), raise bounds_share or epsilon, or read them off "
-            f"the data for an experiment without guarantee (bounds='from-data', --bounds-from-data)")
+            f"records); declare public bounds (docs/bounds.md), raise bounds_share (--bounds-share) or epsilon, or "
+            f"read them off the data for an experiment without guarantee (bounds='from-data', --bounds-from-data)")
     return float(max(MIN_TAIL, error / (4.0 * n)))
 
 
