@@ -332,8 +332,9 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
 def _meaning(rep):
     """What the guarantee means for a person in the data, in words; or that there is none."""
     if not rep["guarantee_holds"]:
-        return ("What it means for a person in the data: nothing can be promised. The target above was not met, "
-                "so this model may reveal more about any one record than the target allows; do not publish it.")
+        return ("What it means for a person in the data: nothing can be promised. The guarantee does not hold "
+                "(above), so this model may reveal more about any one record than the target allows; do not publish "
+                "it.")
     eps, delta = rep["epsilon"], rep["delta"]
     return (f"What it means for a person in the data: take two versions of the training data that differ only in "
             f"your record (yours, or another person's in its place). Any outcome of the training is at most "
