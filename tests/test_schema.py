@@ -34,7 +34,7 @@ def test_columns_are_encoded_from_the_schema_alone(tmp_path):
     s_path, d_path = _write(tmp_path)
     s = schema.load_schema(s_path)
     X, y, names = s.read(d_path)
-    assert names == ["age", "colour=red", "colour=blue", "colour=other", "gain"]
+    assert names == ["age", "colour=red", "colour=blue", "colour=other", "log1p(gain)"]  # named in its units
     # unknown ("green") and missing ("?") categories go to "other"; log1p of the capped value, a value above
     # the cap lands outside the transformed range so that the fit clips and counts it
     np.testing.assert_allclose(X[:, :4], [[30, 1, 0, 0], [40, 0, 0, 1], [50, 0, 0, 1]])

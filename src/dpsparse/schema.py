@@ -43,8 +43,8 @@ class Column:
     fill: float | None = None
 
     def encoded_names(self):
-        if self.type == "numeric":
-            return [self.name]
+        if self.type == "numeric":  # a transformed column is named in the units of its values
+            return [f"{self.transform}({self.name})" if self.transform else self.name]
         if self.type == "categorical":
             return [f"{self.name}={c}" for c in (*self.categories, OTHER)]
         return []
