@@ -4,8 +4,11 @@ Holohan, Braghin, Mac Aonghusa & Levacher, "Diffprivlib: the IBM differential pr
 library", 2019: ``LogisticRegression`` (objective perturbation, Chaudhuri, Monteleoni &
 Sarwate, JMLR 2011; rows clipped to ``data_norm``) and ``LinearRegression`` (the functional
 mechanism, Zhang et al., VLDB 2012; features and labels clipped to ``bounds_X``, ``bounds_y``).
-Both are called as their documentation asks for a private fit: the public row norm of the
-declared feature ranges, the declared ranges themselves, epsilon, nothing read off the data.
+Both are called as their documentation asks for a private fit, on what our estimators see:
+the features (and a regression's labels) mapped onto [-1, 1] by their declared ranges and
+clipped to them (a public map; raw units of very different sizes would make its noise
+swamp the model), ``data_norm = sqrt(p)``, ``bounds_X = [-1, 1]^p``, ``bounds_y = [-1, 1]``
+and epsilon: nothing read off the data. Predictions are mapped back to the labels' units.
 
 diffprivlib 0.6.6 does not import beside scikit-learn 1.8 and later (its forests import
 names that ``sklearn.tree`` no longer has, and its ``LogisticRegression`` passes
@@ -37,14 +40,23 @@ warnings.simplefilter("ignore")
 import diffprivlib.models as dpl
 from sklearn.metrics import r2_score
 
+def onto_unit(values, low, high):  # the public map of our estimators: each range onto [-1, 1], clipped to it
+    return np.clip((2.0 * values - (low + high)) / (high - low), -1.0, 1.0)
+
 def fit_score(Xtr, ytr, Xte, yte, low, high, label_low, label_high, classification, epsilon, seed):
+    width = high > low  # a feature of one public value carries nothing: 0 after the map
+    low, high = np.where(width, low, low - 1.0), np.where(width, high, high + 1.0)
+    Xtr, Xte = onto_unit(Xtr, low, high), onto_unit(Xte, low, high)
+    p = Xtr.shape[1]
     if classification:
-        norm = float(np.sqrt(np.sum(np.maximum(np.abs(low), np.abs(high)) ** 2)))
-        model = dpl.LogisticRegression(epsilon=epsilon, data_norm=norm, random_state=seed).fit(Xtr, ytr)
+        model = dpl.LogisticRegression(epsilon=epsilon, data_norm=float(np.sqrt(p)), random_state=seed)
+        model.fit(Xtr, ytr)
         return float(model.score(Xte, yte))
-    model = dpl.LinearRegression(epsilon=epsilon, bounds_X=(low, high), bounds_y=(label_low, label_high),
-                                 random_state=seed).fit(Xtr, ytr)
-    return float(r2_score(yte, model.predict(Xte)))
+    u = onto_unit(ytr, label_low, label_high)
+    model = dpl.LinearRegression(epsilon=epsilon, bounds_X=(-np.ones(p), np.ones(p)), bounds_y=(-1.0, 1.0),
+                                 random_state=seed).fit(Xtr, u)
+    prediction = (model.predict(Xte) * (label_high - label_low) + (label_high + label_low)) / 2.0
+    return float(r2_score(yte, prediction))
 
 if __name__ == "__main__":
     a = np.load(sys.argv[1])

@@ -166,6 +166,13 @@ def run(sets, epsilons, runs, log=print, checkpoint=None, oracle=False):
     return results
 
 
+def _cell(value):
+    """A metric in the table's column: '-' where not run, '< -999' where an R^2 is off the scale."""
+    if not np.isfinite(value):
+        return f"{'-':>10}"
+    return f"{'< -999':>10}" if value < -999 else f"{value:>10.3f}"
+
+
 def format_table(results):
     eps = results["epsilons"]
     width = max(15, 2 + max(len(name) for name in results["datasets"]))
@@ -177,8 +184,7 @@ def format_table(results):
             vals = entry["rows"].get(r)
             if vals is None or vals[0] is None:
                 continue
-            lines.append(f"{name:<{width}}{r:<17}" + "".join(f"{v:>10.3f}" if np.isfinite(v) else f"{'-':>10}"
-                                                           for v in vals))
+            lines.append(f"{name:<{width}}{r:<17}" + "".join(_cell(v) for v in vals))
         below = [f"{e:g}" for e, s, c in zip(eps, entry["rows"]["default"], entry["rows"]["constant"]) if s < c]
         lines.append(f"{'':<{width}}default below the constant predictor at epsilon: {', '.join(below) or 'none'}")
     return "\n".join(lines)
@@ -194,6 +200,8 @@ def plot(results, path):
                 style = "--" if r in ("non-private", "constant", "oracle") else "-o"
                 ax.plot(results["epsilons"], vals, style, label=r)
         bench.epsilon_axis(ax, results["epsilons"], log_y=False, label="epsilon (total)")
+        low, high = ax.get_ylim()
+        ax.set_ylim(max(low, -1.0), high)  # an R^2 far below the constant's 0 is off the panel (the table: '< -999')
         ax.set_ylabel(f"held-out {entry['metric']}")
         ax.set_title(f"{name} (n={entry['n']}, p={entry['p']})", fontsize=9)
         ax.legend(fontsize=7)
