@@ -113,7 +113,9 @@ def diffprivlib_peer():
             raise RuntimeError(f"diffprivlib ({python}) failed: {out.stderr.strip()[-500:]}")
         return [float(v) for v in out.stdout.split()]
 
-    return fit, f"diffprivlib {version}" + ("" if python == sys.executable else f" ({python})")
+    where = Path(python).absolute()
+    where = where.relative_to(REPO_ROOT) if where.is_relative_to(REPO_ROOT) else where
+    return fit, f"diffprivlib {version}" + ("" if python == sys.executable else f" ({where})")
 
 
 def _dense(X):

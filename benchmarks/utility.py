@@ -200,8 +200,9 @@ def plot(results, path):
                 style = "--" if r in ("non-private", "constant", "oracle") else "-o"
                 ax.plot(results["epsilons"], vals, style, label=r)
         bench.epsilon_axis(ax, results["epsilons"], log_y=False, label="epsilon (total)")
-        low, high = ax.get_ylim()
-        ax.set_ylim(max(low, -1.0), high)  # an R^2 far below the constant's 0 is off the panel (the table: '< -999')
+        shown = [v for r in ROWS if entry["rows"][r][0] is not None for v in entry["rows"][r] if np.isfinite(v)]
+        low, high = max(min(shown), -1.0), max(shown)  # an R^2 far below the constant's 0 is off the panel
+        ax.set_ylim(low - 0.05 * (high - low), high + 0.05 * (high - low))
         ax.set_ylabel(f"held-out {entry['metric']}")
         ax.set_title(f"{name} (n={entry['n']}, p={entry['p']})", fontsize=9)
         ax.legend(fontsize=7)
