@@ -124,6 +124,11 @@ def test_private_score_and_diagnostics_are_kept_apart(tmp_path, capsys):
     model = json.loads(out.read_text())
     score = model["private_score"]
     assert score["metric"] == "accuracy" and score["records"] == 143 and "repeats" not in score
+    assert model["run"] == {"fits": 3, "epsilon in all": 6}  # public: the run's options
+    card = tmp_path / "card.md"
+    assert main(["fit", "--seed", "0", "--out", str(out), "--repeats", "2", "--private-score", "--report",
+                 str(card)]) == 0
+    assert "fitted the same records 2 times" in card.read_text() and "spends epsilon 2 in all" in card.read_text()
     assert score["noise_sd"] == pytest.approx(3 ** 0.5 / 143 / (2 * score["rho"]) ** 0.5)
     assert not _keys(model) & {"metrics", "clipped", "non_private", "relative_error"}
 

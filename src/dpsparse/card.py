@@ -316,7 +316,12 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                                              ["feature ranges from", rep["bounds_source"]],
                                              ["noise source", rep["noise_source"]], *shares]),
                ("details", "The full privacy report", report_text)]
-    caveats = [("warn", w) for w in release["warnings"]] + [
+    run = release.get("run")
+    repeats = [("warn", f"This run fitted the same records {run['fits']} times (--repeats) and showed every fit's "
+                        f"private score to the data holder: this card covers the written model and its score "
+                        f"(epsilon {eps:g}); publishing the other scores too spends epsilon {run['epsilon in all']:g} "
+                        "in all (basic composition).")] if run else []
+    caveats = [("warn", w) for w in release["warnings"]] + repeats + [
         ("p", "Values outside the feature ranges were clipped to them before training; records far outside are "
               "treated as if at the edge."),
         ("p", "The guarantee covers this release. Every further model or statistic released from the same records "

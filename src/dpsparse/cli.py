@@ -685,6 +685,8 @@ def fit(args):
         scores = [score for score, _ in scored]
         notes += scored[0][1]  # decided on the model written
     release = _release(job, est, scores, notes)
+    if len(fits) > 1:  # public: the options of this run; the other fits' scores went to the terminal only
+        release["run"] = {"fits": len(fits), "epsilon in all": len(fits) * args.epsilon}
     diagnostics, holder = (None, list(job.holder_notes))
     if args.diagnostics:
         diagnostics, more = _diagnostics(job, fits)
