@@ -744,7 +744,8 @@ def _summary(job, est, release):
     constant = ("; the constant predictor (a noisy label mean): too few records for this epsilon to learn from the "
                 "features (docs/defaults.md)" if est.privacy_report_.mechanism == "constant" else "")
     lines.append(f"features used       {release['support']['size']} of {release['support']['features']} (the "
-                 "support: nonzero coefficients)" + (f"; largest: {top}" if top else "") + constant)
+                 "support: nonzero coefficients)" + (f"; largest over each feature's range: {top}" if top else "")
+                 + constant)
     lines += [f"WARNING             {w}" for w in release["warnings"]]
     return lines
 
