@@ -32,6 +32,7 @@ import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 VENV_PYTHON = REPO_ROOT / ".peer" / "bin" / "python"
+TIMEOUT = 900  # seconds a peer process may take (one split, every epsilon) before the benchmark stops
 
 _FIT = """
 import sys, warnings
@@ -77,9 +78,13 @@ def _interpreter():
     other = os.environ.get("DPSPARSE_PEER_PYTHON") or (str(VENV_PYTHON) if VENV_PYTHON.exists() else None)
     if other is None:
         return None, f"{here} (and no .peer/ interpreter: see benchmarks/peer.py)"
-    probe = subprocess.run([other, "-c", "import diffprivlib.models"], capture_output=True, text=True)
+    try:
+        probe = subprocess.run([other, "-c", "import diffprivlib.models"], capture_output=True, text=True,
+                               timeout=TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"{here}; {other}: {type(exc).__name__}: {exc}"
     if probe.returncode != 0:
-        return None, f"{here}; {other}: {probe.stderr.strip().splitlines()[-1]}"
+        return None, f"{here}; {other}: " + (probe.stderr.strip().splitlines() or [f"exit {probe.returncode}"])[-1]
     return other, ""
 
 
@@ -100,6 +105,11 @@ def diffprivlib_peer():
 
     def fit(Xtr, ytr, Xte, yte, bounds, classification, epsilons, seed):
         b = bounds.for_features(Xtr.shape[1])
+        if not classification and b.label_low is None:
+            raise ValueError("the peer's regression needs the public label range of the bounds")
+        if classification:  # the classes as their indices: labels of any type cross as numbers
+            classes = np.unique(np.concatenate([np.asarray(ytr), np.asarray(yte)]))
+            ytr, yte = np.searchsorted(classes, ytr), np.searchsorted(classes, yte)
         arrays = dict(Xtr=_dense(Xtr), ytr=ytr, Xte=_dense(Xte), yte=yte, low=b.feature_low, high=b.feature_high,
                       label_low=np.nan if b.label_low is None else b.label_low,
                       label_high=np.nan if b.label_high is None else b.label_high,
@@ -108,7 +118,7 @@ def diffprivlib_peer():
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "split.npz"
             np.savez(path, **arrays)
-            out = subprocess.run([python, "-c", _FIT, str(path)], capture_output=True, text=True)
+            out = subprocess.run([python, "-c", _FIT, str(path)], capture_output=True, text=True, timeout=TIMEOUT)
         if out.returncode != 0:
             raise RuntimeError(f"diffprivlib ({python}) failed: {out.stderr.strip()[-500:]}")
         return [float(v) for v in out.stdout.split()]

@@ -257,11 +257,11 @@ def _held_out_score(classification):
 
 def _release_cases():
     X = np.zeros((_N, 2))
-    corner_a, corner_b = X.copy(), X.copy()
-    corner_a[0], corner_b[0] = 1.0, -1.0  # every mean moves by 2 / n, the second moments stay
+    corner = X.copy()
+    corner[0] = 1.0  # from the centre: every mean moves by 1 / n (half its sensitivity), every second moment by 1 / n
     first = np.r_[1.0, np.zeros(_N - 1)]
     return {
-        "scaler moments": (_scaler_moments, (corner_a, corner_b), 10000),
+        "scaler moments": (_scaler_moments, (corner, X), 10000),
         "label counts": (_label_counts, (np.r_[np.zeros(6), np.ones(4)], np.r_[np.zeros(5), np.ones(5)]), 20000),
         "score, classification": (_held_out_score(True), ((X, first), (X, np.zeros(_N))), 20000),
         "score, regression": (_held_out_score(False), ((X, first), (X, -first)), 20000),

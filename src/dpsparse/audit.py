@@ -343,8 +343,9 @@ def transcript_audit(release, pair, epsilon, delta, *, runs=20000, seed=0, noise
     """``black_box_bound`` of every noisy value that ``release(data, noise)`` draws, on each dataset of ``pair``.
 
     For the private steps around the mechanisms (a scaler's moments, the label counts, a held-out score): the
-    audit sees the whole transcript of noisy releases of one call, which is at least what the step publishes,
-    so a bound above ``epsilon`` on it breaks the claim as surely as one on the published values.
+    audit sees the whole transcript of noisy releases of one call. The claim covers that transcript, not only
+    what the step publishes (the accountant composes every noisy release to ``(epsilon, delta)``; what is
+    published is computed from it), so a bound above ``epsilon`` on the transcript breaks the claim.
 
     Parameters
     ----------

@@ -242,11 +242,14 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     rep, params, data = release["privacy_report"], release["params"], release["data"]
     classification = release["task"] == "classification"
     what = "classifier" if classification else "regression"
-    title = f"Model card: private linear {what} on {Path(str(data['source'])).name}"
+    holds = rep["guarantee_holds"]
+    title = (f"Model card: {'private ' if holds else ''}linear {what} on {Path(str(data['source'])).name}"
+             + ("" if holds else " (NO privacy guarantee)"))
     eps, delta = rep["epsilon"], rep["delta"]
+    how = ("trained with differential privacy so that it can be published" if holds else
+           "trained by a differentially private mechanism, but without the guarantee (below): not for publication")
     details = [("p", f"A linear {what} with a {params.get('penalty')} penalty (strength {params.get('alpha')}) on "
-                     f"{data['features']} features, trained with differential privacy so that it can be published. "
-                     f"Training method: {rep['method'] or rep['mechanism']}."),
+                     f"{data['features']} features, {how}. Training method: {rep['method'] or rep['mechanism']}."),
                ("table", ["item", "value"], [
                    ["model file", Path(model_path).name], ["task", release["task"]],
                    ["mechanism (registry name)", rep["mechanism"]],
@@ -326,8 +329,9 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
               "treated as if at the edge."),
         ("p", "The guarantee covers this release. Every further model or statistic released from the same records "
               "spends more privacy; keep the total in one budget." if rep["guarantee_holds"] else
-              "There is no guarantee to cover this release: train again with public or private bounds (not read "
-              "off the data) for a model that can be published.")]
+              "There is no guarantee to cover this release: train again with nothing read off the data (public or "
+              "privately bought bounds, a declared or privately selected label set) for a model that can be "
+              "published.")]
     sections = [("Model details", details), ("Intended use", use), ("Training data", training),
                 ("Evaluation", evaluation), ("Quantitative analyses", quantitative), ("Privacy", privacy),
                 ("Caveats and recommendations", caveats)]
@@ -344,9 +348,9 @@ def _meaning(rep):
     return (f"What it means for a person in the data: take two versions of the training data that differ only in "
             f"your record (yours, or another person's in its place). Any outcome of the training is at most "
             f"{odds(eps)} times as likely with one as with the other, plus a probability of at most {delta:.2g}. "
-            f"So whatever an observer believed before, seeing this model moves the odds they give to one version "
-            f"against the other by at most that factor, outside events of probability {delta:.2g}. Smaller epsilon "
-            f"protects more: at epsilon 1 the factor is 2.7.")
+            f"So any way of telling the two versions apart from this model that names yours with probability P "
+            f"when it is the true one also names it with probability at least (P - {delta:.2g}) / {math.exp(eps):.3g} "
+            f"when it is not: it cannot tell them apart much better than a guess. Smaller epsilon protects more.")
 
 
 def _guarantee_text(rep):

@@ -852,7 +852,7 @@ def sweep(args):
                      ("How each model was trained (the last fit)",
                       [("details", "The privacy report", str(est.privacy_report_))])],
                     [Path(args.plot)], keep_figures=True)
-    out = {"data": args.data, "metric": key, "private": bool(args.private_score), "rows": rows,
+    out = {"data": _data_id(args.data), "metric": key, "private": bool(args.private_score), "rows": rows,
            "constant": constant, "non_private": nonprivate_value, "epsilon_spent": spent, "repeats": args.repeats,
            "warnings": job.warnings + score_notes}
     if not args.private_score:
@@ -875,10 +875,9 @@ def _read_json(path, what):
     return obj
 
 
-def _same_data(a, b):
-    """Whether two ``--data`` arguments name the same data (the same file, or the same bundled name)."""
-    a, b = str(a), str(b)
-    return a == b or (Path(a).is_file() and Path(b).is_file() and Path(a).resolve() == Path(b).resolve())
+def _data_id(data):
+    """What names the data of a ``--data`` argument: a file's absolute path, or the bundled dataset's name."""
+    return str(Path(data).resolve()) if data is not None and Path(data).is_file() else str(data)
 
 
 def _read_sweep(path, data):
@@ -887,7 +886,7 @@ def _read_sweep(path, data):
     sweep_results = _read_json(path, "--sweep")
     if "rows" not in sweep_results:
         raise ValueError(f"--sweep {path!r} is not a results file of 'dpsparse sweep'")
-    if not _same_data(sweep_results.get("data"), data):
+    if sweep_results.get("data") != _data_id(data):
         raise ValueError(f"--sweep {path!r} was measured on {sweep_results.get('data')!r}, not on this fit's data "
                          f"{str(data)!r}: its curve and the privacy it spent belong to other records; run "
                          "'dpsparse sweep --private-score' on this data")
