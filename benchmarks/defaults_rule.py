@@ -48,7 +48,7 @@ import numpy as np
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import r2_score
 
-from dpsparse import DPLasso, DPLogisticRegression
+from dpsparse import DPLasso, DPLogisticRegression, losses, norms
 from dpsparse.data import Bounds
 from dpsparse.mechanisms import auto
 
@@ -291,6 +291,31 @@ def sparsity_table(rows):
             for k, d in sorted(by.items())]
 
 
+def study_second_steps(quick):
+    """The steps of the least-squares rule's second stage (DP-GD on the selected features): the rule's two-stage
+    options with ``max_iter`` 50, 100 or 200, on planted 5- and 10-sparse regressions with SNR 1, 10 and 100, by
+    ``n epsilon / log p``. DP-GD's step is ``1 / L`` with ``L`` from the bounds (the squared row norm of the
+    selected features), so a design whose features fill little of their range converges in more steps."""
+    sizes = itertools.product((2000, 5000, 20000), (300, 1000), (0.5, 1.0, 2.0), (5, 10), (1.0, 10.0, 100.0),
+                              range(3))
+    if quick:
+        sizes = itertools.product((2000, 20000), (1000,), (1.0,), (10,), (1.0, 100.0), range(1))
+    rows = []
+    for n, p, eps, k, snr, seed in sizes:
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, k, snr, 17 * seed + n + p + k)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        _, options, _ = auto.choose(losses.Squared(), norms.build_penalty("l1", 1e-3, p, True), n, p, eps)
+        base = {"n": n, "p": p, "epsilon": eps, "k": k, "snr": snr, "seed": seed,
+                "n eps / log p": round(n * eps / np.log(p), 0)}
+        for T in (50, 100, 200):
+            est = DPLasso(epsilon=eps, bounds=bounds, random_state=seed, mechanism="two-stage", max_iter=T,
+                          mechanism_options=options)
+            rows.append({**base, "setting": f"T={T}", "r2": float(r2_score(yte, _quiet(est.fit, Xtr, ytr).predict(
+                Xte)))})
+        print(f"n={n} p={p} epsilon={eps} k={k} snr={snr} done", flush=True)
+    return rows
+
+
 def study_few_features(quick):
     """At most ``auto.SPARSITY`` features: nothing to select; which mechanism fits them all."""
     rows = []
@@ -323,16 +348,17 @@ def summarize(rows, keys, measure):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--study", choices=["logistic", "start", "start-wide", "steps", "least-squares", "few-features",
-                                        "floor", "floor-regression", "sparsity"],
+                                        "floor", "floor-regression", "sparsity", "second-steps"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    if args.study in ("floor", "floor-regression", "steps", "sparsity"):
+    if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-regression": (study_floor_regression, floor_table),
                            "steps": (study_steps, steps_table),
-                           "sparsity": (study_sparsity, sparsity_table)}[args.study]
+                           "sparsity": (study_sparsity, sparsity_table),
+                           "second-steps": (study_second_steps, sparsity_table)}[args.study]
         rows = study(args.quick)
         table = tabulate(rows)
         for t in table:

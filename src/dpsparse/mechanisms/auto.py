@@ -7,8 +7,8 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 - least squares with a separable penalty: the constant predictor when
   ``n epsilon < FLOOR_LEAST_SQUARES log p``; otherwise DP-GCD on every feature when there are at most
   ``SPARSITY`` of them, otherwise ``two-stage``: features selected by peeling (the labels
-  clipped at ``SELECTION_CLIP`` in the scores), then DP-GD on them; how many, and the
-  selection's share of the budget, grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
+  clipped at ``SELECTION_CLIP`` in the scores), then DP-GD on them; how many, the
+  selection's share of the budget and DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
 - the logistic loss with a separable penalty: the constant predictor when
   ``n epsilon < FLOOR log p`` (too few records for the budget), otherwise DP-GCD with
   ``ITERATIONS_FEW`` steps on at most ``FEW`` features, ``ITERATIONS`` on more, and its
@@ -28,9 +28,10 @@ __all__ = ["FEW", "FLOOR", "FLOOR_LEAST_SQUARES", "ITERATIONS", "ITERATIONS_FEW"
 SPARSITY = 10
 """Features kept by the selection of the least-squares rule when the records are many for the budget."""
 
-SPARSITY_STEPS = ((225, 3, 0.7), (600, 5, 0.7), (math.inf, SPARSITY, 0.5))
-"""``(bound, sparsity, selection share)``: below ``n epsilon = bound log p`` the least-squares rule selects
-``sparsity`` features with ``selection share`` of the zCDP budget (measured: docs/defaults.md)."""
+SPARSITY_STEPS = ((225, 3, 0.7, 50), (600, 5, 0.7, 50), (math.inf, SPARSITY, 0.5, 200))
+"""``(bound, sparsity, selection share, steps)``: below ``n epsilon = bound log p`` the least-squares rule selects
+``sparsity`` features with ``selection share`` of the zCDP budget, then fits them with ``steps`` of DP-GD
+(measured: docs/defaults.md)."""
 
 FLOOR, FLOOR_LEAST_SQUARES = 50, 160
 """Below ``n epsilon = FLOOR log p`` the logistic rule releases the constant predictor, below ``FLOOR_LEAST_SQUARES
@@ -60,8 +61,9 @@ def least_squares_selection(n, p, epsilon):
         Options of ``two-stage``.
     """
     ratio = n * epsilon / math.log(max(p, 2))
-    _, sparsity, share = next(step for step in SPARSITY_STEPS if ratio < step[0])
-    return {"second": "dp-gd", "sparsity": sparsity, "selection_share": share, "selection_clip": SELECTION_CLIP}
+    _, sparsity, share, steps = next(step for step in SPARSITY_STEPS if ratio < step[0])
+    return {"second": "dp-gd", "sparsity": sparsity, "selection_share": share, "selection_clip": SELECTION_CLIP,
+            "n_iter": steps}
 
 
 def choose(loss, penalty, n, p, epsilon):
@@ -95,7 +97,8 @@ def choose(loss, penalty, n, p, epsilon):
             return "dp-gcd", {}, f"least squares on {p} <= {SPARSITY} features: DP-GCD on all of them"
         options = least_squares_selection(n, p, epsilon)
         return ("two-stage", options, f"least squares on {p} > {SPARSITY} features, n epsilon / log p = "
-                f"{n * epsilon / math.log(p):.3g}: select {options['sparsity']} privately, then DP-GD on them")
+                f"{n * epsilon / math.log(p):.3g}: select {options['sparsity']} privately, then {options['n_iter']} "
+                "steps of DP-GD on them")
     if name == "hinge":
         return "one-pass-sgd", {}, "the hinge loss is not smooth: one-pass noisy SGD"
     if not separable:
