@@ -685,7 +685,7 @@ def fit(args):
         scores = [score for score, _ in scored]
         notes += scored[0][1]  # decided on the model written
     release = _release(job, est, scores, notes)
-    if len(fits) > 1:  # public: the options of this run; the other fits' scores went to the terminal only
+    if len(fits) > 1 and scores is not None:  # public: this run's options; the other fits' scores, the terminal's
         release["run"] = {"fits": len(fits), "epsilon in all": len(fits) * args.epsilon}
     diagnostics, holder = (None, list(job.holder_notes))
     if args.diagnostics:
