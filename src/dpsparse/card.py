@@ -350,7 +350,7 @@ def _meaning(rep):
             f"{odds(eps)} times as likely with one as with the other, plus a probability of at most {delta:.2g}. "
             f"So any way of telling the two versions apart from this model that names yours with probability P "
             f"when it is the true one also names it with probability at least (P - {delta:.2g}) / {math.exp(eps):.3g} "
-            f"when it is not: it cannot tell them apart much better than a guess. Smaller epsilon protects more.")
+            f"when it is not. Smaller epsilon protects more.")
 
 
 def _guarantee_text(rep):
