@@ -316,6 +316,31 @@ def study_second_steps(quick):
     return rows
 
 
+def study_band(quick):
+    """Where the least-squares rule moves from 5 features (0.7 of the budget, 50 DP-GD steps) to 10 (0.5, 200
+    steps), now that the 10 take 200 steps: both, and 10 with 50 steps or 0.7 of the budget, on planted 5- and
+    10-sparse regressions (SNR 3 and 30) with ``225 <= n epsilon / log p < 900``."""
+    sizes = itertools.product((1000, 2000, 5000), (300, 1000), (0.5, 1.0, 2.0), (5, 10), (3.0, 30.0),
+                              range(1 if quick else 2))
+    settings = [("5/0.7/50", 5, 0.7, 50), ("10/0.5/50", 10, 0.5, 50), ("10/0.5/200", 10, 0.5, 200),
+                ("10/0.7/200", 10, 0.7, 200)]
+    rows = []
+    for n, p, eps, k, snr, seed in sizes:
+        ratio = n * eps / np.log(p)
+        if not 225 <= ratio < 900:
+            continue
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, k, snr, 13 * seed + n + p + k + 1)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        band = 225 if ratio < 350 else (350 if ratio < 600 else 600)  # the band's lower end
+        for name, sparsity, share, T in settings:
+            est = DPLasso(epsilon=eps, bounds=bounds, random_state=seed, mechanism="two-stage", max_iter=T,
+                          mechanism_options={"second": "dp-gd", "sparsity": sparsity, "selection_share": share,
+                                             "selection_clip": auto.SELECTION_CLIP})
+            rows.append({"n eps / log p": band, "setting": name, "r2": float(r2_score(
+                yte, _quiet(est.fit, Xtr, ytr).predict(Xte)))})
+    return rows
+
+
 def study_few_features(quick):
     """At most ``auto.SPARSITY`` features: nothing to select; which mechanism fits them all."""
     rows = []
@@ -348,17 +373,18 @@ def summarize(rows, keys, measure):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--study", choices=["logistic", "start", "start-wide", "steps", "least-squares", "few-features",
-                                        "floor", "floor-regression", "sparsity", "second-steps"],
+                                        "floor", "floor-regression", "sparsity", "second-steps", "band"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
-    if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps"):
+    if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-regression": (study_floor_regression, floor_table),
                            "steps": (study_steps, steps_table),
                            "sparsity": (study_sparsity, sparsity_table),
-                           "second-steps": (study_second_steps, sparsity_table)}[args.study]
+                           "second-steps": (study_second_steps, sparsity_table),
+                           "band": (study_band, sparsity_table)}[args.study]
         rows = study(args.quick)
         table = tabulate(rows)
         for t in table:
