@@ -253,12 +253,12 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                ("table", ["item", "value"], [
                    ["model file", Path(model_path).name], ["task", release["task"]],
                    ["mechanism (registry name)", rep["mechanism"]],
-                   ["privacy", f"({eps:g}, {delta:.2g})-differential privacy" if rep["guarantee_holds"] else
+                   ["privacy", f"({eps:g}, {delta:.2g})-differential privacy" if holds else
                     f"NONE (the target was ({eps:g}, {delta:.2g})-differential privacy)"],
                    ["features in the model (support)", f"{release['support']['size']} of {data['features']}"],
                    ["software", f"dpsparse {release.get('software', '')}".strip()]])]
     use = [("warn", "Not for publication: this model has no differential-privacy guarantee (below), whatever its "
-                    "target epsilon.")] if not rep["guarantee_holds"] else []
+                    "target epsilon.")] if not holds else []
     use += [("p", "Predicting the label of new records described by the same features, in the same "
                  "units, for analyses where releasing a model trained on sensitive records needs a formal privacy "
                  "guarantee. The model is linear and its noise is the price of the guarantee: check its private "
@@ -328,7 +328,7 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
         ("p", "Values outside the feature ranges were clipped to them before training; records far outside are "
               "treated as if at the edge."),
         ("p", "The guarantee covers this release. Every further model or statistic released from the same records "
-              "spends more privacy; keep the total in one budget." if rep["guarantee_holds"] else
+              "spends more privacy; keep the total in one budget." if holds else
               "There is no guarantee to cover this release: train again with nothing read off the data (public or "
               "privately bought bounds, a declared or privately selected label set) for a model that can be "
               "published.")]

@@ -736,8 +736,8 @@ def _summary(job, est, release):
     if "private_score" in release:
         lines.append(_score_line(release["private_score"]))
     else:
-        trained = "every record trained the model" if job.X_test is None else "the held-out records are for " \
-            "the diagnostics only"
+        trained = ("every record trained the model" if job.X_test is None else
+                   "the held-out records are for the diagnostics only")
         lines.append(f"private score       none: {trained} (--private-score holds some out and measures one with "
                      "noise, inside the same epsilon)")
     top = ", ".join(f"{t['feature']}" for t in release["support"]["top"])
