@@ -214,3 +214,27 @@ def test_the_report_says_when_max_iter_overrides_the_rules_steps():
     assert given.iterations == 20 and "max_iter=20 given: 20 steps instead" in given.noise[
         "mechanism chosen (mechanism='auto')"]
     assert "given" not in rule.noise["mechanism chosen (mechanism='auto')"] and rule.iterations == 200
+
+
+@pytest.mark.parametrize("mechanism,options", [("output", {"mu": 100.0}), ("adassp", None)])
+def test_the_label_range_step_plans_with_the_intercept_in_the_row_norm(mechanism, options):
+    """With ``clip="auto"`` and a declared ``row_norm``, the fit is planned on the label-range step's public
+    information: its row-norm bound must count the column of ones (``sqrt(r^2 + 1)``), as the design does. A
+    record at a corner of the declared rows (``||x|| = r = 1``) with its label at either end of the range moves
+    every release by at most its declared sensitivity (the bound without the intercept gave 1.39 and 1.41)."""
+    from dpsparse.audit import ReplayNoise
+
+    n, p = 400, 5
+    y = np.random.default_rng(1).normal(size=n) * 0.1
+    bounds = data.Bounds(-np.ones(p), np.ones(p), -10.0, 10.0, row_norm=1.0)
+    fits = []
+    for label, recorded in ((10.0, None), (-10.0, True)):
+        X, yy = np.zeros((n, p)), y.copy()
+        X[0, 0], yy[0] = 1.0, label
+        noise = ReplayNoise(0) if recorded is None else ReplayNoise(0, recorded=fits[0][1].log)
+        est = _quiet(DPLasso(epsilon=1.0, alpha=0.0, bounds=bounds, mechanism=mechanism, mechanism_options=options,
+                             random_state=noise, noise="fast").fit, X, yy)
+        fits.append((est, noise))
+    ratios = dict(fits[1][1].ratios)
+    assert est.privacy_report_.noise and max(ratios.values()) <= 1.0 + 1e-9
+    assert max(ratios.values()) > 0.9  # the pair is the worst case of at least one release

@@ -17,6 +17,7 @@ import csv
 import dataclasses
 import gzip
 import json
+import math
 import warnings
 from dataclasses import dataclass, field
 from importlib import resources
@@ -37,6 +38,7 @@ __all__ = [
     "check_data",
     "clipping_warnings",
     "dense_if_dense",
+    "design_row_norm",
     "linear_decision",
     "data_format",
     "load",
@@ -557,6 +559,14 @@ def _clip(values, blocks=32):
     return count
 
 
+def design_row_norm(n_features, row_norm, fit_intercept):
+    """Public bound on ``||x_i||_2`` over every column a mechanism sees, the intercept included: the features
+    (each mapped onto [-1, 1], rows scaled to the declared ``row_norm`` when there is one), then the column of
+    ones, ``sqrt(min(row_norm, sqrt(n_features))^2 + fit_intercept)``."""
+    feature_norm = math.sqrt(n_features) if row_norm is None else min(float(row_norm), math.sqrt(n_features))
+    return float(math.sqrt(feature_norm**2 + fit_intercept))
+
+
 def prepare(X, y, bounds, classification, fit_intercept=True):
     """Map ``(X, y)`` onto the public bounds (module docstring); clip and count.
 
@@ -590,9 +600,7 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
         Xb = _mapped_dense(X, scale, shift, fit_intercept)
         clipped = _clip(Xb[:, :p])  # the features, not the ones
         clipped_rows = _clip_rows_in_place(Xb, bounds.row_norm, p) if bounds.row_norm is not None else 0
-    # Public bound on ||x_i||_2 over every column the mechanism sees, the intercept included.
-    feature_norm = np.sqrt(p) if bounds.row_norm is None else min(bounds.row_norm, np.sqrt(p))
-    row_norm = float(np.sqrt(feature_norm**2 + fit_intercept))
+    row_norm = design_row_norm(p, bounds.row_norm, fit_intercept)
     label_scale, label_shift, clipped_labels = 1.0, 0.0, 0
     yb = np.asarray(y, dtype=float)
     if not classification:

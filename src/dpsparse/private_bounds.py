@@ -36,7 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .accounting import Ledger
-from .data import Bounds, prepare
+from .data import Bounds, design_row_norm, prepare
 from .distributed import is_dask, row_sum
 
 __all__ = ["CANDIDATES", "LABEL_WIDTH", "MAX_FEATURES", "SLOTS", "LabelScaleDesign", "PendingDesign", "affordable",
@@ -434,8 +434,7 @@ class LabelScaleDesign(PendingDesign):
 
     @property
     def row_norm(self):
-        r = self.bounds.row_norm
-        return math.sqrt(self.p) if r is None else min(float(r), math.sqrt(self.p))
+        return design_row_norm(self.X.shape[1], self.bounds.row_norm, self.fit_intercept)
 
     def plan_zcdp(self, rho):
         """Gaussian noise of zCDP ``rho`` on the two sums (L2 sensitivity 2; Bun & Steinke 2016, Prop. 1.6)."""
