@@ -185,7 +185,8 @@ def test_sweep_writes_a_table_json_and_the_privacy_utility_figure(tmp_path, caps
     assert res["epsilon_spent"] == 9 and res["constant"] == pytest.approx(0.6294, abs=1e-4)
     assert 0.9 < res["non_private"] <= 1
     assert plot.read_bytes()[:4] == b"\x89PNG" and "data:image/png;base64," in card.read_text()
-    assert "epsilon spent      9 in all" in capsys.readouterr().out
+    assert res["delta_spent"] == pytest.approx(4 / 426**2)  # 4 fits, each at delta = 1 / n^2 of the 426 training rows
+    assert "epsilon spent      9 and delta 2.2e-05 in all" in capsys.readouterr().out
     assert main(["sweep", "--epsilons", "0.5,-1", "--out", str(tmp_path / "t.json")]) == 2
     assert "epsilon must be a finite number > 0" in capsys.readouterr().err and not (tmp_path / "t.json").exists()
 
@@ -201,7 +202,7 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
     assert main(["fit", "--seed", "0", "--private-score", "--sweep", str(out), "--report", str(card),
                  "--out", str(tmp_path / "m.json")]) == 0
     text = card.read_text()
-    assert "publishing it with this model spends 11 in all" in text and "card.sweep.png" in text
+    assert f"publishing it with this model spends epsilon 11 and delta {5 / 426**2:.3g} in all" in text and "card.sweep.png" in text
     other = tmp_path / "other.svm"  # a curve of other records cannot go into this card
     rng = np.random.default_rng(0)
     other.write_text("".join(f"{rng.choice([-1, 1])} 1:{rng.uniform():.3f}\n" for _ in range(50)))

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from conftest import REGRESSION_ONLY, bounded_problem, mechanism_loss
-from dpsparse import DPLasso, PrivacyBudget, audit, losses, norms
+from dpsparse import DPLasso, PrivacyBudget, PrivacyLeakWarning, audit, losses, norms
 from dpsparse.data import BoundedDesign, Bounds, prepare
 from dpsparse.mechanisms import REGISTRY, fit_mechanism, make_plan
 from dpsparse.noise import make_noise
@@ -133,7 +133,16 @@ def test_classes_can_be_declared_publicly():
         warnings.simplefilter("ignore")
         est = DPLogisticRegression(bounds=bounds, max_iter=2, random_state=0, classes="from-data").fit(X[:, :-1], y)
         assert any("label set" in w for w in est.privacy_report_.warnings)
+        # the label set sets the fits and the model's shape: no guarantee (a PrivacyLeakWarning)
+        assert not est.privacy_report_.guarantee_holds and not est.privacy_report_.to_dict()["guarantee_holds"]
+        assert "NO differential-privacy guarantee" in str(est.privacy_report_)
         est = DPLogisticRegression(bounds=bounds, max_iter=2, random_state=0, classes=[-1.0, 1.0]).fit(X[:, :-1], y)
         assert not any("label set" in w for w in est.privacy_report_.warnings)
-    with pytest.raises(ValueError, match="outside classes"):
-        DPLogisticRegression(bounds=bounds, classes=[0, 1]).fit(X[:, :-1], y)
+        assert est.privacy_report_.guarantee_holds
+    with pytest.warns(PrivacyLeakWarning, match="no privacy guarantee"):
+        DPLogisticRegression(bounds=bounds, max_iter=2, random_state=0, classes="from-data").fit(X[:, :-1], y)
+    y_odd = y.copy()
+    y_odd[0] = 123456.0
+    with pytest.raises(ValueError, match="outside classes") as refused:  # no record's label in the message
+        DPLogisticRegression(bounds=bounds, classes=[-1.0, 1.0]).fit(X[:, :-1], y_odd)
+    assert "123456" not in str(refused.value)

@@ -709,6 +709,9 @@ class PrivacyReport:
         Noise scales and per-step quantities, with their source.
     bounds_source : str
     bounds_public : bool
+    classes_public : bool
+        False when the label set was read from the private data (``classes="from-data"``): it sets the number
+        of fits, their share of the budget and the shape of the model, so no guarantee holds.
     clipped : dict
         Counts of clipped feature values, labels and rows: counted on the private data without
         noise, for the data holder only, so neither ``str`` nor ``to_dict`` (the released
@@ -732,6 +735,7 @@ class PrivacyReport:
     accountant: str = "pld"
     bounds_source: str = "declared by the user"
     bounds_public: bool = True
+    classes_public: bool = True
     clipped: dict = field(default_factory=dict)
     noise_source: str = ""
     warnings: list = field(default_factory=list)
@@ -739,8 +743,8 @@ class PrivacyReport:
 
     @property
     def guarantee_holds(self):
-        """True when the bounds are public and the accounted epsilon meets the target."""
-        return self.bounds_public and self.accountant_epsilon <= self.epsilon * (1 + 1e-9)
+        """True when the bounds and the label set are public and the accounted epsilon meets the target."""
+        return self.bounds_public and self.classes_public and self.accountant_epsilon <= self.epsilon * (1 + 1e-9)
 
     def to_dict(self):
         """The released form: every field but ``clipped`` (counted on the private data, for the data holder)."""

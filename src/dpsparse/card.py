@@ -132,6 +132,14 @@ def render_card(title, sections, html_output):
     return "\n".join(lines)
 
 
+def _sweep_delta(sweep, delta):
+    """The delta of a sweep's fits and this model's together: their sum (a sweep written before it recorded its
+    delta: ``repeats`` fits at each epsilon, each at this model's delta)."""
+    spent = sweep.get("delta_spent")
+    fits = sweep["repeats"] * len(sweep.get("rows", [])) if spent is None else None
+    return f"{(spent if spent is not None else fits * delta) + delta:.3g}"
+
+
 def _cell(value):
     return f"{value:.4g}" if isinstance(value, float) else str(value)
 
@@ -305,8 +313,9 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
         quantitative += [
             ("p", f"Privacy-utility trade-off: {sweep['repeats']} fits at each epsilon, each scored with noise on "
                   f"held-out records inside its own epsilon. The curve spent epsilon = {sweep['epsilon_spent']:g} on "
-                  f"the same records: publishing it with this model spends {sweep['epsilon_spent'] + eps:g} in all "
-                  "(basic composition)."),
+                  f"the same records: publishing it with this model spends epsilon {sweep['epsilon_spent'] + eps:g} "
+                  f"and delta {_sweep_delta(sweep, delta)} in all (basic composition: the epsilons add up, and so do "
+                  "the deltas)."),
             ("figure", "Held-out score against epsilon (private scores, noisy)", curve)]
     shares = [[k, _cell(v)] for k, v in rep["noise"].items()
               if any(w in k for w in ("share", "budget", "rho")) or "budget" in str(v)]

@@ -262,7 +262,7 @@ def _classes(args, y, bounds):
     ``MAX_CLASSES`` values are read as classes."""
     if args.loss in ("squared", "huber"):
         return None
-    if args.classes is not None:  # declared: fitted whatever values the data holds (no data-dependent refusal)
+    if args.classes is not None:  # declared (a label outside them is refused at the fit, no label named)
         return np.unique(args.classes)
     regression_declared = isinstance(bounds, data.Bounds) and bounds.label_low is not None
     if args.loss is None and regression_declared:  # a declared label range: a regression
@@ -832,14 +832,15 @@ def sweep(args):
         heading = ("held-out metrics measured without noise on a split of the private data: NOT differentially "
                    "private, for the data holder only (--private-score measures private ones)")
     spent = args.repeats * sum(args.epsilons)
+    delta_spent = args.repeats * len(args.epsilons) * est.privacy_report_.delta  # every fit at the same delta
     table = [heading, f"{'epsilon':>8}  {'mean':>7}  {'std':>6}  {'min':>7}  {'max':>7}   held-out {key}, "
                       f"{args.repeats} fits each"]
     table += [f"{r['epsilon']:>8g}  {np.mean(r['values']):>7.4f}  {np.std(r['values']):>6.4f}  "
               f"{np.min(r['values']):>7.4f}  {np.max(r['values']):>7.4f}" for r in rows]
     table += [f"constant predictor {constant:.4f}",
               f"non-private        {nonprivate_value:.4f}" if nonprivate_value is not None else f"non-private: {why}",
-              f"epsilon spent      {spent:g} in all ({args.repeats} fits at each epsilon, each charged; basic "
-              "composition)"]
+              f"epsilon spent      {spent:g} and delta {delta_spent:.3g} in all ({args.repeats} fits at each "
+              "epsilon, each charged; basic composition)"]
     table += [f"WARNING            {w}" for w in job.warnings + score_notes]
     title = f"privacy-utility trade-off: {Path(args.data).name}, n = {job.X_train.shape[0]}"
     card.plot_sweep(args.plot, rows, key, constant, nonprivate_value, title=title)
@@ -853,8 +854,8 @@ def sweep(args):
                       [("details", "The privacy report", str(est.privacy_report_))])],
                     [Path(args.plot)], keep_figures=True)
     out = {"data": _data_id(args.data), "metric": key, "private": bool(args.private_score), "rows": rows,
-           "constant": constant, "non_private": nonprivate_value, "epsilon_spent": spent, "repeats": args.repeats,
-           "warnings": job.warnings + score_notes}
+           "constant": constant, "non_private": nonprivate_value, "epsilon_spent": spent, "delta_spent": delta_spent,
+           "repeats": args.repeats, "warnings": job.warnings + score_notes}
     if not args.private_score:
         out["holder_warnings"] = job.holder_notes
     _write_atomic(args.out, json.dumps(out, indent=1, default=jsonable))

@@ -103,8 +103,9 @@ def _row_blocks(values, blocks):
     return (values[start:start + step] for start in range(0, values.shape[0], step))
 
 
-CLASSES_FROM_DATA = ("the label set (classes_) was read from the private data; declare it (classes= or the bounds' "
-                     "classes in Python, --classes or a schema in the CLI)")
+CLASSES_FROM_DATA = ("the label set (classes_) was read from the private data: it sets the number of fits and the "
+                     "model's shape, so there is no privacy guarantee; declare it (classes= or the bounds' classes in "
+                     "Python, --classes or a schema in the CLI) or leave it to the private selection")
 
 @dataclass
 class Bounds:

@@ -181,6 +181,7 @@ class _DPLinearModel(BaseEstimator):
         if self._classes_from_data():
             warnings.warn(CLASSES_FROM_DATA, ClassesFromDataWarning, stacklevel=2)
             report.warnings.append(CLASSES_FROM_DATA)
+            report.classes_public = False
         if reason is not None:
             report.noise = {"mechanism chosen (mechanism='auto')": reason, **report.noise}
         if weak:
@@ -432,8 +433,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         the other labels count as none of the classes; tight zCDP mechanisms only).
         None (the default): the bounds' ``classes`` when they declare them, else "private";
         with ``bounds="from-data"`` (an experiment) the labels are read off the data.
-        "from-data" reads them off the data with a ``ClassesFromDataWarning`` (the report
-        says so: no guarantee for the label set). Without a declared label set more than
+        "from-data" reads them off the data with a ``ClassesFromDataWarning`` (a
+        ``PrivacyLeakWarning``: the label set sets the number of fits, and the report says
+        the fit has no guarantee). Without a declared label set more than
         ``MAX_CLASSES`` (50) distinct values are refused (a continuous target: use a regressor).
 
     Attributes
@@ -502,10 +504,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             if classes.size < 2:
                 raise ValueError(f"classes must be a list of at least 2 distinct labels, 'private' or 'from-data', "
                                  f"got {declared!r}")
-            unknown = ~np.isin(y, classes)
-            if unknown.any():
-                example = np.asarray(y[unknown][:1]).tolist()[0]  # a Python value: no numpy repr in the message
-                raise ValueError(f"y has labels outside classes={classes.tolist()}, e.g. {example!r}")
+            if not np.isin(y, classes).all():  # the message names no record's label: the data holder may relay it
+                raise ValueError(f"y has labels outside classes={classes.tolist()}; declare every label of the task, "
+                                 "or classes='private' (labels outside the selected set count as none of them)")
         else:
             classes = _undeclared_classes(y)
         if classes.size < 2:

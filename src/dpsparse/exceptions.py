@@ -26,9 +26,10 @@ class ClippingWarning(UserWarning):
     match the data's units. Counted on the private data, for the data holder only (never released)."""
 
 
-class ClassesFromDataWarning(UserWarning):
-    """The label set (``classes_``) was read from the private data instead of declared; it is released
-    with the model as read."""
+class ClassesFromDataWarning(PrivacyLeakWarning):
+    """The label set (``classes_``) was read from the private data instead of declared; it is released with the
+    model as read and sets the number of one-vs-rest fits (each one's share of the budget), so the fit has no
+    differential-privacy guarantee."""
 
 
 class NoBetterThanConstantWarning(UserWarning):
