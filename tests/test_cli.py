@@ -202,7 +202,8 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
     assert main(["fit", "--seed", "0", "--private-score", "--sweep", str(out), "--report", str(card),
                  "--out", str(tmp_path / "m.json")]) == 0
     text = card.read_text()
-    assert f"publishing it with this model spends epsilon 11 and delta {5 / 426**2:.3g} in all" in text and "card.sweep.png" in text
+    assert f"publishing it with this model spends epsilon 11 and delta {5 / 426**2:.3g} in all" in text
+    assert "card.sweep.png" in text
     other = tmp_path / "other.svm"  # a curve of other records cannot go into this card
     rng = np.random.default_rng(0)
     other.write_text("".join(f"{rng.choice([-1, 1])} 1:{rng.uniform():.3f}\n" for _ in range(50)))
