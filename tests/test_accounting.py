@@ -132,8 +132,11 @@ def test_sampling_with_replacement_bound():
     eps = [Ledger().replacement_gaussian(1000, m, 8.0, 1.0, 50).epsilon(1e-6) for m in (1, 10, 100)]
     assert eps[0] < eps[1] < eps[2] < exact * 10
     assert eps[1] >= Ledger().poisson_gaussian(0.01, 8.0, 1.0, 50).epsilon(1e-6)
+    # after a Gaussian release (an automatic clipping norm): the RDP curves add, here those of 11 equal Gaussians
+    assert Ledger().gaussian(4.0, 2.0).replacement_gaussian(1, 1, 4.0, 1.0, 10).epsilon(1e-6) == pytest.approx(
+        Ledger().gaussian(4.0, 2.0, 11)._rdp_epsilon(1e-6), rel=1e-9)
     with pytest.raises(ValueError, match="only with events of its own kind"):
-        Ledger().replacement_gaussian(100, 5, 8.0, 1.0).gaussian(1.0, 1.0).epsilon(1e-6)
+        Ledger().replacement_gaussian(100, 5, 8.0, 1.0).exponential(1.0).epsilon(1e-6)
 
 
 @pytest.mark.parametrize("eps_of_scale,evaluations", [

@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 
@@ -37,18 +38,17 @@ def test_the_rule_reads_public_quantities_only(loss, penalty, n, p, expected):
     REGISTRY[name].resolve_options(options)  # every option the rule sets is declared and in range
 
 
-@pytest.mark.parametrize("n,epsilon,sparsity,share", [
-    (1200, 1.0, 3, 0.7),  # n epsilon / log 1000 = 174: few records for the budget, 3 features
-    (2000, 1.0, 5, 0.7),  # 290
-    (5000, 1.0, 10, 0.5),  # 724: the planted Lasso of the targets
-    (5000, 0.5, 5, 0.7),  # 362: the same records at half the budget
+@pytest.mark.parametrize("n,epsilon,sparsity,steps", [
+    (1200, 1.0, 3, 50),  # n epsilon / log 1000 = 174: few records for the budget, 3 features
+    (2000, 1.0, 5, 50),  # 290
+    (5000, 0.5, 10, 100),  # 362: 10 features, 100 DP-GD steps
+    (5000, 1.0, 10, 200),  # 724: the planted Lasso of the targets
 ])
-def test_the_least_squares_rule_selects_fewer_features_with_more_budget_when_records_are_few(n, epsilon, sparsity,
-                                                                                            share):
+def test_the_least_squares_rule_selects_fewer_features_when_records_are_few(n, epsilon, sparsity, steps):
     name, options, reason = auto.choose(losses.Squared(1.0), norms.build_penalty("l1", 1e-3, 1000, True), n, 1000,
                                         epsilon)
-    assert name == "two-stage" and f"select {sparsity} " in reason
-    assert (options["sparsity"], options["selection_share"]) == (sparsity, share)
+    assert name == "two-stage" and f"select {sparsity} " in reason and f"{steps} steps of DP-GD" in reason
+    assert (options["sparsity"], options["selection_share"], options["n_iter"]) == (sparsity, 0.7, steps)
     REGISTRY[name].resolve_options(options)
 
 
@@ -238,3 +238,43 @@ def test_the_label_range_step_plans_with_the_intercept_in_the_row_norm(mechanism
     ratios = dict(fits[1][1].ratios)
     assert est.privacy_report_.noise and max(ratios.values()) <= 1.0 + 1e-9
     assert max(ratios.values()) > 0.9  # the pair is the worst case of at least one release
+
+
+@pytest.mark.parametrize("name", ["dp-gd", "dp-sgd"])
+def test_gradient_methods_automatic_clipping_norm_is_in_the_ledger_and_within_its_sensitivity(name):
+    """``clipping_norm="auto"`` (the default of DP-GD and DP-SGD): one Gaussian release of sensitivity 1 before the
+    steps, composed with them to the claim; a record moved from the origin to a corner of the rows (``||x|| = R``)
+    moves the released sum by exactly its bound."""
+    options = {"n_iter": 5, "clipping_norm": "auto"}
+    bounds, pairs = audit.neighbouring_pairs(n=40, p=3, classification=True)
+    pen = norms.build_penalty("l1", 0.05, 3, True)
+    design = data.prepare(*pairs["label flip"][0], bounds, True)
+    check = _quiet(audit.ledger_replay, name, design, losses.Logistic(), pen, epsilon=1.0, delta=1e-5,
+                   options=options)
+    assert check.composed == pytest.approx(check.claimed, rel=1e-6) and check.claimed <= 1.0
+    for pair in pairs.values():
+        ratios = _quiet(audit.sensitivity_replay, name, pair, bounds, losses.Logistic(), pen, options=options)
+        assert max(ratios.values()) <= 1.0 + 1e-9
+    X, y = pairs["label flip"][0]
+    Xa, Xb = X.copy(), X.copy()
+    Xa[0], Xb[0] = 0.0, 1.0  # the intercept's 1 in both: ||x|| from 1 to R = 2 of the bound R = 2, i.e. 1/2 of R
+    ratios = _quiet(audit.sensitivity_replay, name, ((Xa, y), (Xb, y)), bounds, losses.Logistic(), pen,
+                    options=options)
+    assert ratios["mean ||x|| (automatic clipping)"] == pytest.approx(0.5)
+
+
+def test_the_automatic_clipping_norm_is_the_mean_start_gradient_norm_bound():
+    """Without noise: ``|f'(0)| R`` times the mean of ``min(||x_i|| / R, 1)``, on dense, sparse and shifted
+    sparse designs alike (``|f'(0)| = 1/2`` for the logistic loss)."""
+    from dpsparse.mechanisms.dp_sgd import auto_clipping_norm
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-0.5, 0.5, (3000, 10))
+    X[rng.random(X.shape) < 0.5] = 0.0
+    for bounds in (data.Bounds(-1.0, 1.0), data.Bounds(-np.ones(10), 3 * np.ones(10))):  # the second: shifted
+        for Xin in (X, sp.csr_matrix(X)):
+            design = data.prepare(Xin, np.ones(3000), bounds, True)
+            rows = np.linalg.norm(data.prepare(X, np.ones(3000), bounds, True).X, axis=1)  # the same rows, dense
+            expect = 0.5 * design.row_norm * np.mean(np.minimum(rows / design.row_norm, 1.0))
+            C = auto_clipping_norm(design.X, design.row_norm, losses.Logistic(), 1.0, audit.LedgerNoise(0, zero=True))
+            assert C == pytest.approx(expect, rel=1e-10)

@@ -173,14 +173,18 @@ class Ledger:
         return float(get_epsilon_gaussian(1.0 / math.sqrt(mu2), delta))
 
     def _replacement_rdp_epsilon(self, delta):
-        """Epsilon of a ledger of ``replacement_gaussian`` events only (RDP bound of the method)."""
+        """Epsilon of a ledger of ``replacement_gaussian`` events (RDP bound of the method) and Gaussian releases
+        (RDP ``alpha / (2 m^2)`` at noise multiplier ``m``, Mironov 2017, Proposition 7), composed in RDP."""
         from dp_accounting.rdp import rdp_privacy_accountant
         from scipy.special import logsumexp
         from scipy.stats import binom
 
         orders = np.asarray(rdp_privacy_accountant.DEFAULT_RDP_ORDERS, dtype=float)
         total = np.zeros_like(orders)
-        for _, count, p in self.events:
+        for kind, count, p in self.events:
+            if kind == "gaussian":
+                total += count * orders / (2.0 * p["multiplier"] ** 2)
+                continue
             k = np.arange(p["m"] + 1)
             log_pk = binom.logpmf(k, p["m"], 1.0 / p["n"])
             sens2 = (2.0 * k / p["multiplier"]) ** 2
@@ -271,8 +275,9 @@ class Ledger:
         if kinds == {"gaussian"}:
             return {"gaussian": self._gaussian_epsilon(delta)}
         if "replacement_gaussian" in kinds:
-            if kinds != {"replacement_gaussian"}:
-                raise ValueError("sampling with replacement composes only with events of its own kind")
+            if not kinds <= {"replacement_gaussian", "gaussian"}:
+                raise ValueError("sampling with replacement composes only with events of its own kind and Gaussian "
+                                 "releases")
             return {"rdp": self._replacement_rdp_epsilon(delta)}
         # exp(step loss) overflows in dp-accounting's PLD constructors past ~709; such
         # steps give no useful guarantee anyway, and RDP still bounds them.
@@ -410,11 +415,14 @@ def compose_log(log, delta):
         q = max(d.sampling[1] for d in log)
         worst = min(log, key=lambda d: _event_of(d)[1]["multiplier"])
         return log_ledger([worst]).epsilon(delta / q)
-    if kinds <= {"poisson", "replacement"} and len(kinds) == 1:
+    if kinds - {None} <= {"poisson", "replacement"} and len(kinds - {None}) == 1:  # after unsampled releases
         ledger = Ledger()
         for d in log:
             contribution = float(d.sensitivity) / 2.0
-            if d.sampling[0] == "poisson":
+            if d.sampling is None:
+                kind, params = _event_of(d)
+                ledger._add(kind, 1, **params)
+            elif d.sampling[0] == "poisson":
                 ledger.poisson_gaussian(d.sampling[1], float(np.min(d.scale)), contribution)
             else:
                 ledger.replacement_gaussian(d.sampling[1], d.sampling[2], float(np.min(d.scale)), contribution)

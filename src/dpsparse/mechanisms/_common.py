@@ -1,12 +1,67 @@
 """Checks and public constants shared by the mechanisms."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
+from ..accounting import zcdp_budget
 from ..affine import is_shifted
 
-__all__ = ["abs_sum", "check_n_iter", "column", "derivative_at_zero", "row_norm_bound"]
+__all__ = ["SHARE", "abs_sum", "check_n_iter", "column", "derivative_at_zero", "private_unit_mean", "row_norm_bound",
+           "row_norms", "share_multiplier", "unit_row_norm_sum"]
+
+SHARE = 0.05
+"""Share of the zCDP budget that buys each automatic choice a mechanism makes privately before its steps (the
+clipping threshold of ``clipping_norm="auto"``, DP-GCD's warm start; docs/privacy.md)."""
+
+
+def share_multiplier(info):
+    """Noise multiplier of a Gaussian release of ``SHARE`` of the zCDP budget of ``info`` (``PublicInfo``): its
+    ``zcdp``, or the largest ``rho`` meeting its (epsilon, delta)."""
+    rho = zcdp_budget(info.epsilon, info.delta) if info.zcdp is None else info.zcdp
+    return 1.0 / math.sqrt(2.0 * SHARE * rho)
+
+
+def private_unit_mean(total, n, multiplier, noise, name):
+    """The mean of ``n`` per-record values in [0, 1], released: their sum ``total`` (replace-one sensitivity 1)
+    plus Gaussian noise of standard deviation ``multiplier`` (through ``noise.release``), over ``n``, clipped to
+    ``[0.01, 1]`` (post-processing).
+
+    Returns
+    -------
+    float
+    """
+    released = float(noise.release(np.array([total]), "gaussian", multiplier, sensitivity=1.0, name=name)[0])
+    return min(max(released / n, 0.01), 1.0)
+
+
+def row_norms(X):
+    """``||x_i||_2`` of every row of a dense array, a sparse matrix or ``ShiftedSparse``: an array of shape (n,)."""
+    if is_shifted(X):
+        return X.row_norms()
+    if sp.issparse(X):
+        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    return np.linalg.norm(X, axis=1)
+
+
+def unit_row_norm_sum(X, R):
+    """``sum_i min(||x_i||_2 / R, 1)`` over the rows of a design (a dense array, a sparse matrix, ``ShiftedSparse``
+    or a dask array: one reduction over the chunks, nothing gathered): each term lies in [0, 1], so the sum has
+    replace-one sensitivity 1 whatever the records."""
+    from ..distributed import is_dask, row_sum
+
+    def part(xc, _=None):
+        return float(np.minimum(row_norms(xc) / R, 1.0).sum())
+
+    if is_dask(X):
+        return float(row_sum(part, X, None, 1)[0])
+    if is_shifted(X) or sp.issparse(X):
+        return part(X)
+    X = np.asarray(X)
+    rows = _BLOCK // max(X.shape[1], 1) + 1
+    return float(sum(part(X[i:i + rows]) for i in range(0, X.shape[0], rows)))
 
 
 def column(X, j):

@@ -7,8 +7,8 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 - least squares with a separable penalty: the constant predictor when
   ``n epsilon < FLOOR_LEAST_SQUARES log p``; otherwise DP-GCD on every feature when there are at most
   ``SPARSITY`` of them, otherwise ``two-stage``: features selected by peeling (the labels
-  clipped at ``SELECTION_CLIP`` in the scores), then DP-GD on them; how many, the
-  selection's share of the budget and DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
+  clipped at ``SELECTION_CLIP`` in the scores), then DP-GD (its clipping norm set privately) on them; how many
+  and DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
 - the logistic loss with a separable penalty: the constant predictor when
   ``n epsilon < FLOOR log p`` (too few records for the budget), otherwise DP-GCD with
   ``ITERATIONS_FEW`` steps on at most ``FEW`` features, ``ITERATIONS`` on more, and its
@@ -28,7 +28,7 @@ __all__ = ["FEW", "FLOOR", "FLOOR_LEAST_SQUARES", "ITERATIONS", "ITERATIONS_FEW"
 SPARSITY = 10
 """Features kept by the selection of the least-squares rule when the records are many for the budget."""
 
-SPARSITY_STEPS = ((225, 3, 0.7, 50), (600, 5, 0.7, 50), (math.inf, SPARSITY, 0.5, 200))
+SPARSITY_STEPS = ((225, 3, 0.7, 50), (350, 5, 0.7, 50), (600, SPARSITY, 0.7, 100), (math.inf, SPARSITY, 0.7, 200))
 """``(bound, sparsity, selection share, steps)``: below ``n epsilon = bound log p`` the least-squares rule selects
 ``sparsity`` features with ``selection share`` of the zCDP budget, then fits them with ``steps`` of DP-GD
 (measured: docs/defaults.md)."""

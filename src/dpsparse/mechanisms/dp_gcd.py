@@ -47,12 +47,12 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ..accounting import Ledger, calibrate, zcdp_budget
+from ..accounting import Ledger, calibrate
 from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
 from ..noise import batched
 from . import constant
-from ._common import abs_sum, column, derivative_at_zero
+from ._common import SHARE, abs_sum, column, derivative_at_zero, private_unit_mean, share_multiplier
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 
@@ -174,35 +174,21 @@ def _tight_scale(constants, n_iter, epsilon, delta, scale0, selection, update, r
                      scale0, rho=rho)
 
 
-SHARE = 0.05
-"""Share of the zCDP budget that buys ``clipping_norm="auto"``, and the warm start's (docs/privacy.md)."""
-
-
-def _share_multiplier(info):
-    """Noise multiplier of a Gaussian release of ``SHARE`` of the zCDP budget (``clipping_norm="auto"``, the warm
-    start)."""
-    rho = zcdp_budget(info.epsilon, info.delta) if info.zcdp is None else info.zcdp
-    return 1.0 / math.sqrt(2.0 * SHARE * rho)
-
-
 def auto_clip(X, n_features, derivative_at_zero, multiplier, noise):
     """The clipping threshold of ``clipping_norm="auto"``: ``|f'(0)|`` times the private mean of ``|x_ij|``.
 
     Each record's mean of ``|x_ij|`` over the ``n_features`` features (the intercept excluded) lies in [0, 1],
-    so their sum has replace-one sensitivity 1; it is released with Gaussian noise of ``multiplier``. At the
-    start model every per-record term of the gradient is ``f'(0, y_i) x_ij``, so the threshold is the typical
-    size of those terms: large terms (the records far out in the range) are clipped, typical ones are not.
-    Clipped to ``[0.01, 1]`` times ``|f'(0)|`` (post-processing).
+    so their sum has replace-one sensitivity 1; it is released with Gaussian noise of ``multiplier``
+    (``private_unit_mean``). At the start model every per-record term of the gradient is ``f'(0, y_i) x_ij``, so
+    the threshold is the typical size of those terms: large terms (the records far out in the range) are
+    clipped, typical ones are not. Between 0.01 and 1 times ``|f'(0)|``.
 
     Returns
     -------
     float
     """
-    n = X.shape[0]
     total = abs_sum(X, n_features) / max(n_features, 1)
-    released = float(noise.release(np.array([total]), "gaussian", multiplier, sensitivity=1.0,
-                                   name="mean |x| (automatic clipping)")[0])
-    return derivative_at_zero * min(max(released / n, 0.01), 1.0)
+    return derivative_at_zero * private_unit_mean(total, X.shape[0], multiplier, noise, "mean |x| (automatic clipping)")
 
 
 def _noise_families(calibration, selection, update):
@@ -416,8 +402,8 @@ def _plan(info):
     constants = _step_constants(L, M, n)
     n_iter = o["n_iter"]
     s_paper = paper_scale(n, info.epsilon, info.delta, n_iter)
-    m_auto = _share_multiplier(info) if auto else None
-    m_warm = _share_multiplier(info) if o["warm_start"] else None
+    m_auto = share_multiplier(info) if auto else None
+    m_warm = share_multiplier(info) if o["warm_start"] else None
     if (auto or o["warm_start"]) and info.calibration == "paper":
         raise ValueError("mechanism dp-gcd: clipping_norm='auto' and warm_start are releases of their own, in the "
                          "tight calibration only")

@@ -12,9 +12,11 @@ added; the sum is divided by ``n``; then a proximal step on the penalty,
 Privacy (replace-one): one record changes the clipped sum by at most ``2 C`` in L2 norm,
 so each step is a Gaussian mechanism of sensitivity ``2 C``; the ``T`` steps compose
 (``Ledger.gaussian``: Gaussian DP composition, exact for Gaussian-only ledgers), and the
-tight calibration finds the smallest ``sigma``. The data is read only through the sum over
-rows, so the same run works chunk by chunk on a dask array (docs/scale.md): the noise is
-drawn once per step, on the client, after the reduction.
+tight calibration finds the smallest ``sigma``. With ``clipping_norm="auto"`` (the default) ``C`` is
+released first (``dp_sgd.auto_clipping_norm``: a Gaussian release of sensitivity 1, ``SHARE`` of the zCDP
+budget, composed in the same ledger) and every step's noise is ``sigma / C`` times it. The data is read
+only through the sum over rows, so the same run works chunk by chunk on a dask array (docs/scale.md): the
+noise is drawn once per step, on the client, after the reduction.
 """
 from __future__ import annotations
 
@@ -24,9 +26,17 @@ import numpy as np
 
 from ..accounting import Ledger, calibrate
 from ..distributed import is_dask, labels, row_sum
+from ._common import share_multiplier
 from .base import Mechanism, Plan, n_iter_option
 from .direct import call_direct
-from .dp_sgd import CLIPPING_OPTION, STEP_OPTION, clipped_gradient_sum, clipping_and_step
+from .dp_sgd import (
+    CLIPPING_OPTION,
+    STEP_OPTION,
+    clipped_gradient_sum,
+    clipping_and_step,
+    noise_details,
+    run_clipping_norm,
+)
 
 __all__ = ["MECHANISM", "dp_gd"]
 
@@ -35,22 +45,33 @@ SOURCE = ("Bassily, Smith & Thakurta, 'Private empirical risk minimization: effi
           "composition: Dong, Roth & Su, 'Gaussian differential privacy', 2022")
 
 
+def _ledger(multiplier, n_iter, before=()):
+    """``T`` Gaussian steps at ``sigma / (2 C)`` = ``multiplier``, after the Gaussian releases ``before``."""
+    ledger = Ledger()
+    for b in before:
+        ledger.gaussian(b, 1.0)
+    return ledger.gaussian(multiplier, 1.0, n_iter)
+
+
 @functools.lru_cache(maxsize=256)
-def _multiplier(n_iter, epsilon, delta, rho):
-    """Smallest ``sigma / (2 C)`` meeting (epsilon, delta), or the zCDP target ``rho``, for ``T`` steps."""
-    return calibrate(lambda m: Ledger().gaussian(m, 1.0, n_iter), epsilon, delta, 1.0, rho=rho)
+def _multiplier(n_iter, epsilon, delta, rho, before=()):
+    """Smallest ``sigma / (2 C)`` meeting (epsilon, delta), or the zCDP target ``rho``, for ``T`` steps after the
+    releases ``before``."""
+    return calibrate(lambda m: _ledger(m, n_iter, before), epsilon, delta, 1.0, rho=rho)
 
 
 def _plan(info):
     o = info.options
     C, eta = clipping_and_step(info, "dp-gd")
-    multiplier = _multiplier(o["n_iter"], info.epsilon, info.delta, info.zcdp)
-    sigma = multiplier * 2.0 * C
-    ledger = Ledger().gaussian(sigma, 2.0 * C, o["n_iter"])
-    details = {"noise multiplier": multiplier, "clipping norm": C, "gaussian std (sum)": sigma,
-               "learning rate": eta}
+    m_auto = share_multiplier(info) if C == "auto" else None
+    before = () if m_auto is None else (m_auto,)
+    multiplier = _multiplier(o["n_iter"], info.epsilon, info.delta, info.zcdp, before)
+    ledger = _ledger(multiplier, o["n_iter"], before)
+    details = {"noise multiplier": multiplier, "clipping norm": C, "learning rate": eta,
+               **noise_details(multiplier, C, m_auto, 2.0)}
     return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
-                iterations=o["n_iter"], details=details, params={"C": C, "eta": eta, "sigma": sigma})
+                iterations=o["n_iter"], details=details,
+                params={"C": C, "eta": eta, "multiplier": multiplier, "auto_multiplier": m_auto})
 
 
 def _clipped_sum(X, y, w, loss, C):
@@ -65,10 +86,12 @@ def _run(design, plan, noise, callback):
     X, y, n = design.X, design.y, design.n
     if is_dask(X):  # the labels in the chunks of X, once
         y = labels(X, y)
+    C = run_clipping_norm(design, plan, noise)
+    sigma = 2.0 * C * q["multiplier"]
     w = np.zeros(design.p)
     for t in range(info.options["n_iter"]):
-        total = _clipped_sum(X, y, w, info.loss, q["C"])
-        g = noise.release(total, "gaussian", q["sigma"], sensitivity=2.0 * q["C"], name="clipped gradient sum")
+        total = _clipped_sum(X, y, w, info.loss, C)
+        g = noise.release(total, "gaussian", sigma, sensitivity=2.0 * C, name="clipped gradient sum")
         w = info.penalty.prox(w - q["eta"] * g / n, q["eta"])
         if callback is not None:
             callback(t, w)
@@ -116,7 +139,7 @@ def dp_gd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="t
     row_norm : float or None
         Public bound on ``||x_i||_2`` (None: ``||feature_bounds||_2``).
     **options
-        ``n_iter`` (T, default 50), ``clipping_norm`` (C; default ``sup|f'| R``),
+        ``n_iter`` (T, default 50), ``clipping_norm`` (C; default ``"auto"``, None: ``sup|f'| R``),
         ``learning_rate`` (default ``1 / (smoothness R^2)``).
 
     Returns

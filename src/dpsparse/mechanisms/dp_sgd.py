@@ -24,12 +24,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..accounting import Ledger, calibrate
-from ..affine import is_shifted
 from ..distributed import is_dask
+from ._common import SHARE, derivative_at_zero, private_unit_mean, row_norms, share_multiplier, unit_row_norm_sum
 from .base import Mechanism, Option, Plan, loss_capabilities, n_iter_option
 from .direct import call_direct
 
-__all__ = ["CLIPPING_OPTION", "MECHANISM", "STEP_OPTION", "clipped_gradient_sum", "clipping_and_step", "dp_sgd"]
+__all__ = ["CLIPPING_OPTION", "MECHANISM", "STEP_OPTION", "auto_clipping_norm", "clipped_gradient_sum",
+           "clipping_and_step", "dp_sgd", "noise_details", "run_clipping_norm"]
 
 
 def clipped_gradient_sum(X, z, y, loss, clip):
@@ -50,24 +51,23 @@ def clipped_gradient_sum(X, z, y, loss, clip):
     ndarray of shape (p,)
     """
     d = loss.derivative(z, y)
-    if is_shifted(X):
-        rows = X.row_norms()
-    else:
-        rows = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel()) if sp.issparse(X) else np.linalg.norm(X, axis=1)
-    norms = np.abs(d) * rows
+    norms = np.abs(d) * row_norms(X)
     scale = np.minimum(1.0, clip / np.where(norms > 0, norms, 1.0))
     return np.asarray(X.T @ (d * scale)).ravel()
 
 
-CLIPPING_OPTION = Option("clipping_norm", "float", None, "per-sample clipping norm C", low=0.0, low_open=True,
-                         default_help="sup|f'| times the row-norm bound: clips no record within the bounds")
+CLIPPING_OPTION = Option("clipping_norm", "float", "auto",
+                         "per-sample clipping norm C; 'auto': |f'(0)| times the private mean of ||x_i|| (a release of "
+                         "its own, 0.05 of the zCDP budget); in Python, None: sup|f'| times the row-norm bound (clips "
+                         "no record within the bounds)", low=0.0, low_open=True, auto=True)
 STEP_OPTION = Option("learning_rate", "float", None, "step size", low=0.0, low_open=True, high=1e6,
                      default_help="1 / (smoothness * row_norm^2)")
 
 
 def clipping_and_step(info, name):
-    """The per-sample clipping norm ``C`` (default ``sup|f'| R``, public) and the step (default
-    ``1 / (smoothness R^2)``) of a gradient method, from its options.
+    """The per-sample clipping norm ``C`` and the step (default ``1 / (smoothness R^2)``) of a gradient method, from
+    its options: ``C`` is ``"auto"`` (set privately at run time, ``auto_clipping_norm``), the option's number, or
+    ``sup|f'| R`` (public: clips no record within the bounds) for ``None``.
 
     Raises
     ------
@@ -76,7 +76,7 @@ def clipping_and_step(info, name):
     """
     o, R, loss = info.options, info.row_norm, info.loss
     C = o["clipping_norm"]
-    if C is None:
+    if C is None or (C == "auto" and "Lipschitz" not in loss_capabilities(loss)):
         if "Lipschitz" not in loss_capabilities(loss):
             raise ValueError(f"mechanism {name}: the {loss.name} loss has no bound on its derivative; set the "
                              "option clipping_norm (the per-sample clipping norm)")
@@ -86,22 +86,48 @@ def clipping_and_step(info, name):
     return C, eta
 
 
-def _ledger(multiplier, n, m, n_iter, sampling):
+def auto_clipping_norm(X, R, loss, multiplier, noise):
+    """The per-sample clipping norm of ``clipping_norm="auto"``: ``|f'(0)| R`` times the private mean of
+    ``min(||x_i|| / R, 1)`` (``R`` the public row-norm bound).
+
+    Each record's term lies in [0, 1], so their sum has replace-one sensitivity 1; it is released with Gaussian
+    noise of ``multiplier`` (``private_unit_mean``). At the start model a record's gradient is
+    ``f'(0, y_i) x_i``, of norm ``|f'(0, y_i)| ||x_i||``: the norm is the typical size of the per-sample gradients
+    there, so the records far out in the box are clipped and the noise no longer pays for the box's corner (the
+    automatic threshold's idea as in Andrew et al., "Differentially private learning with adaptive clipping",
+    NeurIPS 2021, with one release at the start instead of one per step). Between 0.01 and 1 times
+    ``|f'(0)| R``.
+
+    Returns
+    -------
+    float
+    """
+    unit = private_unit_mean(unit_row_norm_sum(X, R), X.shape[0], multiplier, noise,
+                             "mean ||x|| (automatic clipping)")
+    return derivative_at_zero(loss) * R * unit
+
+
+def _ledger(multiplier, n, m, n_iter, sampling, before=()):
+    """DP-SGD's ``T`` steps at noise multiplier ``sigma / C``, after the Gaussian releases of noise multipliers
+    ``before`` (the automatic clipping norm)."""
+    ledger = Ledger()
+    for b in before:
+        ledger.gaussian(b, 1.0)
     if sampling == "poisson":
-        return Ledger().poisson_gaussian(m / n, multiplier, 1.0, n_iter)
-    return Ledger().replacement_gaussian(n, int(m), multiplier, 1.0, n_iter)
+        return ledger.poisson_gaussian(m / n, multiplier, 1.0, n_iter)
+    return ledger.replacement_gaussian(n, int(m), multiplier, 1.0, n_iter)
 
 
 @functools.lru_cache(maxsize=256)
-def _tight_sigma(n, m, n_iter, epsilon, delta, sampling):
-    """Smallest noise multiplier ``sigma / C`` meeting (epsilon, delta) for ``T`` steps."""
-    return calibrate(lambda mult: _ledger(mult, n, m, n_iter, sampling), epsilon, delta, 1.0)
+def _tight_sigma(n, m, n_iter, epsilon, delta, sampling, before=()):
+    """Smallest noise multiplier ``sigma / C`` meeting (epsilon, delta) for ``T`` steps after ``before``."""
+    return calibrate(lambda mult: _ledger(mult, n, m, n_iter, sampling, before), epsilon, delta, 1.0)
 
 
 @functools.lru_cache(maxsize=256)
-def _accounted(multiplier, n, m, n_iter, sampling, delta):
+def _accounted(multiplier, n, m, n_iter, sampling, delta, before=()):
     """The ledger, its epsilon at ``delta`` and the accountant: computed once per setting (public inputs)."""
-    ledger = _ledger(multiplier, n, m, n_iter, sampling)
+    ledger = _ledger(multiplier, n, m, n_iter, sampling, before)
     return ledger, ledger.epsilon(delta), ledger.accountant
 
 
@@ -113,13 +139,34 @@ def _plan(info):
     if o["sampling"] == "replacement":
         m = float(max(1, round(m)))
     C, eta = clipping_and_step(info, "dp-sgd")
-    multiplier = _tight_sigma(n, m, o["n_iter"], info.epsilon, info.delta, o["sampling"])
-    ledger, accountant_epsilon, accountant = _accounted(multiplier, n, m, o["n_iter"], o["sampling"], info.delta)
+    m_auto = share_multiplier(info) if C == "auto" else None
+    before = () if m_auto is None else (m_auto,)
+    multiplier = _tight_sigma(n, m, o["n_iter"], info.epsilon, info.delta, o["sampling"], before)
+    ledger, accountant_epsilon, accountant = _accounted(multiplier, n, m, o["n_iter"], o["sampling"], info.delta,
+                                                        before)
     details = {"noise multiplier": multiplier, "clipping norm": C, "sampling rate": m / n,
-               "sampling": o["sampling"], "gaussian std (sum)": multiplier * C, "learning rate": eta}
+               "sampling": o["sampling"], "learning rate": eta, **noise_details(multiplier, C, m_auto, 1.0)}
     return Plan(ledger=ledger, accountant_epsilon=accountant_epsilon, accountant=accountant,
                 iterations=o["n_iter"], details=details,
-                params={"m": m, "C": C, "eta": eta, "sigma": multiplier * C})
+                params={"m": m, "C": C, "eta": eta, "multiplier": multiplier, "auto_multiplier": m_auto})
+
+
+def noise_details(multiplier, C, m_auto, per_norm):
+    """The noise lines of a gradient method's report: the Gaussian std on the sum (``per_norm`` x multiplier x
+    ``C``), or, with the automatic clipping norm, how it is set."""
+    if m_auto is None:
+        return {"gaussian std (sum)": per_norm * multiplier * C}
+    return {"clipping norm": (f"automatic: |f'(0)| R x the private mean of min(||x_i|| / R, 1) (Gaussian, "
+                              f"multiplier {m_auto:.4g}, {SHARE:g} of the zCDP budget)"),
+            "gaussian std (sum)": f"{per_norm * multiplier:.4g} x the clipping norm"}
+
+
+def run_clipping_norm(design, plan, noise):
+    """The clipping norm of a run: the plan's, or released now (``auto_clipping_norm``) for ``"auto"``."""
+    q, info = plan.params, plan.info
+    if q["auto_multiplier"] is None:
+        return q["C"]
+    return auto_clipping_norm(design.X, info.row_norm, info.loss, q["auto_multiplier"], noise)
 
 
 def _poisson_batch(rng, n, q):
@@ -135,7 +182,9 @@ def _poisson_batch(rng, n, q):
 def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     n, p = design.n, design.p
-    m, C, eta, sigma = q["m"], q["C"], q["eta"], q["sigma"]
+    m, eta = q["m"], q["eta"]
+    C = run_clipping_norm(design, plan, noise)
+    sigma = q["multiplier"] * C
     X = sp.csr_matrix(design.X) if sp.issparse(design.X) else design.X
     y = design.y
     poisson = info.options["sampling"] == "poisson"
@@ -198,7 +247,7 @@ def dp_sgd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="
         Public bound on ``||x_i||_2`` (None: ``||feature_bounds||_2``).
     **options
         ``n_iter`` (T, default 200), ``batch_size`` (expected, default ``sqrt(n)``),
-        ``clipping_norm`` (C; default ``sup|f'| R``), ``learning_rate`` (default
+        ``clipping_norm`` (C; default ``"auto"``, None: ``sup|f'| R``), ``learning_rate`` (default
         ``1 / (smoothness R^2)``), ``sampling`` ("poisson" or "replacement": a batch of
         ``batch_size`` indices drawn uniformly with replacement, RDP bound of
         ``Ledger.replacement_gaussian``).
