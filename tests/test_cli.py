@@ -38,7 +38,7 @@ def test_report_prints_the_privacy_report_of_a_model_file(tmp_path, capsys):
     assert "Privacy report" not in terminal and f"dpsparse report {out}" in terminal  # short by default
     assert main(["report", str(out)]) == 0
     text = capsys.readouterr().out
-    assert text.startswith("This model is (1, ") and "Privacy report" in text and "Mangold" in text
+    assert text.startswith("This model is (1, ") and "Privacy report" in text and "Bassily" in text
     assert main(["report", str(tmp_path / "missing.json")]) == 2
 
 
@@ -165,7 +165,7 @@ def test_the_model_card_holds_the_summary_the_report_and_the_coefficients(tmp_pa
     assert main(["fit", "--seed", "0", "--no-tune", "--out", str(tmp_path / "m.json"), "--report", str(card)]) == 0
     text = card.read_text()
     for needle in ["This model is (1, ", "Model details", "Intended use", "Training data", "Evaluation",
-                   "Quantitative analyses", "Privacy", "Caveats and recommendations", "Privacy report", "Mangold",
+                   "Quantitative analyses", "Privacy", "Caveats and recommendations", "Privacy report", "Bassily",
                    "worst concave points"]:
         assert needle in text
     assert "non-private" not in text and "feature values" not in text
@@ -326,7 +326,7 @@ def test_the_default_fit_is_the_rules_single_fit_and_tune_searches_around_it(tmp
     printed = capsys.readouterr().out
     rep = json.loads(printed)["privacy_report"]
     assert "base runs" not in printed and "repetition" not in printed  # nor in the terminal
-    assert rep["mechanism"] == "dp-gcd" and rep["guarantee_holds"] and rep["accountant_epsilon"] <= 1.0
+    assert rep["mechanism"] == "dp-gd" and rep["guarantee_holds"] and rep["accountant_epsilon"] <= 1.0
     for artefact in (tmp_path / "m.json", card):  # a default fit writes no count of search runs
         assert "base runs" not in artefact.read_text() and "repetition" not in artefact.read_text()
     assert main(["fit", "--seed", "0", "--json", "--tune", "--out", str(tmp_path / "t.json")]) == 0

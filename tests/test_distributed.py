@@ -158,8 +158,10 @@ def _heavy_tailed(n=3000, p=4, seed=2):
     (DPLasso, dict(bounds=data.Bounds(-10.0, 10.0, -20.0, 20.0), mechanism="dp-gd", epsilon=8.0), False,
      "tightened by differentially private quantiles"),
     (DPLogisticRegression, dict(bounds=data.Bounds(-10.0, 10.0, row_norm=15.0, classes=[0, 1])), True,
-     "dp-gcd"),  # mechanism="auto": dp-gcd with clipping_norm="auto"
-    (DPLogisticRegression, dict(bounds=data.Bounds(-10.0, 10.0, classes=[0, 1]), epsilon=0.01), True,
+     "dp-gd"),  # mechanism="auto": dp-gd with clipping_norm="auto" (few features)
+    (DPLogisticRegression, dict(bounds=data.Bounds(-10.0, 10.0, row_norm=15.0, classes=[0, 1]), mechanism="dp-gcd",
+                                mechanism_options={"clipping_norm": "auto"}), True, "dp-gcd"),
+    (DPLogisticRegression, dict(bounds=data.Bounds(-10.0, 10.0, classes=[0, 1]), epsilon=0.002), True,
      "constant"),  # mechanism="auto": too few records for the budget
 ])
 def test_private_preprocessing_gives_the_in_memory_release(client, gathered, estimator, kw, classify, expected):

@@ -135,7 +135,7 @@ def test_a_private_label_set_is_charged_once_and_composed_within_the_target():
     est = _quiet_fit(DPLogisticRegression(bounds=bounds, classes="private", delta=1e-6, budget=budget,
                                           random_state=0), X, y)
     report = est.privacy_report_
-    assert list(est.classes_) == [0, 1] and budget.spent == [(1.0, 1e-6, "DPLogisticRegression (dp-gcd)")]
+    assert list(est.classes_) == [0, 1] and budget.spent == [(1.0, 1e-6, "DPLogisticRegression (dp-gd)")]
     assert report.delta == 1e-6 and report.accountant_epsilon <= 1.0 + 1e-9 and "label set" in report.noise
     with pytest.raises(ValueError, match="200 records are too few to select the label set.*declare the classes"):
         _quiet_fit(DPLogisticRegression(bounds=bounds, classes="private", epsilon=0.05, budget=budget,

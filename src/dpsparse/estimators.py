@@ -295,6 +295,8 @@ class _DPLinearModel(BaseEstimator):
         options.update(self.mechanism_options or {})
         if "rule" in mechanism.option_names:
             options.setdefault("rule", self.rule)
+        else:  # DP-GCD's greedy rule, checked whichever mechanism runs
+            get("dp-gcd").option("rule").check(self.rule, type(self).__name__)
         mechanism.resolve_options(options)
         return options
 
