@@ -38,12 +38,16 @@ def private_unit_mean(total, n, multiplier, noise, name):
 
 
 def row_norms(X):
-    """``||x_i||_2`` of every row of a dense array, a sparse matrix or ``ShiftedSparse``: an array of shape (n,)."""
+    """``||x_i||_2`` of every row of a dense array, a sparse matrix or ``ShiftedSparse``: an array of shape (n,)
+    (a dense array read ``_BLOCK`` values at a time: no temporary of the size of X)."""
     if is_shifted(X):
         return X.row_norms()
     if sp.issparse(X):
         return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    return np.linalg.norm(X, axis=1)
+    X = np.asarray(X)
+    rows = _BLOCK // max(X.shape[1], 1) + 1
+    return np.concatenate([np.sqrt(np.einsum("ij,ij->i", X[i:i + rows], X[i:i + rows]))
+                           for i in range(0, X.shape[0], rows)] or [np.zeros(0)])
 
 
 def unit_row_norm_sum(X, R):
@@ -55,13 +59,7 @@ def unit_row_norm_sum(X, R):
     def part(xc, _=None):
         return float(np.minimum(row_norms(xc) / R, 1.0).sum())
 
-    if is_dask(X):
-        return float(row_sum(part, X, None, 1)[0])
-    if is_shifted(X) or sp.issparse(X):
-        return part(X)
-    X = np.asarray(X)
-    rows = _BLOCK // max(X.shape[1], 1) + 1
-    return float(sum(part(X[i:i + rows]) for i in range(0, X.shape[0], rows)))
+    return float(row_sum(part, X, None, 1)[0]) if is_dask(X) else part(X)
 
 
 def column(X, j):

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..accounting import Ledger, calibrate
 from ..distributed import is_dask, labels, row_sum
-from ._common import share_multiplier
+from ._common import row_norms, share_multiplier
 from .base import Mechanism, Plan, n_iter_option
 from .direct import call_direct
 from .dp_sgd import (
@@ -74,11 +74,12 @@ def _plan(info):
                 params={"C": C, "eta": eta, "multiplier": multiplier, "auto_multiplier": m_auto})
 
 
-def _clipped_sum(X, y, w, loss, C):
-    """The clipped gradient sum: in memory, or one pass over the chunks of a dask array."""
+def _clipped_sum(X, y, w, loss, C, norms):
+    """The clipped gradient sum: in memory (the rows' norms ``norms`` computed once a run), or one pass over the
+    chunks of a dask array."""
     if is_dask(X):
         return row_sum(lambda xc, yc: clipped_gradient_sum(xc, xc @ w, yc, loss, C), X, y, X.shape[1])
-    return np.asarray(clipped_gradient_sum(X, X @ w, y, loss, C), dtype=float).ravel()
+    return np.asarray(clipped_gradient_sum(X, X @ w, y, loss, C, norms), dtype=float).ravel()
 
 
 def _run(design, plan, noise, callback):
@@ -89,8 +90,9 @@ def _run(design, plan, noise, callback):
     C = run_clipping_norm(design, plan, noise)
     sigma = 2.0 * C * q["multiplier"]
     w = np.zeros(design.p)
+    norms = None if is_dask(X) else row_norms(X)
     for t in range(info.options["n_iter"]):
-        total = _clipped_sum(X, y, w, info.loss, C)
+        total = _clipped_sum(X, y, w, info.loss, C, norms)
         g = noise.release(total, "gaussian", sigma, sensitivity=2.0 * C, name="clipped gradient sum")
         w = info.penalty.prox(w - q["eta"] * g / n, q["eta"])
         if callback is not None:

@@ -33,7 +33,7 @@ __all__ = ["CLIPPING_OPTION", "MECHANISM", "STEP_OPTION", "auto_clipping_norm", 
            "clipping_and_step", "dp_sgd", "noise_details", "run_clipping_norm"]
 
 
-def clipped_gradient_sum(X, z, y, loss, clip):
+def clipped_gradient_sum(X, z, y, loss, clip, norms=None):
     """``sum_i clip_C(f'(z_i, y_i) x_i)``: per-sample gradients clipped to L2 norm ``clip``.
 
     Parameters
@@ -45,13 +45,15 @@ def clipped_gradient_sum(X, z, y, loss, clip):
     y : ndarray of shape (m,)
     loss : Datafit
     clip : float > 0
+    norms : ndarray of shape (m,), optional
+        The rows' norms ``||x_i||_2`` (``row_norms(X)``), when known.
 
     Returns
     -------
     ndarray of shape (p,)
     """
     d = loss.derivative(z, y)
-    norms = np.abs(d) * row_norms(X)
+    norms = np.abs(d) * (row_norms(X) if norms is None else norms)
     scale = np.minimum(1.0, clip / np.where(norms > 0, norms, 1.0))
     return np.asarray(X.T @ (d * scale)).ravel()
 
