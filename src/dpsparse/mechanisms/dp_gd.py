@@ -41,8 +41,10 @@ from .dp_sgd import (
 __all__ = ["MECHANISM", "dp_gd"]
 
 SOURCE = ("Bassily, Smith & Thakurta, 'Private empirical risk minimization: efficient algorithms and tight error "
-          "bounds', FOCS 2014 (noisy gradient descent); per-sample clipping: Abadi et al., CCS 2016; Gaussian "
-          "composition: Dong, Roth & Su, 'Gaussian differential privacy', 2022")
+          "bounds', FOCS 2014 (noisy gradient descent); per-sample clipping: Abadi et al., CCS 2016; the automatic "
+          "clipping norm at a private typical gradient norm: after Andrew, Thakkar, McMahan & Ramaswamy, "
+          "'Differentially private learning with adaptive clipping', NeurIPS 2021; Gaussian composition: Dong, "
+          "Roth & Su, 'Gaussian differential privacy', 2022")
 
 
 def _ledger(multiplier, n_iter, before=()):

@@ -208,8 +208,10 @@ MECHANISM = Mechanism(
     title="DP-SGD, noisy proximal SGD with Poisson subsampling (Abadi et al. 2016)",
     citation=("Abadi, Chu, Goodfellow, McMahan, Mironov, Talwar & Zhang, 'Deep learning with differential "
               "privacy', CCS 2016, Algorithm 1; Bassily, Smith & Thakurta, 'Private empirical risk "
-              "minimization: efficient algorithms and tight error bounds', FOCS 2014; composed by the privacy "
-              "loss distribution of the Poisson-subsampled Gaussian, replace-one (dp-accounting)"),
+              "minimization: efficient algorithms and tight error bounds', FOCS 2014; the automatic clipping norm: "
+              "after Andrew et al., 'Differentially private learning with adaptive clipping', NeurIPS 2021; "
+              "composed by the privacy loss distribution of the Poisson-subsampled Gaussian, replace-one "
+              "(dp-accounting)"),
     summary="noisy proximal SGD with per-sample clipping (any penalty with a prox, any loss)",
     options=(
         n_iter_option(200, "number of steps T"),
