@@ -12,11 +12,12 @@ Measured side by side in one process, BLAS on one thread (``threadpoolctl``):
 - ``dpsparse fit`` on the bundled data with ``--no-tune``, split into import, load,
   private fit and the non-private comparison (separate processes, wall time);
 - peak memory of a whole fit (``DPLogisticRegression`` at its defaults, whose rule chooses
-  DP-GD on the dense design and DP-GCD on the sparse one; 20 iterations) beyond the data itself, as a multiple of the size of X, for
-  dense X (p = 100) and sparse X (p = 10,000, 0.1% nonzero, symmetric bounds) at
-  n = 10^4 .. ``--max-rows`` (default 10^6); targets <= 1.1 copies dense, <= 1.5 sparse, at
-  every n. Each n in a fresh process after a warm-up fit on 2,000 of its rows (compiled code,
-  imports, caches), traced by ``tracemalloc`` (numpy's allocations);
+  DP-GD on the dense design and DP-GCD on the sparse one; 20 iterations) beyond the data
+  itself, as a multiple of the size of X, for dense X (p = 100) and sparse X (p = 10,000,
+  0.1% nonzero, symmetric bounds) at n = 10^4 .. ``--max-rows`` (default 10^6); targets
+  <= 1.1 copies dense, <= 1.5 sparse, at every n. Each n in a fresh process after a warm-up
+  fit on 2,000 of its rows (compiled code, imports, caches), traced by ``tracemalloc``
+  (numpy's allocations);
 - the exact solver's time to a certified gap of 1e-8 beside skglm and celer
   (``benchmarks/exact.py``; target <= 1.2 x the faster);
 - with ``--dask-gb G`` (0 skips it; default 1.5 times this machine's memory): every

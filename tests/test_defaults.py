@@ -26,8 +26,9 @@ def _quiet(f, *a, **k):
     (losses.Squared(1.0), "l1", 5000, 1000, "two-stage"),
     (losses.Squared(1.0), "l1", 20000, 8, "dp-gcd"),
     (losses.Logistic(), "l1", 20000, 100, "dp-gd"),  # few features
-    (losses.Logistic(), "l1", 500, 1000, "dp-gd"),  # n epsilon / log p = 72: few records for the budget
-    (losses.Logistic(), "l1", 5000, 1000, "dp-gcd"),  # 724: many features, many records
+    (losses.Logistic(), "l1", 50, 30, "dp-gd"),  # n epsilon / log p = 14.7: above the few features' floor (8)
+    (losses.Logistic(), "l1", 300, 1000, "constant"),  # 43: below the floor of many features (50)
+    (losses.Logistic(), "l1", 5000, 1000, "dp-gcd"),  # 724: many features
     (losses.Logistic(), "l1", 54, 7129, "constant"),
     (losses.Huber(1.0), "l1", 5000, 50, "dp-gcd"),
     (losses.Hinge(), "l1", 5000, 50, "one-pass-sgd"),

@@ -9,10 +9,10 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
   ``SPARSITY`` of them, otherwise ``two-stage``: features selected by peeling (the labels
   clipped at ``SELECTION_CLIP`` in the scores), then DP-GD (its clipping norm set privately) on them; how many
   and DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
-- the logistic loss with a separable penalty: the constant predictor when
-  ``n epsilon < FLOOR log p`` (too few records for the budget); DP-GD with ``GD_STEPS`` steps (its clipping norm
-  set privately) on at most ``FEW`` features or below ``n epsilon = GREEDY log p``; otherwise DP-GCD with
-  ``ITERATIONS`` steps and its clipping threshold set privately (``clipping_norm="auto"``);
+- the logistic loss with a separable penalty: on at most ``FEW`` features, the constant predictor when
+  ``n epsilon < FLOOR_FEW log p`` (too few records for the budget), otherwise DP-GD with ``GD_STEPS`` steps (its
+  clipping norm set privately); on more, the constant predictor when ``n epsilon < FLOOR log p``, otherwise
+  DP-GCD with ``ITERATIONS`` steps and its clipping threshold set privately (``clipping_norm="auto"``);
 - the hinge loss: the one-pass noisy SGD (the only mechanism without a smoothness need);
 - a structured norm: DP-SGD (the prox of the whole norm); any other loss: DP-GCD.
 """
@@ -22,7 +22,7 @@ import math
 
 from .base import penalty_capabilities
 
-__all__ = ["FEW", "FLOOR", "FLOOR_LEAST_SQUARES", "GD_STEPS", "GREEDY", "ITERATIONS", "SELECTION_CLIP", "SPARSITY",
+__all__ = ["FEW", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GD_STEPS", "ITERATIONS", "SELECTION_CLIP", "SPARSITY",
            "SPARSITY_STEPS", "choose", "least_squares_selection"]
 
 SPARSITY = 10
@@ -33,13 +33,14 @@ SPARSITY_STEPS = ((225, 3, 0.7, 50), (350, 5, 0.7, 50), (600, SPARSITY, 0.7, 100
 ``sparsity`` features with ``selection share`` of the zCDP budget, then fits them with ``steps`` of DP-GD
 (measured: docs/defaults.md)."""
 
-FLOOR, FLOOR_LEAST_SQUARES = 15, 160
-"""Below ``n epsilon = FLOOR log p`` the logistic rule releases the constant predictor, below ``FLOOR_LEAST_SQUARES
-log p`` the least-squares rule (measured: docs/defaults.md)."""
+FLOOR_FEW, FLOOR, FLOOR_LEAST_SQUARES = 8, 50, 160
+"""Below ``n epsilon = FLOOR_FEW log p`` (at most ``FEW`` features) or ``FLOOR log p`` (more) the logistic rule
+releases the constant predictor, below ``FLOOR_LEAST_SQUARES log p`` the least-squares rule (measured:
+docs/defaults.md)."""
 
-FEW, GREEDY, GD_STEPS, ITERATIONS = 100, 100, 200, 100
-"""The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features or below ``n epsilon = GREEDY log p``,
-DP-GCD (``ITERATIONS`` steps) on more features with more records (measured: docs/defaults.md)."""
+FEW, GD_STEPS, ITERATIONS = 100, 200, 100
+"""The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features, DP-GCD (``ITERATIONS`` steps) on more
+(measured: docs/defaults.md)."""
 
 SELECTION_CLIP = 0.25
 """The labels' clip in the selection's scores, in units of the label range (measured: docs/defaults.md)."""
@@ -103,16 +104,15 @@ def choose(loss, penalty, n, p, epsilon):
         return "one-pass-sgd", {}, "the hinge loss is not smooth: one-pass noisy SGD"
     if not separable:
         return "dp-sgd", {}, "a structured norm: DP-SGD with its proximal step"
-    floor = FLOOR * math.log(max(p, 2))
+    factor = FLOOR_FEW if p <= FEW else FLOOR
+    floor = factor * math.log(max(p, 2))
     if name == "logistic" and n * epsilon < floor:
-        return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {FLOOR} log p = {floor:.3g}: too few records "
-                "for the budget to learn a feature; the constant predictor")
-    if name == "logistic" and (p <= FEW or n * epsilon < GREEDY * math.log(max(p, 2))):
+        return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {factor} log p = {floor:.3g}: too few "
+                "records for the budget to learn a feature; the constant predictor")
+    if name == "logistic" and p <= FEW:
         return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto"},
-                f"logistic loss on {p} features, n epsilon / log p = {n * epsilon / math.log(max(p, 2)):.3g}: DP-GD, "
-                f"{GD_STEPS} steps, automatic clipping norm")
+                f"logistic loss on {p} <= {FEW} features: DP-GD, {GD_STEPS} steps, automatic clipping norm")
     if name == "logistic":
         return ("dp-gcd", {"n_iter": ITERATIONS, "clipping_norm": "auto"},
-                f"logistic loss on {p} > {FEW} features, n epsilon / log p = {n * epsilon / math.log(p):.3g}: DP-GCD, "
-                f"{ITERATIONS} steps, automatic clipping")
+                f"logistic loss on {p} > {FEW} features: DP-GCD, {ITERATIONS} steps, automatic clipping")
     return "dp-gcd", {}, "a smooth loss with a separable penalty: DP-GCD"
