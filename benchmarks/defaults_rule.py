@@ -17,13 +17,15 @@ Two studies (``--study``):
 - ``start``: with automatic clipping, DP-GCD's steps and its warm start (the constant
   predictor's intercept first), on balanced and imbalanced classes; ``start-wide`` the
   steps at p = 1000.
-- ``floor``: where DP-GCD stops beating the constant predictor, as a function of
+- ``floor``: where DP-GCD and DP-GD stop beating the constant predictor, as a function of
   ``n epsilon / log p`` (n from 50 to 400, p from 30 to 3000, epsilon 0.1 and 1; a sparse
   family with imbalanced classes and a dense one).
 - ``floor-regression``: the same for least squares (the rule's learner against the
   constant predictor's noisy mean, planted 5-sparse regressions, n 300-3000).
 - ``steps``: DP-GCD's steps with automatic clipping against ``n epsilon / log p`` (epsilon
   0.1-1, n 2000-20000, p 100 and 1000).
+- ``logistic-mechanism``: DP-GCD against DP-GD with its automatic clipping norm (50, 100, 200 steps) for the
+  logistic loss, by the number of features and ``n epsilon / log p``; ``floor`` compares both to the constant.
 - ``few-features``: the mechanism for least squares on at most ``auto.SPARSITY`` features
   (no selection), the features filling 30 % or all of their declared range (the column
   ``n=... p=...`` gives the fill there).
