@@ -90,6 +90,7 @@ def test_json_output_and_csv_training(tmp_path, capsys):
     (["--repeats", "0"], "--repeats must be an integer in [1, 100]"),
     (["--report", "card.pdf"], "give a .html or .md file name"),
     (["--report", "/nonexistent-folder/card.html"], "does not exist"),
+    (["--bounds-from-data"], "--bounds-from-data is for a data file"),  # the bundled set ships its bounds
 ])
 def test_errors_exit_2_and_write_nothing(tmp_path, capsys, args, match, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -483,6 +483,9 @@ def _check_run_args(args, epsilons):
         raise ValueError(f"--bounds-share must be in (0, 1), got {args.bounds_share}")
     if args.bounds_from_data and (args.bounds or args.schema):
         raise ValueError("--bounds-from-data replaces declared bounds: drop it, or drop --bounds / --schema")
+    if args.bounds_from_data and args.data in data.BUNDLED and not os.path.exists(args.data):
+        raise ValueError(f"--bounds-from-data is for a data file: the bundled {args.data!r} ships its published "
+                         "bounds; drop the flag (or give --data a file)")
     for path in (args.out, getattr(args, "plot", None), args.report):
         if path:
             _check_out(path)

@@ -105,7 +105,8 @@ def _row_blocks(values, blocks):
 
 CLASSES_FROM_DATA = ("the label set (classes_) was read from the private data: it sets the number of fits and the "
                      "model's shape, so there is no privacy guarantee; declare it (classes= or the bounds' classes in "
-                     "Python, --classes or a schema in the CLI) or leave it to the private selection")
+                     "Python, --classes or a schema in the CLI) or let it be selected privately "
+                     "(classes='private', the default when neither classes nor bounds declare it)")
 
 @dataclass
 class Bounds:

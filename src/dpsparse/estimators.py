@@ -359,7 +359,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     (``mechanisms.fit_one_vs_rest``).
 
     Minimizes ``(1/n) sum_i log(1 + exp(-y_i <w, x_i>)) + alpha * psi(w)`` with a private
-    mechanism (default DP-GCD, Mangold et al. 2023) on the data mapped onto public bounds.
+    mechanism (``mechanism="auto"``: a public rule picks it, docs/defaults.md) on the data mapped onto public
+    bounds.
 
     Parameters
     ----------
@@ -391,8 +392,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         lists them, docs/privacy.md derives them).
     max_iter : int >= 1 or None
         Iterations T of the mechanism (its option ``n_iter``, where it has one; the
-        budget is split over them). None: the mechanism's own default (50 for DP-GCD and
-        FW, 20 epochs for DP-CD, 200 steps for DP-SGD, 20 for dual FW, 10 for dp-iht).
+        budget is split over them). None: the public rule's number under ``mechanism="auto"``,
+        else the mechanism's own default (50 for DP-GCD, DP-GD and FW, 20 epochs for DP-CD,
+        200 steps for DP-SGD, 20 for dual FW, 10 for dp-iht).
     rule : {"gs-r", "gs-s", "gs-q"}
         Greedy selection rule of DP-GCD.
     calibration : {"tight", "paper"} or None

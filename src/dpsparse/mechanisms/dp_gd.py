@@ -70,7 +70,7 @@ def _plan(info):
     multiplier = _multiplier(o["n_iter"], info.epsilon, info.delta, info.zcdp, before)
     ledger = _ledger(multiplier, o["n_iter"], before)
     details = {"noise multiplier": multiplier, "clipping norm": C, "learning rate": eta,
-               **noise_details(multiplier, C, m_auto, 2.0)}
+               **noise_details(multiplier, C, m_auto, 2.0, info.row_norm)}
     return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
                 iterations=o["n_iter"], details=details,
                 params={"C": C, "eta": eta, "multiplier": multiplier, "auto_multiplier": m_auto})

@@ -147,20 +147,25 @@ def _plan(info):
     ledger, accountant_epsilon, accountant = _accounted(multiplier, n, m, o["n_iter"], o["sampling"], info.delta,
                                                         before)
     details = {"noise multiplier": multiplier, "clipping norm": C, "sampling rate": m / n,
-               "sampling": o["sampling"], "learning rate": eta, **noise_details(multiplier, C, m_auto, 1.0)}
+               "sampling": o["sampling"], "learning rate": eta,
+               **noise_details(multiplier, C, m_auto, 1.0, info.row_norm)}
     return Plan(ledger=ledger, accountant_epsilon=accountant_epsilon, accountant=accountant,
                 iterations=o["n_iter"], details=details,
                 params={"m": m, "C": C, "eta": eta, "multiplier": multiplier, "auto_multiplier": m_auto})
 
 
-def noise_details(multiplier, C, m_auto, per_norm):
+def noise_details(multiplier, C, m_auto, per_norm, R):
     """The noise lines of a gradient method's report: the Gaussian std on the sum (``per_norm`` x multiplier x
-    ``C``), or, with the automatic clipping norm, how it is set."""
+    ``C``: ``per_norm`` is 2 where a replaced record moves the sum by ``2 C``), or, with the automatic clipping
+    norm, how it is set (``R`` the public row-norm bound)."""
     if m_auto is None:
         return {"gaussian std (sum)": per_norm * multiplier * C}
-    return {"clipping norm": (f"automatic: |f'(0)| R x the private mean of min(||x_i|| / R, 1) (Gaussian, "
-                              f"multiplier {m_auto:.4g}, {SHARE:g} of the zCDP budget)"),
-            "gaussian std (sum)": f"{per_norm * multiplier:.4g} x the clipping norm"}
+    return {"clipping norm": (f"automatic: |f'(0)| R times the private mean of min(||x_i|| / R, 1), R = {R:.4g} the "
+                              "public bound on a record's norm (one Gaussian release of noise multiplier "
+                              f"{m_auto:.4g}: {SHARE:g} of the zCDP budget), the typical size of a record's gradient "
+                              "at the start"),
+            "gaussian std (sum)": (f"{per_norm * multiplier:.4g} x the clipping norm (noise multiplier {multiplier:.4g}"
+                                   f" of the steps x their sensitivity, {per_norm:g} x the clipping norm)")}
 
 
 def run_clipping_norm(design, plan, noise):
