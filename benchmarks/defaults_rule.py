@@ -323,58 +323,56 @@ def study_second_steps(quick):
     return rows
 
 
-def study_logistic_mechanism(quick):
-    """Which mechanism for the logistic loss, now that DP-GD clips at a private typical gradient norm: the rule's
-    choice (DP-GCD, or the constant predictor below its floor), DP-GCD with the rule's options everywhere, and
-    DP-GD (``clipping_norm="auto"``) with 50, 100 and 200 steps, by the number of features and ``n epsilon / log p``;
-    the held-out accuracy's gain over the constant predictor, on the four logistic families (5 informative features
-    in 30 % of the range, 10 filling it, dense weights, the latent factor)."""
-    sizes = itertools.product((200, 1000, 5000), (10, 30, 100, 300, 1000), (0.1, 0.3, 1.0))
-    families = [(5, 0.3, False), (10, 1.0, False), ("dense", 0.3, False), (0, 0.3, True)]
+LOGISTIC_FAMILIES = [(5, 0.3, False), (10, 1.0, False), ("dense", 0.3, False), (0, 0.3, True)]
+"""``(informative features, fill, factor)`` of ``logistic_family``: 5 informative features in 30 % of the range, 10
+filling it, dense weights, the latent factor."""
+
+
+def _logistic_gain_rows(sizes, seeds, offset, settings, keep=None):
+    """Held-out accuracy minus the constant predictor's of every setting ``settings(p)`` (pairs of a name and the
+    estimator's keywords), on the four logistic families at every size ``(n, p, epsilon)`` that ``keep`` admits."""
     rows = []
-    for (n, p, eps), (k, fill, factor), seed in itertools.product(sizes, families, range(1 if quick else 2)):
-        Xtr, ytr, Xte, yte = logistic_family(n, p, p if k == "dense" else max(k, 1), fill, 1000 * seed + n + p + 13,
-                                             factor=factor)
+    for (n, p, eps), (k, fill, factor), seed in itertools.product(sizes, LOGISTIC_FAMILIES, seeds):
+        if keep is not None and not keep(n, p, eps):
+            continue
+        Xtr, ytr, Xte, yte = logistic_family(n, p, p if k == "dense" else max(k, 1), fill,
+                                             1000 * seed + n + p + offset, factor=factor)
         constant = float(max(np.mean(yte), 1 - np.mean(yte)))
         bounds = Bounds(-np.ones(p), np.ones(p))
-        _, rule_options, _ = auto.choose(losses.Logistic(), norms.build_penalty("l1", 1e-3, p, True), n, p, eps)
         base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": f"{k}/{fill}/{factor}",
                 "n eps / log p": round(n * eps / np.log(p), 0)}
-        settings = [("rule", {}), ("dp-gcd", {"mechanism": "dp-gcd", "mechanism_options": {
-            "clipping_norm": "auto", "n_iter": 200 if p <= auto.FEW else auto.ITERATIONS}})]
-        settings += [(f"dp-gd {T}", {"mechanism": "dp-gd", "max_iter": T}) for T in (50, 100, 200)]
-        for name, kw in settings:
+        for name, kw in settings(p):
             est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed, **kw)
             rows.append({**base, "setting": name,
                          "gain": float(_quiet(est.fit, Xtr, ytr).score(Xte, yte)) - constant})
         print(f"n={n} p={p} epsilon={eps} {base['family']} seed={seed} done", flush=True)
     return rows
+
+
+def study_logistic_mechanism(quick):
+    """Which mechanism for the logistic loss, now that DP-GD clips at a private typical gradient norm: the rule's
+    choice, DP-GCD with the rule's options everywhere, and DP-GD (``clipping_norm="auto"``) with 50, 100 and 200
+    steps, by the number of features and ``n epsilon / log p``; the held-out accuracy's gain over the constant
+    predictor, on the four logistic families."""
+    def settings(p):
+        gcd = {"mechanism": "dp-gcd", "mechanism_options": {"clipping_norm": "auto",
+                                                             "n_iter": 200 if p <= auto.FEW else auto.ITERATIONS}}
+        return [("rule", {}), ("dp-gcd", gcd)] + [(f"dp-gd {T}", {"mechanism": "dp-gd", "max_iter": T})
+                                                  for T in (50, 100, 200)]
+
+    sizes = itertools.product((200, 1000, 5000), (10, 30, 100, 300, 1000), (0.1, 0.3, 1.0))
+    return _logistic_gain_rows(sizes, range(1 if quick else 2), 13, settings)
 
 
 def study_logistic_wide(quick):
     """On more than ``auto.FEW`` features, the rule's DP-GCD against ``two-stage`` (10 features selected with half
     the budget, then 200 steps of DP-GD with its automatic clipping norm), by the number of features, on the four
     logistic families above the floor; the gain over the constant predictor."""
-    sizes = itertools.product((2000, 5000, 20000), (150, 200, 300, 1000), (0.3, 1.0))
-    families = [(5, 0.3, False), (10, 1.0, False), ("dense", 0.3, False), (0, 0.3, True)]
     two_stage = {"mechanism": "two-stage", "max_iter": auto.GD_STEPS, "mechanism_options": {
         "sparsity": auto.SPARSITY, "selection_share": 0.5, "second": "dp-gd"}}
-    rows = []
-    for (n, p, eps), (k, fill, factor), seed in itertools.product(sizes, families, range(1 if quick else 2)):
-        if n * eps < auto.FLOOR * np.log(p):
-            continue
-        Xtr, ytr, Xte, yte = logistic_family(n, p, p if k == "dense" else max(k, 1), fill, 1000 * seed + n + p + 31,
-                                             factor=factor)
-        constant = float(max(np.mean(yte), 1 - np.mean(yte)))
-        bounds = Bounds(-np.ones(p), np.ones(p))
-        base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": f"{k}/{fill}/{factor}",
-                "n eps / log p": round(n * eps / np.log(p), 0)}
-        for name, kw in (("rule", {}), ("two-stage", two_stage)):
-            est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed, **kw)
-            rows.append({**base, "setting": name,
-                         "gain": float(_quiet(est.fit, Xtr, ytr).score(Xte, yte)) - constant})
-        print(f"n={n} p={p} epsilon={eps} {base['family']} seed={seed} done", flush=True)
-    return rows
+    sizes = itertools.product((2000, 5000, 20000), (150, 200, 300, 1000), (0.3, 1.0))
+    return _logistic_gain_rows(sizes, range(1 if quick else 2), 31, lambda p: [("rule", {}), ("two-stage", two_stage)],
+                               keep=lambda n, p, eps: n * eps >= auto.FLOOR * np.log(p))
 
 
 def wide_table(rows):
