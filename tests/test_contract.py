@@ -146,3 +146,28 @@ def test_classes_can_be_declared_publicly():
     with pytest.raises(ValueError, match="outside classes") as refused:  # no record's label in the message
         DPLogisticRegression(bounds=bounds, classes=[-1.0, 1.0]).fit(X[:, :-1], y_odd)
     assert "123456" not in str(refused.value)
+
+
+def test_a_direct_call_clips_the_labels_and_refuses_the_automatic_threshold_on_wide_bounds():
+    """``from_arrays`` (a mechanism called on arrays) clips labels to [-1, 1], the range every sensitivity assumes:
+    labels of +-10 with the logistic loss moved DP-GCD's releases 5 times their declared sensitivity before (0.5
+    now, the label flip of a corner record); DP-GCD's automatic threshold, a sum of mean ``|x_ij|`` of sensitivity
+    1, is refused on feature bounds above 1."""
+    from dpsparse.audit import ReplayNoise
+    from dpsparse.mechanisms.dp_gcd import dp_gcd
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (50, 3))
+    X[0] = 1.0
+    y = np.where(rng.random(50) < 0.5, 1.0, -1.0)
+    ya, yb = y.copy(), y.copy()
+    ya[0], yb[0] = 10.0, -10.0
+    pen = norms.build_penalty("l1", 0.01, 3, False)
+    first = ReplayNoise(0)
+    dp_gcd(X, ya, losses.Logistic(), pen, np.ones(3), epsilon=1.0, delta=1e-5, noise=first, n_iter=3)
+    second = ReplayNoise(0, recorded=first.log)
+    dp_gcd(X, yb, losses.Logistic(), pen, np.ones(3), epsilon=1.0, delta=1e-5, noise=second, n_iter=3)
+    assert 0.4 < max(r for _, r in second.ratios) <= 1.0 + 1e-9
+    with pytest.raises(ValueError, match="needs feature bounds of at most 1"):
+        dp_gcd(X, y, losses.Logistic(), pen, 10 * np.ones(3), epsilon=1.0, delta=1e-5, noise=first,
+               clipping_norm="auto")

@@ -396,7 +396,8 @@ class BoundedDesign:
     @classmethod
     def from_arrays(cls, X, y, feature_bounds, row_norm=None, source="feature_bounds passed by the caller"):
         """A design from arrays and public bounds on them, enforced: each ``|x_ij|`` is clipped
-        to ``feature_bounds[j]`` and each row to L2 norm ``row_norm`` (counted).
+        to ``feature_bounds[j]``, each row to L2 norm ``row_norm`` and each label to [-1, 1], the range every
+        mechanism's sensitivity assumes (counted).
 
         This is how a mechanism called directly (``dpsparse.mechanisms.dp_gcd(X, ...)``)
         receives its data: the bounds it is calibrated for hold by construction.
@@ -405,6 +406,7 @@ class BoundedDesign:
         ----------
         X : ndarray or sparse matrix of shape (n, p)
         y : ndarray of shape (n,)
+            Labels, +-1 for a classification loss; clipped to [-1, 1].
         feature_bounds : array-like of shape (p,), finite, > 0
         row_norm : float > 0 or None
             Bound on ``||x_i||_2``; the design's bound is ``min(row_norm, ||feature_bounds||_2)``.
@@ -432,8 +434,11 @@ class BoundedDesign:
             Xb *= b
         R = float(np.linalg.norm(b)) if row_norm is None else min(float(row_norm), float(np.linalg.norm(b)))
         clipped_rows = _clip_rows_in_place(Xb, R, p)
-        return cls(X=Xb, y=np.asarray(y, dtype=float), feature_bounds=b, scale=np.ones(p), shift=np.zeros(p),
-                   fit_intercept=False, clipped_values=clipped, clipped_rows=clipped_rows, row_norm=R, source=source)
+        yb = np.array(y, dtype=float)
+        clipped_labels = _clip(yb)
+        return cls(X=Xb, y=yb, feature_bounds=b, scale=np.ones(p), shift=np.zeros(p), fit_intercept=False,
+                   clipped_values=clipped, clipped_labels=clipped_labels, clipped_rows=clipped_rows, row_norm=R,
+                   source=source)
 
     def label_range(self):
         """The public label range in the original units: the preimage of [-1, 1] under the label map."""

@@ -177,11 +177,12 @@ def _tight_scale(constants, n_iter, epsilon, delta, scale0, selection, update, r
 def auto_clip(X, n_features, derivative_at_zero, multiplier, noise):
     """The clipping threshold of ``clipping_norm="auto"``: ``|f'(0)|`` times the private mean of ``|x_ij|``.
 
-    Each record's mean of ``|x_ij|`` over the ``n_features`` features (the intercept excluded) lies in [0, 1],
-    so their sum has replace-one sensitivity 1; it is released with Gaussian noise of ``multiplier``
-    (``private_unit_mean``). At the start model every per-record term of the gradient is ``f'(0, y_i) x_ij``, so
-    the threshold is the typical size of those terms: large terms (the records far out in the range) are
-    clipped, typical ones are not. Between 0.01 and 1 times ``|f'(0)|``.
+    Each record's mean of ``|x_ij|`` over the ``n_features`` features (the intercept excluded) lies in [0, 1] on a
+    design whose feature bounds are at most 1 (``_plan`` refuses others), so their sum has replace-one sensitivity
+    1; it is released with Gaussian noise of ``multiplier`` (``private_unit_mean``). At the start model every
+    per-record term of the gradient is ``f'(0, y_i) x_ij``, so the threshold is the typical size of those terms:
+    large terms (the records far out in the range) are clipped, typical ones are not. Between 0.01 and 1 times
+    ``|f'(0)|``.
 
     Returns
     -------
@@ -404,6 +405,10 @@ def _plan(info):
     s_paper = paper_scale(n, info.epsilon, info.delta, n_iter)
     m_auto = share_multiplier(info) if auto else None
     m_warm = share_multiplier(info) if o["warm_start"] else None
+    if auto and np.any(np.asarray(info.feature_bounds, dtype=float) > 1.0):
+        raise ValueError("mechanism dp-gcd: clipping_norm='auto' releases the mean of |x_ij| as a sum of values in "
+                         "[0, 1]: it needs feature bounds of at most 1 (a prepared design's; the estimators map every "
+                         "feature onto [-1, 1]); scale the features or set clipping_norm")
     if (auto or o["warm_start"]) and info.calibration == "paper":
         raise ValueError("mechanism dp-gcd: clipping_norm='auto' and warm_start are releases of their own, in the "
                          "tight calibration only")
