@@ -84,6 +84,21 @@ def logistic_family(n, p, k, fill, seed, n_test=2000, offset=0.0, factor=False):
     return X[:n], y[:n], X[n:], y[n:]
 
 
+def categorical_family(n, p, seed, n_test=2000, levels=6):
+    """Survey-like records (adult's kind): ``p / levels`` categorical answers of ``levels`` values each, one-hot at
+    the ends of [-1, 1], every level with an effect of its own (heavy-tailed: a few strong, many weak), classes
+    about 75 / 25, a margin of standard deviation 4."""
+    rng = np.random.default_rng(seed)
+    answers = rng.integers(levels, size=(n + n_test, p // levels))
+    X = -np.ones((n + n_test, p))
+    X[np.arange(n + n_test)[:, None], levels * np.arange(p // levels) + answers] = 1.0
+    w = rng.standard_normal(p) * rng.exponential(1.0, p)
+    margin = X @ w
+    margin = 4.0 * (margin - margin.mean()) / max(margin.std(), 1e-12) - 1.8
+    y = np.where(rng.random(n + n_test) < 1.0 / (1.0 + np.exp(-margin)), 1, 0)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
 def regression_family(n, p, k, snr, seed, n_test=2000, fill=1.0):
     """Planted k-sparse regression, features uniform in ``fill`` of [-1, 1] around a random centre with some
     correlation, declared label range ten label standard deviations wide."""
@@ -328,15 +343,21 @@ LOGISTIC_FAMILIES = [(5, 0.3, False), (10, 1.0, False), ("dense", 0.3, False), (
 filling it, dense weights, the latent factor."""
 
 
-def _logistic_gain_rows(sizes, seeds, offset, settings, keep=None):
+def _logistic_gain_rows(sizes, seeds, offset, settings, keep=None, families=LOGISTIC_FAMILIES):
     """Held-out accuracy minus the constant predictor's of every setting ``settings(p)`` (pairs of a name and the
-    estimator's keywords), on the four logistic families at every size ``(n, p, epsilon)`` that ``keep`` admits."""
+    estimator's keywords), on the logistic families (``"categorical"``: ``categorical_family``) at every size
+    ``(n, p, epsilon)`` that ``keep`` admits."""
     rows = []
-    for (n, p, eps), (k, fill, factor), seed in itertools.product(sizes, LOGISTIC_FAMILIES, seeds):
+    for (n, p, eps), family, seed in itertools.product(sizes, families, seeds):
         if keep is not None and not keep(n, p, eps):
             continue
-        Xtr, ytr, Xte, yte = logistic_family(n, p, p if k == "dense" else max(k, 1), fill,
-                                             1000 * seed + n + p + offset, factor=factor)
+        if family == "categorical":
+            Xtr, ytr, Xte, yte = categorical_family(n, p, 1000 * seed + n + p + offset)
+            k, fill, factor = "categorical", 1.0, False
+        else:
+            k, fill, factor = family
+            Xtr, ytr, Xte, yte = logistic_family(n, p, p if k == "dense" else max(k, 1), fill,
+                                                 1000 * seed + n + p + offset, factor=factor)
         constant = float(max(np.mean(yte), 1 - np.mean(yte)))
         bounds = Bounds(-np.ones(p), np.ones(p))
         base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": f"{k}/{fill}/{factor}",
@@ -367,12 +388,14 @@ def study_logistic_mechanism(quick):
 def study_logistic_wide(quick):
     """On more than ``auto.FEW`` features, the rule's DP-GCD against ``two-stage`` (10 features selected with half
     the budget, then 200 steps of DP-GD with its automatic clipping norm), by the number of features, on the four
-    logistic families above the floor; the gain over the constant predictor."""
+    logistic families and the categorical one (many weak effects) above the floor; the gain over the constant
+    predictor."""
     two_stage = {"mechanism": "two-stage", "max_iter": auto.GD_STEPS, "mechanism_options": {
         "sparsity": auto.SPARSITY, "selection_share": 0.5, "second": "dp-gd"}}
     sizes = itertools.product((2000, 5000, 20000), (150, 200, 300, 1000), (0.3, 1.0))
     return _logistic_gain_rows(sizes, range(1 if quick else 2), 31, lambda p: [("rule", {}), ("two-stage", two_stage)],
-                               keep=lambda n, p, eps: n * eps >= auto.FLOOR * np.log(p))
+                               keep=lambda n, p, eps: n * eps >= auto.FLOOR * np.log(p),
+                               families=LOGISTIC_FAMILIES + ["categorical"])
 
 
 def wide_table(rows):
