@@ -6,11 +6,11 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ..accounting import zcdp_budget
+from ..accounting import Ledger, zcdp_budget
 from ..affine import is_shifted
 
-__all__ = ["SHARE", "abs_sum", "check_n_iter", "column", "derivative_at_zero", "private_unit_mean", "row_norm_bound",
-           "row_norms", "share_multiplier", "unit_row_norm_sum"]
+__all__ = ["SHARE", "abs_sum", "check_n_iter", "column", "derivative_at_zero", "ledger_after", "private_unit_mean",
+           "row_norm_bound", "row_norms", "share_multiplier", "unit_row_norm_sum"]
 
 SHARE = 0.05
 """Share of the zCDP budget that buys each automatic choice a mechanism makes privately before its steps (the
@@ -22,6 +22,15 @@ def share_multiplier(info):
     ``zcdp``, or the largest ``rho`` meeting its (epsilon, delta)."""
     rho = zcdp_budget(info.epsilon, info.delta) if info.zcdp is None else info.zcdp
     return 1.0 / math.sqrt(2.0 * SHARE * rho)
+
+
+def ledger_after(before):
+    """A ``Ledger`` holding the Gaussian releases of noise multipliers ``before`` (sensitivity 1 each) that a
+    mechanism makes before its steps (``SHARE`` each: an automatic clipping threshold, a warm start)."""
+    ledger = Ledger()
+    for multiplier in before:
+        ledger.gaussian(multiplier, 1.0)
+    return ledger
 
 
 def private_unit_mean(total, n, multiplier, noise, name):

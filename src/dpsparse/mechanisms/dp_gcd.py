@@ -47,12 +47,12 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ..accounting import Ledger, calibrate
+from ..accounting import calibrate
 from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
 from ..noise import batched
 from . import constant
-from ._common import SHARE, abs_sum, column, derivative_at_zero, private_unit_mean, share_multiplier
+from ._common import SHARE, abs_sum, column, derivative_at_zero, ledger_after, private_unit_mean, share_multiplier
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 
@@ -154,9 +154,7 @@ def _ledger(s, constants, n_iter, selection, update, before=()):
     """The ``2 T`` events of DP-GCD at normalized scale ``s`` (``constants``: ``_step_constants``), after the
     Gaussian releases of noise multipliers ``before`` (the automatic clipping threshold, the warm start)."""
     c_laplace, c_gumbel, c_update = constants
-    ledger = Ledger()
-    for m in before:
-        ledger.gaussian(m, 1.0)
+    ledger = ledger_after(before)
     if selection == "laplace":
         ledger.pure(c_laplace / s, n_iter)
     else:

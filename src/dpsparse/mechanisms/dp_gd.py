@@ -24,9 +24,9 @@ import functools
 
 import numpy as np
 
-from ..accounting import Ledger, calibrate
+from ..accounting import calibrate
 from ..distributed import is_dask, labels, row_sum
-from ._common import row_norms, share_multiplier
+from ._common import ledger_after, row_norms, share_multiplier
 from .base import Mechanism, Plan, n_iter_option
 from .direct import call_direct
 from .dp_sgd import (
@@ -49,10 +49,7 @@ SOURCE = ("Bassily, Smith & Thakurta, 'Private empirical risk minimization: effi
 
 def _ledger(multiplier, n_iter, before=()):
     """``T`` Gaussian steps at ``sigma / (2 C)`` = ``multiplier``, after the Gaussian releases ``before``."""
-    ledger = Ledger()
-    for b in before:
-        ledger.gaussian(b, 1.0)
-    return ledger.gaussian(multiplier, 1.0, n_iter)
+    return ledger_after(before).gaussian(multiplier, 1.0, n_iter)
 
 
 @functools.lru_cache(maxsize=256)

@@ -23,9 +23,17 @@ import functools
 import numpy as np
 import scipy.sparse as sp
 
-from ..accounting import Ledger, calibrate
+from ..accounting import calibrate
 from ..distributed import is_dask
-from ._common import SHARE, derivative_at_zero, private_unit_mean, row_norms, share_multiplier, unit_row_norm_sum
+from ._common import (
+    SHARE,
+    derivative_at_zero,
+    ledger_after,
+    private_unit_mean,
+    row_norms,
+    share_multiplier,
+    unit_row_norm_sum,
+)
 from .base import Mechanism, Option, Plan, loss_capabilities, n_iter_option
 from .direct import call_direct
 
@@ -78,10 +86,10 @@ def clipping_and_step(info, name):
     """
     o, R, loss = info.options, info.row_norm, info.loss
     C = o["clipping_norm"]
-    if C is None or (C == "auto" and "Lipschitz" not in loss_capabilities(loss)):
-        if "Lipschitz" not in loss_capabilities(loss):
-            raise ValueError(f"mechanism {name}: the {loss.name} loss has no bound on its derivative; set the "
-                             "option clipping_norm (the per-sample clipping norm)")
+    if (C is None or C == "auto") and "Lipschitz" not in loss_capabilities(loss):
+        raise ValueError(f"mechanism {name}: the {loss.name} loss has no bound on its derivative; set the "
+                         "option clipping_norm (the per-sample clipping norm)")
+    if C is None:
         C = float(loss.lipschitz) * R
     smooth = loss.smoothness if np.isfinite(loss.smoothness) else 1.0
     eta = 1.0 / (smooth * R**2) if o["learning_rate"] is None else o["learning_rate"]
@@ -112,9 +120,7 @@ def auto_clipping_norm(X, R, loss, multiplier, noise):
 def _ledger(multiplier, n, m, n_iter, sampling, before=()):
     """DP-SGD's ``T`` steps at noise multiplier ``sigma / C``, after the Gaussian releases of noise multipliers
     ``before`` (the automatic clipping norm)."""
-    ledger = Ledger()
-    for b in before:
-        ledger.gaussian(b, 1.0)
+    ledger = ledger_after(before)
     if sampling == "poisson":
         return ledger.poisson_gaussian(m / n, multiplier, 1.0, n_iter)
     return ledger.replacement_gaussian(n, int(m), multiplier, 1.0, n_iter)
