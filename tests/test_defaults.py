@@ -24,7 +24,7 @@ def _quiet(f, *a, **k):
 
 @pytest.mark.parametrize("loss,penalty,n,p,expected", [
     (losses.Squared(1.0), "l1", 5000, 1000, "two-stage"),
-    (losses.Squared(1.0), "l1", 20000, 8, "dp-gcd"),
+    (losses.Squared(1.0), "l1", 20000, 8, "dp-gd"),  # few features: nothing to select
     (losses.Logistic(), "l1", 20000, 100, "dp-gd"),  # few features
     (losses.Logistic(), "l1", 50, 30, "dp-gd"),  # n epsilon / log p = 14.7: above the few features' floor (8)
     (losses.Logistic(), "l1", 300, 1000, "constant"),  # 43: below the floor of many features (50)
@@ -281,3 +281,31 @@ def test_the_automatic_clipping_norm_is_the_mean_start_gradient_norm_bound():
             expect = 0.5 * design.row_norm * np.mean(np.minimum(rows / design.row_norm, 1.0))
             C = auto_clipping_norm(design.X, design.row_norm, losses.Logistic(), 1.0, audit.LedgerNoise(0, zero=True))
             assert C == pytest.approx(expect, rel=1e-10)
+
+
+def test_the_report_shows_the_released_clipping_norm_the_run_used():
+    """The automatic clipping norm is a noisy release, so public: the report carries the value the steps used (here
+    without noise, the closed form), one per run in a one-vs-rest fit, and two-stage's second stage's."""
+    from dpsparse.mechanisms.dp_gcd import auto_clip
+    from dpsparse.mechanisms.dp_sgd import auto_clipping_norm
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-0.5, 0.5, (400, 12))
+    design = data.prepare(X, np.where(X[:, 0] > 0, 1.0, -1.0), data.Bounds(-1.0, 1.0), True)
+    pen = norms.build_penalty("l1", 1e-3, 12, True)
+    zero = audit.LedgerNoise(0, zero=True)
+    expect = {"dp-gd": ("clipping norm", auto_clipping_norm(design.X, design.row_norm, losses.Logistic(), 1.0, zero)),
+              "dp-gcd": ("clipping threshold", auto_clip(design.X, 12, 0.5, 1.0, zero))}
+    for name, (line, value) in expect.items():
+        _, report = fit_mechanism(REGISTRY[name], design, losses.Logistic(), pen, epsilon=1.0, delta=1e-5,
+                                  options={"n_iter": 3, "clipping_norm": "auto"}, noise=zero)
+        assert report.noise[f"{line} (released)"] == pytest.approx(value, rel=1e-12)
+        assert f"{line} (released)" in str(report)
+    from dpsparse.mechanisms import fit_one_vs_rest
+
+    _, report = _quiet(fit_one_vs_rest, REGISTRY["dp-gd"], design, rng.integers(0, 3, 400), 3, losses.Logistic(), pen,
+                       epsilon=1.0, delta=1e-5, options={"n_iter": 3}, noise=zero)
+    assert len(report.noise["clipping norm (released)"].split(", ")) == 3
+    _, report = _quiet(fit_mechanism, REGISTRY["two-stage"], design, losses.Squared(1.0), pen, epsilon=1.0,
+                       delta=1e-5, options={"sparsity": 3, "second": "dp-gd"}, noise=zero)
+    assert report.noise["stage 2: clipping norm (released)"] > 0

@@ -5,10 +5,10 @@ was chosen by measurement on synthetic families only (``benchmarks/defaults_rule
 docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 
 - least squares with a separable penalty: the constant predictor when
-  ``n epsilon < FLOOR_LEAST_SQUARES log p``; otherwise DP-GCD on every feature when there are at most
-  ``SPARSITY`` of them, otherwise ``two-stage``: features selected by peeling (the labels
-  clipped at ``SELECTION_CLIP`` in the scores), then DP-GD (its clipping norm set privately) on them; how many
-  and DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
+  ``n epsilon < FLOOR_LEAST_SQUARES log p``; otherwise DP-GD (``GD_STEPS`` steps, its clipping norm set
+  privately) on every feature when there are at most ``SPARSITY`` of them, otherwise ``two-stage``: features
+  selected by peeling (the labels clipped at ``SELECTION_CLIP`` in the scores), then DP-GD (its clipping norm set
+  privately) on them; how many and DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
 - the logistic loss with a separable penalty: on at most ``FEW`` features, the constant predictor when
   ``n epsilon < FLOOR_FEW log p`` (too few records for the budget), otherwise DP-GD with ``GD_STEPS`` steps (its
   clipping norm set privately); on more, the constant predictor when ``n epsilon < FLOOR log p``, otherwise
@@ -39,8 +39,8 @@ releases the constant predictor, below ``FLOOR_LEAST_SQUARES log p`` the least-s
 docs/defaults.md)."""
 
 FEW, GD_STEPS, ITERATIONS = 100, 200, 100
-"""The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features, DP-GCD (``ITERATIONS`` steps) on more
-(measured: docs/defaults.md)."""
+"""The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features, DP-GCD (``ITERATIONS`` steps) on more;
+the least-squares rule: DP-GD (``GD_STEPS`` steps) on at most ``SPARSITY`` features (measured: docs/defaults.md)."""
 
 SELECTION_CLIP = 0.25
 """The labels' clip in the selection's scores, in units of the label range (measured: docs/defaults.md)."""
@@ -95,7 +95,9 @@ def choose(loss, penalty, n, p, epsilon):
                 "feature; the constant predictor (the noisy label mean)")
     if name == "squared" and separable:
         if p <= SPARSITY:
-            return "dp-gcd", {}, f"least squares on {p} <= {SPARSITY} features: DP-GCD on all of them"
+            return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto"},
+                    f"least squares on {p} <= {SPARSITY} features: DP-GD on all of them, {GD_STEPS} steps, automatic "
+                    "clipping norm")
         options = least_squares_selection(n, p, epsilon)
         return ("two-stage", options, f"least squares on {p} > {SPARSITY} features, n epsilon / log p = "
                 f"{n * epsilon / math.log(p):.3g}: select {options['sparsity']} privately, then {options['n_iter']} "

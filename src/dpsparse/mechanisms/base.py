@@ -212,6 +212,9 @@ class Plan:
     warnings : list of str
     miss_reason : str
         Why a source's calibration may miss its target (for the warning).
+    released : dict
+        Values a run releases with noise before its steps (an automatic clipping norm), by name, one per run
+        (``record``): noisy releases, so public, and shown in the report beside the plan's details.
     """
 
     ledger: Ledger | None
@@ -223,6 +226,17 @@ class Plan:
     warnings: list = field(default_factory=list)
     info: PublicInfo | None = None
     miss_reason: str = ""
+    released: dict = field(default_factory=dict)
+
+    def record(self, name, value):
+        """Keep ``value``, released with noise by a run (or post-processed from such a release), for the report."""
+        self.released.setdefault(name, []).append(float(value))
+        return value
+
+    def released_details(self):
+        """The report's lines of ``released``: one value, or one per run (one-vs-rest: per class)."""
+        return {f"{name} (released)": values[0] if len(values) == 1 else ", ".join(f"{v:.4g}" for v in values)
+                for name, values in self.released.items()}
 
 
 @dataclass(frozen=True)
@@ -363,7 +377,7 @@ def _report(mechanism, plan, info, design, noise):
         mechanism=mechanism.name, method=mechanism.title, calibration=info.calibration, epsilon=info.epsilon,
         delta=info.delta,
         accountant_epsilon=float(plan.accountant_epsilon), accountant=plan.accountant,
-        iterations=plan.iterations, noise={**plan.details, "source": mechanism.citation},
+        iterations=plan.iterations, noise={**plan.details, **plan.released_details(), "source": mechanism.citation},
         bounds_source=design.bounds_source, bounds_public=design.bounds_public, clipped=clipped,
         noise_source=noise.describe(), warnings=list(plan.warnings),
     )

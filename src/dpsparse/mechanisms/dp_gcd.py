@@ -452,7 +452,8 @@ def _run(design, plan, noise, callback):
     scale, clip = 1.0, q["clip"]
     if q["auto_multiplier"] is not None:  # every scale and sensitivity of the plan is for a threshold of 1
         k = design.p - int(design.fit_intercept)
-        scale = auto_clip(X, k, derivative_at_zero(info.loss), q["auto_multiplier"], noise)
+        scale = plan.record("clipping threshold", auto_clip(X, k, derivative_at_zero(info.loss),
+                                                            q["auto_multiplier"], noise))
         clip = np.full(design.p, scale)
     w0 = np.zeros(design.p)
     if q["warm_multiplier"] is not None and design.fit_intercept:

@@ -179,7 +179,8 @@ def run_clipping_norm(design, plan, noise):
     q, info = plan.params, plan.info
     if q["auto_multiplier"] is None:
         return q["C"]
-    return auto_clipping_norm(design.X, info.row_norm, info.loss, q["auto_multiplier"], noise)
+    return plan.record("clipping norm", auto_clipping_norm(design.X, info.row_norm, info.loss, q["auto_multiplier"],
+                                                           noise))
 
 
 def _poisson_batch(rng, n, q):

@@ -157,7 +157,11 @@ def _run(design, plan, noise, callback):
     plan2.info = dataclasses.replace(plan2.info, penalty=_restricted_penalty(info.penalty, columns))
     sub = dataclasses.replace(design, X=X[:, columns], feature_bounds=plan2.info.feature_bounds,
                               row_norm=plan2.info.row_norm)
+    plan2.released.clear()
     w_sub = np.asarray(q["second"].run(sub, plan2, noise, None), dtype=float)
+    for name, values in plan2.released.items():
+        for value in values:
+            plan.record(f"stage 2: {name}", value)
     w = np.zeros(design.p)
     w[columns] = w_sub
     if callback is not None:
