@@ -350,3 +350,21 @@ def test_coordinate_clipping_shrinks_the_noise_and_its_sensitivity_holds_on_repl
     clipped = make_plan(mod.MECHANISM, design, loss, pen, 1.0, 1e-3, None, {"n_iter": 3, "clipping_norm": 0.3})
     ratio = clipped.details["noise scale of each update"] / plain.details["noise scale of each update"]
     assert ratio == pytest.approx(0.3 / loss.lipschitz, rel=1e-3)
+
+
+def test_the_automatic_threshold_scales_every_drawn_noise_as_the_report_says():
+    """With ``clipping_norm="auto"`` the report gives the scales per unit of the threshold and the released threshold:
+    every selection and update draw is at their product (the first draw is the threshold's own release)."""
+    X, y, loss, pen = _setup()
+    noise = RecordingNoise(1)
+    _, rep = mod.dp_gcd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-5, n_iter=10,
+                        clipping_norm="auto", noise=noise)
+    threshold = rep.noise["clipping threshold (released)"]
+    assert 0.0 < threshold < 0.5
+    steps = noise.draws[1:]
+    select = [d for d in steps if d[1].size == X.shape[1]]
+    update = [d for d in steps if d[1].size == 1]
+    assert len(select) == len(update) == 10
+    for draws, key in [(select, "noise scale of each selection"), (update, "noise scale of each update")]:
+        for d in draws:
+            np.testing.assert_allclose(d[1], threshold * rep.noise[f"{key} (per unit of the threshold)"], rtol=1e-12)

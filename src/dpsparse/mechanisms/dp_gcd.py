@@ -421,11 +421,12 @@ def _plan(info):
     # one Gumbel scale for every coordinate: a scalar, so each selection draws p variates at one scale
     select_scales = update_scales / np.sqrt(M) if selection == "laplace" else float(s * ratio.max())
     c_laplace, c_gumbel, c_update = constants
+    unit = " (per unit of the threshold)" if auto else ""
     details = {
         "selection": f"{selection} report-noisy-max",
         "update": f"{update} noise",
-        "noise scale of each update": float(update_scales.max()),
-        "noise scale of each selection": float(np.max(select_scales)),
+        f"noise scale of each update{unit}": float(update_scales.max()),
+        f"noise scale of each selection{unit}": float(np.max(select_scales)),
         "scale by the source's formula": float(s_paper * L.max()),
         "epsilon of one selection": (c_laplace if selection == "laplace" else c_gumbel) / s,
         "update noise / sensitivity": c_update * s,
@@ -436,7 +437,8 @@ def _plan(info):
               "auto_multiplier": m_auto, "warm_multiplier": m_warm}
     if auto:
         details["clipping"] = (f"automatic: |f'(0)| x the private mean of |x_ij| (Gaussian, multiplier "
-                               f"{m_auto:.4g}, {SHARE:g} of the zCDP budget); every noise scale x it")
+                               f"{m_auto:.4g}, {SHARE:g} of the zCDP budget); each noise scale is the one per unit "
+                               "of the threshold times the released threshold")
     if m_warm is not None:
         details["warm start"] = (f"the intercept of the constant predictor (the noisy label mean, Gaussian, "
                                  f"multiplier {m_warm:.4g}, {SHARE:g} of the zCDP budget)")
