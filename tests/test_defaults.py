@@ -145,30 +145,33 @@ def test_a_delta_above_one_over_n_warns():
     assert any("above 1/n" in w for w in est.privacy_report_.warnings)
 
 
-@pytest.mark.parametrize("options", [{"clipping_norm": "auto"}, {"clipping_norm": "auto", "warm_start": True},
-                                     {"warm_start": True}])
-def test_dp_gcd_automatic_clipping_and_warm_start_are_in_the_ledger_and_within_their_sensitivity(options):
-    options = {"n_iter": 5, **options}
+@pytest.mark.parametrize("name,options", [("dp-gcd", {"clipping_norm": "auto"}),
+                                          ("dp-gcd", {"clipping_norm": "auto", "warm_start": True}),
+                                          ("dp-gcd", {"warm_start": True}), ("dp-cd", {"clipping_norm": "auto"})])
+def test_coordinate_automatic_clipping_and_warm_start_are_in_the_ledger_and_within_their_sensitivity(name, options):
+    """DP-GCD's and DP-CD's automatic threshold (and DP-GCD's warm start): the draws compose to the claim, and every
+    release stays within its declared sensitivity, the threshold's reaching it on a record moved to a corner."""
+    options = {"n_iter": 5 if name == "dp-gcd" else 2, **options}
     bounds, pairs = audit.neighbouring_pairs(n=40, p=3, classification=True)
     pen = norms.build_penalty("l1", 0.05, 3, True)
     design = data.prepare(*pairs["label flip"][0], bounds, True)
-    check = _quiet(audit.ledger_replay, "dp-gcd", design, losses.Logistic(), pen, epsilon=1.0, delta=1e-5,
+    check = _quiet(audit.ledger_replay, name, design, losses.Logistic(), pen, epsilon=1.0, delta=1e-5,
                    options=options)
     assert check.composed == pytest.approx(check.claimed, rel=1e-6) and check.claimed <= 1.0
     for pair in pairs.values():
-        ratios = _quiet(audit.sensitivity_replay, "dp-gcd", pair, bounds, losses.Logistic(), pen, options=options)
+        ratios = _quiet(audit.sensitivity_replay, name, pair, bounds, losses.Logistic(), pen, options=options)
         assert max(ratios.values()) <= 1.0 + 1e-9
     if "clipping_norm" in options:  # a record moved from the origin to a corner moves the sum by its bound, 1
         X, y = pairs["label flip"][0]
         Xa, Xb = X.copy(), X.copy()
         Xa[0], Xb[0] = 0.0, 1.0
-        ratios = _quiet(audit.sensitivity_replay, "dp-gcd", ((Xa, y), (Xb, y)), bounds, losses.Logistic(), pen,
+        ratios = _quiet(audit.sensitivity_replay, name, ((Xa, y), (Xb, y)), bounds, losses.Logistic(), pen,
                         options=options)
         assert ratios["mean |x| (automatic clipping)"] == pytest.approx(1.0)
 
 
 def test_the_automatic_clip_is_half_the_mean_absolute_feature_for_the_logistic_loss():
-    from dpsparse.mechanisms.dp_gcd import auto_clip
+    from dpsparse.mechanisms._common import auto_clip
 
     rng = np.random.default_rng(0)
     for scale in (0.1, 0.8):
@@ -284,9 +287,9 @@ def test_the_automatic_clipping_norm_is_the_mean_start_gradient_norm_bound():
 
 
 def test_the_report_shows_the_released_clipping_norm_the_run_used():
-    """The automatic clipping norm is a noisy release, so public: the report carries the value the steps used (here
-    without noise, the closed form), one per run in a one-vs-rest fit, and two-stage's second stage's."""
-    from dpsparse.mechanisms.dp_gcd import auto_clip
+    """The automatic clipping norm (threshold) is a noisy release, so public: the report carries the value the steps
+    used (here without noise, the closed form), one per run in a one-vs-rest fit, and two-stage's second stage's."""
+    from dpsparse.mechanisms._common import auto_clip
     from dpsparse.mechanisms.dp_sgd import auto_clipping_norm
 
     rng = np.random.default_rng(1)
@@ -295,7 +298,8 @@ def test_the_report_shows_the_released_clipping_norm_the_run_used():
     pen = norms.build_penalty("l1", 1e-3, 12, True)
     zero = audit.LedgerNoise(0, zero=True)
     expect = {"dp-gd": ("clipping norm", auto_clipping_norm(design.X, design.row_norm, losses.Logistic(), 1.0, zero)),
-              "dp-gcd": ("clipping threshold", auto_clip(design.X, 12, 0.5, 1.0, zero))}
+              "dp-gcd": ("clipping threshold", auto_clip(design.X, 12, 0.5, 1.0, zero)),
+              "dp-cd": ("clipping threshold", auto_clip(design.X, 12, 0.5, 1.0, zero))}
     for name, (line, value) in expect.items():
         _, report = fit_mechanism(REGISTRY[name], design, losses.Logistic(), pen, epsilon=1.0, delta=1e-5,
                                   options={"n_iter": 3, "clipping_norm": "auto"}, noise=zero)

@@ -9,8 +9,8 @@ import scipy.sparse as sp
 from ..accounting import Ledger, zcdp_budget
 from ..affine import is_shifted
 
-__all__ = ["SHARE", "abs_sum", "check_n_iter", "column", "derivative_at_zero", "ledger_after", "private_unit_mean",
-           "row_norm_bound", "row_norms", "share_multiplier", "unit_row_norm_sum"]
+__all__ = ["SHARE", "abs_sum", "auto_clip", "check_n_iter", "column", "derivative_at_zero", "ledger_after",
+           "private_unit_mean", "row_norm_bound", "row_norms", "share_multiplier", "unit_row_norm_sum"]
 
 SHARE = 0.05
 """Share of the zCDP budget that buys each automatic choice a mechanism makes privately before its steps (the
@@ -150,3 +150,21 @@ def row_norm_bound(feature_bounds, row_norm, p):
     if not R > 0:
         raise ValueError("the row-norm bound must be > 0")
     return R
+
+
+def auto_clip(X, n_features, derivative_at_zero, multiplier, noise):
+    """The clipping threshold of ``clipping_norm="auto"``: ``|f'(0)|`` times the private mean of ``|x_ij|``.
+
+    Each record's mean of ``|x_ij|`` over the ``n_features`` features (the intercept excluded) lies in [0, 1] on a
+    design whose feature bounds are at most 1 (the mechanisms refuse others), so their sum has replace-one sensitivity
+    1; it is released with Gaussian noise of ``multiplier`` (``private_unit_mean``). At the start model every
+    per-record term of the gradient is ``f'(0, y_i) x_ij``, so the threshold is the typical size of those terms:
+    large terms (the records far out in the range) are clipped, typical ones are not. Between 0.01 and 1 times
+    ``|f'(0)|``.
+
+    Returns
+    -------
+    float
+    """
+    total = abs_sum(X, n_features) / max(n_features, 1)
+    return derivative_at_zero * private_unit_mean(total, X.shape[0], multiplier, noise, "mean |x| (automatic clipping)")

@@ -65,11 +65,11 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from ..accounting import Ledger, calibrate
+from ..accounting import calibrate
 from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
 from ..noise import batched
-from ._common import column
+from ._common import SHARE, auto_clip, column, derivative_at_zero, ledger_after, share_multiplier
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 
@@ -96,9 +96,10 @@ def noise_stds(multiplier, clip, n):
 
 
 @functools.lru_cache(maxsize=256)
-def _tight_multiplier(n_updates, epsilon, delta, rho=None):
-    """Smallest noise multiplier whose ``n_updates`` Gaussian mechanisms compose to (epsilon, delta)."""
-    return calibrate(lambda m: Ledger().gaussian(m, 1.0, n_updates), epsilon, delta,
+def _tight_multiplier(n_updates, epsilon, delta, rho=None, before=()):
+    """Smallest noise multiplier whose ``n_updates`` Gaussian mechanisms compose to (epsilon, delta) after the
+    Gaussian releases of noise multipliers ``before`` (the automatic clipping threshold)."""
+    return calibrate(lambda m: ledger_after(before).gaussian(m, 1.0, n_updates), epsilon, delta,
                      paper_multiplier(n_updates, epsilon, delta), rho=rho)
 
 
@@ -276,25 +277,39 @@ def _derivative_and_clip(loss, clip, b):
 
 def _plan(info):
     o, n, p = info.options, info.n, info.p
-    derivative, C, kernel = _derivative_and_clip(info.loss, o["clipping_norm"], info.feature_bounds)
+    auto = isinstance(o["clipping_norm"], str)
+    if auto and np.any(np.asarray(info.feature_bounds, dtype=float) > 1.0):
+        raise ValueError("mechanism dp-cd: clipping_norm='auto' releases the mean of |x_ij| as a sum of values in "
+                         "[0, 1]: it needs feature bounds of at most 1 (a prepared design's; the estimators map every "
+                         "feature onto [-1, 1]); scale the features or set clipping_norm")
+    if auto and info.calibration == "paper":
+        raise ValueError("mechanism dp-cd: clipping_norm='auto' is a release of its own, in the tight calibration only")
+    # with "auto", the plan at a nominal threshold of 1 on every column; the released one scales every noise
+    derivative, C, kernel = _derivative_and_clip(info.loss, 1.0 if auto else o["clipping_norm"], info.feature_bounds)
     K = p if o["updates_per_epoch"] is None else o["updates_per_epoch"]
     n_updates = o["n_iter"] * K
+    m_auto = share_multiplier(info) if auto else None
+    before = () if m_auto is None else (m_auto,)
     m_paper = paper_multiplier(n_updates, info.epsilon, info.delta)
-    m = m_paper if info.calibration == "paper" else _tight_multiplier(n_updates, info.epsilon, info.delta, info.zcdp)
-    ledger = Ledger().gaussian(m, 1.0, n_updates)
+    m = m_paper if info.calibration == "paper" else _tight_multiplier(n_updates, info.epsilon, info.delta, info.zcdp,
+                                                                      before)
+    ledger = ledger_after(before).gaussian(m, 1.0, n_updates)
     stds = noise_stds(m, C, n)
+    unit = " (per unit of the threshold)" if auto else ""
     details = {
         "update": "gaussian noise on the clipped coordinate gradient",
         "noise multiplier": float(m),
-        "noise std": float(stds.max()),
-        "paper noise std": float(noise_stds(m_paper, C, n).max()),
-        "clipping threshold": float(C.max()),
+        f"noise std{unit}": float(stds.max()),
+        f"paper noise std{unit}": float(noise_stds(m_paper, C, n).max()),
+        "clipping threshold": ("automatic: |f'(0)| x the private mean of |x_ij| (Gaussian, multiplier "
+                               f"{m_auto:.4g}, {SHARE:g} of the zCDP budget); each noise std is the one per unit of "
+                               "the threshold times the released threshold") if auto else float(C.max()),
         "coordinate updates": n_updates,
         "updates per epoch": int(K),
         "coordinate choice": "uniform, independent of the data (no amplification claimed)",
         "iterate": "average of each epoch" if o["average"] else "last",
     }
-    params = {"derivative": derivative, "kernel": kernel, "C": C, "K": K, "stds": stds,
+    params = {"derivative": derivative, "kernel": kernel, "C": C, "K": K, "stds": stds, "auto_multiplier": m_auto,
               "M": info.loss.coordinate_smoothness(info.feature_bounds)}
     return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
                 iterations=o["n_iter"], details=details, params=params,
@@ -306,8 +321,13 @@ def _run(design, plan, noise, callback):
     X = design.X
     if not is_shifted(X) and not is_dask(X):
         X = X.tocsc() if sp.issparse(X) else np.asfortranarray(X, dtype=float)
-    return cd(X, np.asarray(design.y, dtype=float), q["derivative"], info.penalty, q["M"], q["C"],
-              info.options["n_iter"], q["K"], q["stds"], noise, callback, info.options["average"], q["kernel"])
+    scale = 1.0
+    if q["auto_multiplier"] is not None:  # every threshold and noise std of the plan is for a threshold of 1
+        k = design.p - int(design.fit_intercept)
+        scale = plan.record("clipping threshold", auto_clip(X, k, derivative_at_zero(info.loss), q["auto_multiplier"],
+                                                            noise))
+    return cd(X, np.asarray(design.y, dtype=float), q["derivative"], info.penalty, q["M"], scale * q["C"],
+              info.options["n_iter"], q["K"], scale * q["stds"], noise, callback, info.options["average"], q["kernel"])
 
 
 MECHANISM = Mechanism(
@@ -318,8 +338,9 @@ MECHANISM = Mechanism(
     options=(
         n_iter_option(20, "number of epochs T (each makes updates_per_epoch coordinate updates)"),
         Option("clipping_norm", "floats", None,
-               "per-sample coordinate-wise clipping threshold C_j (one, or one per column)",
-               low=0.0, low_open=True, default_help="sup|f'| b_j: clips no record within the bounds"),
+               "per-sample coordinate-wise clipping threshold C_j (one, or one per column); 'auto': |f'(0)| times "
+               "the private mean of |x_ij| (a release of its own, 0.05 of the zCDP budget)",
+               low=0.0, low_open=True, default_help="sup|f'| b_j: clips no record within the bounds", auto=True),
         Option("updates_per_epoch", "int", None, "coordinate updates per epoch K", low=1, high=10**7,
                default_help="p"),
         Option("average", "bool", False, "end each epoch at the average of its inner iterates (convex variant)"),

@@ -52,7 +52,7 @@ from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
 from ..noise import batched
 from . import constant
-from ._common import SHARE, abs_sum, column, derivative_at_zero, ledger_after, private_unit_mean, share_multiplier
+from ._common import SHARE, auto_clip, column, derivative_at_zero, ledger_after, share_multiplier
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 
@@ -170,24 +170,6 @@ def _tight_scale(constants, n_iter, epsilon, delta, scale0, selection, update, r
     (epsilon, delta)."""
     return calibrate(lambda s: _ledger(s, constants, n_iter, selection, update, before), epsilon, delta,
                      scale0, rho=rho)
-
-
-def auto_clip(X, n_features, derivative_at_zero, multiplier, noise):
-    """The clipping threshold of ``clipping_norm="auto"``: ``|f'(0)|`` times the private mean of ``|x_ij|``.
-
-    Each record's mean of ``|x_ij|`` over the ``n_features`` features (the intercept excluded) lies in [0, 1] on a
-    design whose feature bounds are at most 1 (``_plan`` refuses others), so their sum has replace-one sensitivity
-    1; it is released with Gaussian noise of ``multiplier`` (``private_unit_mean``). At the start model every
-    per-record term of the gradient is ``f'(0, y_i) x_ij``, so the threshold is the typical size of those terms:
-    large terms (the records far out in the range) are clipped, typical ones are not. Between 0.01 and 1 times
-    ``|f'(0)|``.
-
-    Returns
-    -------
-    float
-    """
-    total = abs_sum(X, n_features) / max(n_features, 1)
-    return derivative_at_zero * private_unit_mean(total, X.shape[0], multiplier, noise, "mean |x| (automatic clipping)")
 
 
 def _noise_families(calibration, selection, update):
