@@ -58,12 +58,12 @@ def test_report_prints_and_serializes():
     rep = PrivacyReport(mechanism="m", calibration="tight", epsilon=1.0, delta=1e-5, accountant_epsilon=0.99,
                         iterations=3, noise={"scale": np.float64(0.5)}, clipped={"feature values": 2})
     d = json.loads(rep.to_json())
-    assert d["guarantee_holds"] is True and d["noise"]["scale"] == 0.5
+    assert d["accounting_holds"] is True and d["noise"]["scale"] == 0.5
     assert "(1, 1e-05)-differentially private" in str(rep)
     rep.bounds_public = False
-    assert not rep.guarantee_holds and "NO differential-privacy guarantee" in str(rep)
+    assert not rep.accounting_holds and "NO differential-privacy guarantee" in str(rep)
     rep.bounds_public, rep.accountant_epsilon = True, 1.5
-    assert not rep.guarantee_holds
+    assert not rep.accounting_holds
 
 
 def _gdp_delta(mu, eps):

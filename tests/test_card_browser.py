@@ -40,10 +40,10 @@ def _chromium(*args):
 def write_card(folder):
     """A private sweep, then a default fit with a private score, its card (with the sweep's curve) as HTML."""
     folder = Path(folder)
-    assert main(["sweep", "--private-score", "--epsilons", "0.5,1,2", "--repeats", "2", "--seed", "0",
+    assert main(["sweep", "--private-score", "--epsilons", "0.5,1,2", "--repeats", "2",
                  "--out", str(folder / "sweep.json"), "--plot", str(folder / "sweep.png")]) == 0
     card = folder / "card.html"
-    assert main(["fit", "--seed", "0", "--private-score", "--out", str(folder / "model.json"),
+    assert main(["fit", "--private-score", "--out", str(folder / "model.json"),
                  "--sweep", str(folder / "sweep.json"), "--report", str(card)]) == 0
     return card
 

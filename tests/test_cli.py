@@ -19,7 +19,7 @@ def _keys(tree):
 
 def test_fit_on_bundled_data_trains_on_every_record_and_releases_only_private_quantities(tmp_path, capsys):
     out = tmp_path / "m.json"
-    assert main(["fit", "--seed", "0", "--out", str(out), "--verbose"]) == 0
+    assert main(["fit", "--out", str(out), "--verbose"]) == 0
     text = capsys.readouterr().out
     for needle in ["Privacy report", "differentially private", "569 training records", "private score       none",
                    "support size", "replace-one"]:
@@ -27,13 +27,26 @@ def test_fit_on_bundled_data_trains_on_every_record_and_releases_only_private_qu
     assert "non-private" not in text and "held-out accuracy" not in text and "clipped" not in text
     model = json.loads(out.read_text())
     assert model["task"] == "classification" and len(model["coef"]) == 30
-    assert model["privacy_report"]["guarantee_holds"]
+    assert model["privacy_report"]["accounting_holds"]
     assert not _keys(model) & {"metrics", "clipped", "non_private", "relative_error", "private", "constant"}
+
+
+def test_a_seeded_fit_has_no_guarantee_in_the_report_the_file_and_the_card(tmp_path, capsys):
+    """--seed makes the noise reproducible by anyone who knows or guesses the seed: no guarantee anywhere."""
+    out, card = tmp_path / "m.json", tmp_path / "card.md"
+    assert main(["fit", "--seed", "0", "--no-tune", "--out", str(out), "--report", str(card)]) == 0
+    assert capsys.readouterr().out.startswith("This model has NO differential-privacy guarantee: the noise came from a "
+                                              "fixed seed")
+    rep = json.loads(out.read_text())["privacy_report"]
+    assert rep["noise_seeded"] and not rep["guarantee_holds"] and rep["accounting_holds"]
+    assert "NO privacy guarantee" in card.read_text() and "This model is (" not in card.read_text()
+    assert main(["report", str(out)]) == 0
+    assert "WARNING            the noise came from a fixed seed" in capsys.readouterr().out
 
 
 def test_report_prints_the_privacy_report_of_a_model_file(tmp_path, capsys):
     out = tmp_path / "m.json"
-    assert main(["fit", "--seed", "0", "--out", str(out)]) == 0
+    assert main(["fit", "--out", str(out)]) == 0
     terminal = capsys.readouterr().out
     assert "Privacy report" not in terminal and f"dpsparse report {out}" in terminal  # short by default
     assert main(["report", str(out)]) == 0
@@ -73,7 +86,7 @@ def test_json_output_and_csv_training(tmp_path, capsys):
     assert main(["fit", "--data", str(csv), "--target", "label", "--bounds", str(bounds), "--json", "--classes", "0,1",
                  "--out", str(out), "--epsilon", "5", "--calibration", "paper", "--rule", "gs-s"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert res["privacy_report"]["guarantee_holds"] and res["released"]["support"]["features"] == 3
+    assert res["privacy_report"]["accounting_holds"] and res["released"]["support"]["features"] == 3
     assert res["diagnostics"] is None and "private_score" not in res["released"]
 
 
@@ -112,7 +125,7 @@ def test_bad_bounds_and_model_files_are_clear_errors(tmp_path, capsys):
 
 def test_private_score_and_diagnostics_are_kept_apart(tmp_path, capsys):
     out = tmp_path / "m.json"
-    assert main(["fit", "--seed", "0", "--out", str(out), "--repeats", "3", "--epsilon", "2", "--private-score",
+    assert main(["fit", "--out", str(out), "--repeats", "3", "--epsilon", "2", "--private-score",
                  "--diagnostics"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("This model is (2, ") and "-differentially private: replacing any one" in text
@@ -163,7 +176,7 @@ def test_useless_models_clipped_data_and_weak_budgets_are_warned(tmp_path, capsy
 @pytest.mark.parametrize("suffix", [".html", ".md"])
 def test_the_model_card_holds_the_summary_the_report_and_the_coefficients(tmp_path, capsys, suffix):
     card = tmp_path / f"card{suffix}"
-    assert main(["fit", "--seed", "0", "--no-tune", "--out", str(tmp_path / "m.json"), "--report", str(card)]) == 0
+    assert main(["fit", "--no-tune", "--out", str(tmp_path / "m.json"), "--report", str(card)]) == 0
     text = card.read_text()
     for needle in ["This model is (1, ", "Model details", "Intended use", "Training data", "Evaluation",
                    "Quantitative analyses", "Privacy", "Caveats and recommendations", "Privacy report", "Bassily",
@@ -256,7 +269,7 @@ def test_group_penalty_with_dp_sgd_on_real_data(tmp_path, capsys, shared_data):
                  "--mechanism", "dp-sgd", "--groups", str(groups), "--bounds", str(bounds), "--epsilon", "5",
                  "--seed", "0", "--out", str(out), "--json", "--diagnostics"]) == 0
     res = json.loads(capsys.readouterr().out)
-    assert res["privacy_report"]["guarantee_holds"] and res["privacy_report"]["mechanism"].startswith("dp-sgd")
+    assert res["privacy_report"]["accounting_holds"] and res["privacy_report"]["mechanism"].startswith("dp-sgd")
     assert res["diagnostics"]["reference_gap"] < 1e-6 and res["diagnostics"]["relative_error"] < 1.0
 
 
@@ -327,12 +340,12 @@ def test_the_default_fit_is_the_rules_single_fit_and_tune_searches_around_it(tmp
     printed = capsys.readouterr().out
     rep = json.loads(printed)["privacy_report"]
     assert "base runs" not in printed and "repetition" not in printed  # nor in the terminal
-    assert rep["mechanism"] == "dp-gd" and rep["guarantee_holds"] and rep["accountant_epsilon"] <= 1.0
+    assert rep["mechanism"] == "dp-gd" and rep["accounting_holds"] and rep["accountant_epsilon"] <= 1.0
     for artefact in (tmp_path / "m.json", card):  # a default fit writes no count of search runs
         assert "base runs" not in artefact.read_text() and "repetition" not in artefact.read_text()
     assert main(["fit", "--seed", "0", "--json", "--tune", "--out", str(tmp_path / "t.json")]) == 0
     rep = json.loads(capsys.readouterr().out)["privacy_report"]
-    assert rep["mechanism"] == "dp-search" and rep["guarantee_holds"]
+    assert rep["mechanism"] == "dp-search" and rep["accounting_holds"]
     assert rep["epsilon"] == 1.0 and rep["accountant_epsilon"] <= 1.0
     assert "constant predictor" in rep["noise"]["what was searched"]
     assert rep["noise"]["base runs"] == "each of the 2 settings once (composed in zCDP)"
@@ -386,7 +399,7 @@ def test_news20_runs_one_vs_rest_with_its_20_classes_and_one_range_for_all_featu
     model = json.loads(out.read_text())
     report, score = model["privacy_report"], model["private_score"]
     assert np.shape(model["coef"]) == (20, 62061) and len(model["classes"]) == 20
-    assert report["guarantee_holds"] and "one-vs-rest over 20 classes" in report["method"]
+    assert report["accounting_holds"] and "one-vs-rest over 20 classes" in report["method"]
     assert "no non-private comparison for more than two classes" in capsys.readouterr().out
     if score["model"] <= score["constant"]:  # below it, the warning must say so (above, it may: a noisy gap)
         assert any("does not show the model beating" in w for w in model["warnings"])

@@ -32,7 +32,7 @@ def test_every_mechanism_meets_its_target_and_reports_provenance(name):
         w, rep = fit_mechanism(REGISTRY[name], design, loss, pen, epsilon=EPS, delta=DELTA, options=options,
                                noise=make_noise(0), callback=lambda t, v: seen.append(np.shape(v)))
     assert w.shape == (design.p,) and np.all(np.isfinite(w))
-    assert rep.mechanism == name and rep.accountant_epsilon <= EPS * (1 + 1e-9) and rep.guarantee_holds
+    assert rep.mechanism == name and rep.accountant_epsilon <= EPS * (1 + 1e-9) and rep.accounting_holds
     assert rep.bounds_source == "test bounds" and rep.bounds_public
     assert seen and seen[0] in ((design.p,),)  # the callback gets the model
 
@@ -134,11 +134,11 @@ def test_classes_can_be_declared_publicly():
         est = DPLogisticRegression(bounds=bounds, max_iter=2, random_state=0, classes="from-data").fit(X[:, :-1], y)
         assert any("label set" in w for w in est.privacy_report_.warnings)
         # the label set sets the fits and the model's shape: no guarantee (a PrivacyLeakWarning)
-        assert not est.privacy_report_.guarantee_holds and not est.privacy_report_.to_dict()["guarantee_holds"]
+        assert not est.privacy_report_.accounting_holds and not est.privacy_report_.to_dict()["guarantee_holds"]
         assert "NO differential-privacy guarantee" in str(est.privacy_report_)
         est = DPLogisticRegression(bounds=bounds, max_iter=2, random_state=0, classes=[-1.0, 1.0]).fit(X[:, :-1], y)
         assert not any("label set" in w for w in est.privacy_report_.warnings)
-        assert est.privacy_report_.guarantee_holds
+        assert est.privacy_report_.accounting_holds
     with pytest.warns(PrivacyLeakWarning, match="no privacy guarantee"):
         DPLogisticRegression(bounds=bounds, max_iter=2, random_state=0, classes="from-data").fit(X[:, :-1], y)
     y_odd = y.copy()

@@ -132,7 +132,7 @@ def test_clip_auto_narrows_a_wide_label_range_and_helps():
     assert auto_fit.label_range_[1] - auto_fit.label_range_[0] < 40.0  # of 100 declared
     assert "label range" in " ".join(auto_fit.privacy_report_.noise)
     assert auto_fit.score(X, y) > fixed.score(X, y)
-    assert auto_fit.privacy_report_.guarantee_holds
+    assert auto_fit.privacy_report_.accounting_holds
 
 
 def test_a_delta_above_one_over_n_warns():
@@ -189,7 +189,7 @@ def test_declared_bounds_are_tightened_privately_only_where_affordable():
     est = _quiet(DPLasso(epsilon=1.0, bounds=wide, random_state=0).fit, X, y)
     assert "tightened" in est.bounds_.source
     assert np.all(est.bounds_.feature_high <= 100) and np.all(est.bounds_.feature_high < 10)
-    assert est.score(X, y) > 0.9 and est.privacy_report_.guarantee_holds
+    assert est.score(X, y) > 0.9 and est.privacy_report_.accounting_holds
     small = _quiet(DPLasso(epsilon=1.0, bounds=wide, random_state=0).fit, X[:300], y[:300])
     assert "tightened" not in small.bounds_.source  # 300 records cannot place 12 quantiles within 10 % of them
 

@@ -52,7 +52,7 @@ def test_logistic_fit_with_public_bounds_is_private_and_accurate_at_large_epsilo
         warnings.simplefilter("error", PrivacyLeakWarning)
         est = DPLogisticRegression(epsilon=1e3, alpha=1e-3, max_iter=200, bounds=bounds, random_state=0).fit(X, y)
     rep = est.privacy_report_
-    assert rep.guarantee_holds and rep.bounds_public and rep.delta == pytest.approx(1 / len(y) ** 2)
+    assert rep.accounting_holds and rep.bounds_public and rep.delta == pytest.approx(1 / len(y) ** 2)
     assert est.score(X, y) > 0.93
     assert est.coef_.shape == (30,) and np.isscalar(est.intercept_)
     np.testing.assert_array_equal(est.classes_, [0, 1])
@@ -72,14 +72,14 @@ def test_bounds_from_data_warn_and_void_the_guarantee():
     X, y, _ = _breast_cancer()
     with pytest.warns(PrivacyLeakWarning):
         est = DPLogisticRegression(bounds="from-data", random_state=0).fit(X, y)
-    assert not est.privacy_report_.guarantee_holds
+    assert not est.privacy_report_.accounting_holds
     assert "NO differential-privacy guarantee" in str(est.privacy_report_)
 
 
 def test_lasso_on_diabetes_with_public_bounds():
     X, y, bounds, _ = data.load_bundled("diabetes")
     est = DPLasso(epsilon=1e3, alpha=1e-4, max_iter=300, bounds=bounds, random_state=0).fit(X, y)
-    assert est.privacy_report_.guarantee_holds
+    assert est.privacy_report_.accounting_holds
     assert est.score(X, y) > 0.35
     huber = DPLasso(loss="huber", epsilon=1e3, alpha=1e-4, max_iter=300, bounds=bounds, random_state=0).fit(X, y)
     assert huber.score(X, y) > 0.35
@@ -128,7 +128,7 @@ def test_more_than_two_classes_are_fitted_one_vs_rest_within_the_budget(mechanis
     rep = est.privacy_report_
     assert est.coef_.shape == (3, 4) and est.intercept_.shape == (3,)
     np.testing.assert_array_equal(est.classes_, ["a", "b", "c"])
-    assert rep.guarantee_holds and accountant in rep.accountant and "one-vs-rest over 3 classes" in rep.method
+    assert rep.accounting_holds and accountant in rep.accountant and "one-vs-rest over 3 classes" in rep.method
     assert 0.9 * 2.0 <= rep.accountant_epsilon <= 2.0  # the split is tight, not wasteful
     assert budget.remaining[0] == pytest.approx(1.0)  # charged once, for the whole fit
     proba = est.predict_proba(X)
@@ -187,14 +187,14 @@ def test_every_mechanism_through_the_estimator(mechanism, options):
     X, y, bounds = _breast_cancer()
     est = DPLogisticRegression(mechanism=mechanism, mechanism_options=options, epsilon=50.0, max_iter=100,
                                bounds=bounds, random_state=0).fit(X, y)
-    assert est.privacy_report_.guarantee_holds and est.privacy_report_.mechanism.startswith(mechanism)
+    assert est.privacy_report_.accounting_holds and est.privacy_report_.mechanism.startswith(mechanism)
     assert est.score(X, y) > 0.8  # majority class: 0.63
 
 
 def test_linear_svc_with_the_one_pass_mechanism():
     X, y, bounds = _breast_cancer()
     est = DPLinearSVC(epsilon=50.0, bounds=bounds, random_state=0, mechanism_options={"radius": 5.0}).fit(X, y)
-    assert est.privacy_report_.guarantee_holds and est.score(X, y) > 0.85
+    assert est.privacy_report_.accounting_holds and est.score(X, y) > 0.85
     assert not hasattr(est, "predict_proba")
     with pytest.raises(ValueError, match="not smooth"):
         DPLinearSVC(mechanism="dp-gcd", bounds=bounds).fit(X, y)
@@ -224,7 +224,7 @@ def test_structured_penalties_with_dp_sgd(penalty, groups):
     X, y, bounds, _ = data.load_bundled("diabetes")
     est = DPLinearRegression(penalty=penalty, groups=groups, mechanism="dp-sgd", epsilon=100.0, alpha=1e-4,
                              max_iter=300, bounds=bounds, random_state=0).fit(X, y)
-    assert est.privacy_report_.guarantee_holds and est.score(X, y) > 0.2
+    assert est.privacy_report_.accounting_holds and est.score(X, y) > 0.2
     with pytest.raises(ValueError, match="separable"):
         DPLinearRegression(penalty=penalty, groups=groups, bounds=bounds, mechanism="dp-gcd").fit(X, y)
     default = DPLinearRegression(penalty=penalty, groups=groups, bounds=bounds, random_state=0).fit(X, y)
@@ -244,7 +244,7 @@ def test_secure_noise_backend_through_the_estimator():
     pytest.importorskip("opendp")
     X, y, bounds = _breast_cancer()
     est = DPLogisticRegression(noise="secure", bounds=bounds, max_iter=10).fit(X, y)
-    assert "OpenDP" in est.privacy_report_.noise_source and est.privacy_report_.guarantee_holds
+    assert "OpenDP" in est.privacy_report_.noise_source and est.privacy_report_.accounting_holds
     with pytest.raises(ValueError, match="seed"):
         DPLogisticRegression(noise="secure", random_state=0, bounds=bounds).fit(X, y)
 
@@ -259,7 +259,7 @@ def test_perturbation_mechanisms_through_the_estimator(mechanism, options, calib
     est = DPLogisticRegression(mechanism=mechanism, mechanism_options=options, epsilon=500.0, bounds=bounds,
                                penalty=penalty, random_state=0).fit(X, y)
     rep = est.privacy_report_
-    assert rep.guarantee_holds and rep.calibration == calibration and rep.mechanism.startswith(mechanism)
+    assert rep.accounting_holds and rep.calibration == calibration and rep.mechanism.startswith(mechanism)
     assert est.score(X, y) > 0.85
 
 

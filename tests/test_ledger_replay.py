@@ -140,7 +140,7 @@ def test_each_base_run_of_the_search_is_within_its_rho():
         assert rho_fit == pytest.approx(rho, rel=1e-3) and rho_fit <= rho * (1 + 1e-9)
         assert rho_score == pytest.approx(rho, rel=1e-9)
     assert runs[0][0] == pytest.approx(rho, rel=1e-9)  # the constant predictor's label mean
-    assert search.privacy_report_.guarantee_holds
+    assert search.privacy_report_.accounting_holds
 
 
 @pytest.mark.parametrize("second", ["output", "dp-gcd"])

@@ -49,7 +49,7 @@ def test_paper_calibration_uses_the_formula():
         coords = np.concatenate(noise.coords)
         scales = np.concatenate([d.scale for d in noise.of("gaussian")])
         np.testing.assert_allclose(scales, sigma[coords], rtol=1e-12)  # sigma_j of the drawn coordinate
-        assert rep.accountant_epsilon <= eps and rep.guarantee_holds and not rep.warnings
+        assert rep.accountant_epsilon <= eps and rep.accounting_holds and not rep.warnings
 
 
 def test_paper_formula_is_the_rdp_bound_of_its_theorem():
@@ -68,7 +68,7 @@ def test_tight_calibration_meets_the_target_with_less_noise():
         _, paper = mod.dp_cd(X, y, loss, pen, np.ones(X.shape[1]), calibration="paper", **kw)
         _, tight = mod.dp_cd(X, y, loss, pen, np.ones(X.shape[1]), calibration="tight", **kw)
         assert eps - 1e-3 <= tight.accountant_epsilon <= eps
-        assert tight.guarantee_holds and paper.guarantee_holds
+        assert tight.accounting_holds and paper.accounting_holds
         assert tight.noise["noise std"] < paper.noise["noise std"]
         assert tight.noise["paper noise std"] == pytest.approx(paper.noise["noise std"])
 
@@ -79,7 +79,7 @@ def test_paper_calibration_warns_when_it_misses_the_target():
     with pytest.warns(PrivacyCalibrationWarning, match="calibration='tight'"):
         _, rep = mod.dp_cd(X, y, loss, pen, np.ones(X.shape[1]), epsilon=40.0, delta=1e-6, n_iter=30,
                            calibration="paper", noise=make_noise(0))
-    assert rep.accountant_epsilon > 40.0 and not rep.guarantee_holds and rep.warnings
+    assert rep.accountant_epsilon > 40.0 and not rep.accounting_holds and rep.warnings
 
 
 # --- the noise drawn -------------------------------------------------------------------------
@@ -304,7 +304,7 @@ def test_unbounded_squared_loss_needs_clip():
     # with explicit thresholds the raw residual is clipped coordinate-wise, and the fit is private
     _, rep = mod.dp_cd(X, y, losses.Squared(), pen, np.ones(X.shape[1]), epsilon=1.0, delta=DELTA, n_iter=T,
                        calibration="paper", noise=make_noise(0), clipping_norm=2.0)
-    assert rep.guarantee_holds and rep.noise["clipping threshold"] == 2.0
+    assert rep.accounting_holds and rep.noise["clipping threshold"] == 2.0
 
 
 @pytest.mark.parametrize("layout", ["dense", "csc", "shifted"])

@@ -49,7 +49,7 @@ def test_tight_calibration_meets_the_target_with_less_noise():
                 _, tight = mod.dp_gcd(X, y, loss, pen, np.ones(X.shape[1]), calibration="tight",
                                       selection=selection, update_noise=update, **kw)
                 assert eps - 1e-3 <= tight.accountant_epsilon <= eps
-                assert tight.guarantee_holds
+                assert tight.accounting_holds
                 if update == "laplace":  # same noise family as the paper: strictly less noise
                     assert tight.noise["noise scale of each update"] < paper.noise["noise scale of each update"]
 
@@ -81,10 +81,10 @@ def test_paper_calibration_warns_when_it_misses_the_target():
     with pytest.warns(PrivacyCalibrationWarning, match="calibration='tight'"):
         _, rep = mod.dp_gcd(X, y, UnevenSmoothness(), pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-5,
                             n_iter=5, calibration="paper", noise=make_noise(0))
-    assert rep.accountant_epsilon > 1.0 and not rep.guarantee_holds and rep.warnings
+    assert rep.accountant_epsilon > 1.0 and not rep.accounting_holds and rep.warnings
     _, tight = mod.dp_gcd(X, y, UnevenSmoothness(), pen, np.ones(X.shape[1]), epsilon=1.0, delta=1e-5,
                           n_iter=5, noise=make_noise(0))
-    assert tight.guarantee_holds
+    assert tight.accounting_holds
 
 
 LAWS = {"laplace": stats.laplace.cdf, "gumbel": stats.gumbel_r.cdf, "gaussian": stats.norm.cdf}

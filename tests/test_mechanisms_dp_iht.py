@@ -44,7 +44,7 @@ def test_run_peels_s_coordinates_per_iteration_with_the_declared_noise():
     assert len(gauss) == 3 and all(d.values.size == 5 for d in gauss)
     assert [float(np.max(d.scale)) for d in gumbel] == pytest.approx([report.noise["gumbel scale"]] * 12)
     assert [float(np.max(d.scale)) for d in gauss] == pytest.approx([report.noise["noise std"]] * 3)
-    assert np.count_nonzero(w[:-1]) == 4 and report.guarantee_holds
+    assert np.count_nonzero(w[:-1]) == 4 and report.accounting_holds
 
 
 def test_replay_stays_within_the_declared_sensitivities_on_every_pair():

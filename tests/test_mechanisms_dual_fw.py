@@ -226,8 +226,8 @@ def test_tight_meets_the_target_with_less_noise_than_a_conservative_paper_run():
     for name in ["l1", "linf"]:
         _, paper = mod.dual_fw(X, y, loss, pens[name], bounds, mu=4.0, calibration="paper", **kw)
         _, tight = mod.dual_fw(X, y, loss, pens[name], bounds, mu=4.0, **kw)
-        assert paper.guarantee_holds and not paper.warnings  # mu >= ~1: the missing 1/mu does not bite
-        assert 1.0 - 1e-3 <= tight.accountant_epsilon <= 1.0 and tight.guarantee_holds
+        assert paper.accounting_holds and not paper.warnings  # mu >= ~1: the missing 1/mu does not bite
+        assert 1.0 - 1e-3 <= tight.accountant_epsilon <= 1.0 and tight.accounting_holds
         assert tight.noise["noise multiplier"] <= paper.noise["noise multiplier"]
 
 
@@ -236,7 +236,7 @@ def test_paper_calibration_under_noises_for_small_mu():
     with pytest.warns(PrivacyCalibrationWarning, match="1/mu"):
         _, rep = mod.dual_fw(X, y, loss, pens["linf"], bounds, epsilon=1.0, delta=1e-5, n_iter=10, mu=0.05,
                              calibration="paper", noise=make_noise(0))
-    assert rep.accountant_epsilon > 1.0 and not rep.guarantee_holds and rep.warnings
+    assert rep.accountant_epsilon > 1.0 and not rep.accounting_holds and rep.warnings
 
 
 def test_with_the_noise_off_the_private_path_converges_to_the_optimum():

@@ -278,7 +278,7 @@ def test_paper_calibration_is_ttz15s_formula_and_warns_when_it_misses_the_target
     assert rep.noise["scale"] == pytest.approx(lam, rel=1e-12) == rep.noise["scale by the source's formula"]
     # replace-one: the joint score moves by 2 (c + c0) / n; non-monotone report-noisy-min: factor 2
     assert rep.noise["epsilon of one selection"] == pytest.approx(2 * (2 * (c + c0) / n) / lam)
-    assert rep.accountant_epsilon > eps and not rep.guarantee_holds and rep.warnings
+    assert rep.accountant_epsilon > eps and not rep.accounting_holds and rep.warnings
     assert f"{rep.accountant_epsilon:.4f}" in str(rep)
 
 
@@ -289,7 +289,7 @@ def test_tight_calibration_meets_the_target_with_no_more_noise_than_the_paper(ep
     with pytest.warns(PrivacyCalibrationWarning):
         _, paper = _fit(X, y, loss, pen, calibration="paper", **kw)
     _, tight = _fit(X, y, loss, pen, **kw)
-    assert eps - 1e-3 <= tight.accountant_epsilon <= eps and tight.guarantee_holds
+    assert eps - 1e-3 <= tight.accountant_epsilon <= eps and tight.accounting_holds
     assert tight.noise["scale"] <= paper.noise["scale"]
     # at the budget the paper's noise really spends, both tight selections need less noise
     kw["epsilon"] = paper.accountant_epsilon
@@ -304,7 +304,7 @@ def test_structured_ball_uses_one_gaussian_mechanism_per_step():
     pen = norms.GroupLasso([[0, 1, 2], [3, 4, 5]], p, alpha=0.1)
     noise = RecordingNoise(2)
     w, rep = _fit(X, y, loss, pen, n_iter=30, radius=1.5, noise=noise)
-    assert rep.guarantee_holds and rep.accountant_epsilon <= 1.0
+    assert rep.accounting_holds and rep.accountant_epsilon <= 1.0
     R = math.sqrt(p)  # row-norm bound from unit feature bounds
     assert rep.noise["sensitivity"] == pytest.approx(2 * R / X.shape[0])
     assert len(noise.draws) == 30 and all(d[0] == "gaussian" and d[2].size == p for d in noise.draws)
@@ -362,14 +362,14 @@ def test_private_fit_approaches_the_optimum_at_large_epsilon():
     ref = _projected_gradient(X, y, loss, lambda v: np.r_[_project_l1(v[:-1], 1.0), np.clip(v[-1], -1, 1)])
     f0, f_ref = _objective(X, y, loss, np.zeros(X.shape[1])), _objective(X, y, loss, ref)
     w, rep = _fit(X, y, loss, pen, n_iter=50, epsilon=50.0, noise=make_noise(4))
-    assert rep.guarantee_holds
+    assert rep.accounting_holds
     assert (_objective(X, y, loss, w) - f_ref) / (f0 - f_ref) < 0.1
 
 
 def test_non_smooth_loss_is_private_with_a_note():
     X, y, _, pen = _setup()
     w, rep = _fit(X, y, losses.Hinge(), pen)
-    assert rep.guarantee_holds and "not smooth" in rep.noise["note"]
+    assert rep.accounting_holds and "not smooth" in rep.noise["note"]
 
 
 # ---------------------------------------------------------------- refusals

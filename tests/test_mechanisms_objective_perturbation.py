@@ -58,7 +58,7 @@ def test_report_budget_split_and_declared_delta():
     k = mod.kst_constants(loss, math.sqrt(X.shape[1]), eps_1, delta_1)
     assert rep.noise["Delta"] == pytest.approx(k["Delta_min"])
     assert rec.draws[0].scale == pytest.approx(k["beta"])
-    assert rep.guarantee_holds and rep.accountant_epsilon <= EPS * (1 + 1e-9)
+    assert rep.accounting_holds and rep.accountant_epsilon <= EPS * (1 + 1e-9)
     assert "certified gap" not in rep.noise  # a data-dependent number: never in the report
     assert np.abs(w[:-1]).sum() <= 2.0 + 6 * rep.noise["output noise std"] * math.sqrt(X.shape[1])
 

@@ -45,7 +45,7 @@ def test_paper_calibration_is_the_classic_gaussian_and_refuses_large_epsilon():
     _, rep = _fit(X, y, loss, pen, b, rec, calibration="paper", epsilon=0.5)
     sens = rep.noise["sensitivity (L2)"]
     assert rec.draws[0].scale == pytest.approx(sens * math.sqrt(2 * math.log(1.25 / DELTA)) / 0.5)
-    assert rep.accountant_epsilon <= 0.5 and rep.guarantee_holds
+    assert rep.accountant_epsilon <= 0.5 and rep.accounting_holds
     with pytest.raises(ValueError, match="epsilon < 1"):
         _fit(X, y, loss, pen, b, rec, calibration="paper", epsilon=1.0)
 
@@ -57,7 +57,7 @@ def test_declared_sensitivity_formula_and_report():
     n, R = X.shape[0], math.sqrt(X.shape[1])
     assert rep.noise["sensitivity (L2)"] == pytest.approx(2 * R / (n * 0.2) + 2 * math.sqrt(2e-9 / 0.2))
     assert "certified gap" not in rep.noise  # a data-dependent number: never in the report
-    assert rep.accountant_epsilon <= EPS * (1 + 1e-9) and rep.guarantee_holds
+    assert rep.accountant_epsilon <= EPS * (1 + 1e-9) and rep.accounting_holds
     assert rec.draws[0].scale == pytest.approx(rep.noise["noise std"])
 
 
@@ -140,7 +140,7 @@ def test_refuses_non_smooth_and_unbounded_losses():
     with pytest.raises(ValueError, match="not Lipschitz"):
         _fit(Xr, yr, losses.Squared(), norms.L1(0.01), np.ones(5), RecordingNoise())
     w, rep = _fit(Xr, yr, losses.Squared(clip=1.0), norms.L1(0.01), np.ones(5), RecordingNoise())
-    assert rep.guarantee_holds
+    assert rep.accounting_holds
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -128,7 +128,7 @@ def test_one_pass_works_with_the_hinge_loss():
     X, y, _, _ = _problem(n=4000)
     w, rep = one_pass_sgd.one_pass_sgd(X, y, losses.Hinge(), None, np.ones(X.shape[1]), epsilon=10.0, delta=1e-6,
                                        noise=make_noise(0), radius=5.0)
-    assert rep.guarantee_holds and np.mean(np.sign(X @ w) == y) > 0.7
+    assert rep.accounting_holds and np.mean(np.sign(X @ w) == y) > 0.7
 
 
 def test_dp_gcd_refuses_non_smooth_losses():

@@ -35,7 +35,7 @@ def test_run_selects_s_features_then_releases_a_model_on_them():
                               epsilon=1.0, delta=1e-5, options={"sparsity": 4}, noise=rec)
     assert [d.values.size for d in rec.of("gumbel")] == [20, 19, 18, 17]
     assert [d.values.size for d in rec.of("gaussian")] == [5]  # output perturbation on 4 features + intercept
-    assert np.count_nonzero(w[:-1]) <= 4 and report.guarantee_holds
+    assert np.count_nonzero(w[:-1]) <= 4 and report.accounting_holds
 
 
 def test_a_non_separable_penalty_is_refused_before_the_fit():

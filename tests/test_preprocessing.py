@@ -59,7 +59,7 @@ def test_the_released_moments_estimate_the_mean_and_scale():
     np.testing.assert_allclose(scaler.mean_, [2.0, -1.0], atol=0.05)
     np.testing.assert_allclose(scaler.scale_, [0.5, 2.0], rtol=0.1)
     Z = scaler.transform(X)
-    assert np.all(np.abs(Z) <= 3.0) and scaler.privacy_report_.guarantee_holds
+    assert np.all(np.abs(Z) <= 3.0) and scaler.privacy_report_.accounting_holds
 
 
 def test_a_pipeline_charges_the_shared_budget_once_per_step_and_fit():

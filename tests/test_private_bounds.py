@@ -117,7 +117,7 @@ def test_estimator_composes_bounds_and_fit_in_zcdp():
     rho = zcdp_budget(1.0, 1e-6)
     assert rep.noise["bounds: share of the budget"] == 0.1
     assert rep.accountant_epsilon == pytest.approx(zcdp_epsilon(rho, 1e-6), rel=1e-9)
-    assert rep.accountant_epsilon <= 1.0 + 1e-4 and rep.guarantee_holds
+    assert rep.accountant_epsilon <= 1.0 + 1e-4 and rep.accounting_holds
     assert "differentially private quantiles" in rep.bounds_source and rep.bounds_public
     assert budget.spent[0][0] == 1.0  # the target (the accountant gives at most it)
     assert est.bounds_.label_low < est.bounds_.label_high

@@ -38,7 +38,7 @@ def test_the_default_bounds_are_bought_privately_or_refused_with_the_remedy():
     yl = (Xl[:, 0] > 3.0).astype(int)
     est = _quiet_fit(DPLogisticRegression(classes=[0, 1], random_state=0), Xl, yl)
     report = est.privacy_report_
-    assert report.guarantee_holds and "private" in report.bounds_source and est.score(Xl, yl) > 0.8
+    assert report.accounting_holds and "private" in report.bounds_source and est.score(Xl, yl) > 0.8
 
 
 def test_bounds_none_is_refused_with_the_three_choices():
@@ -51,7 +51,7 @@ def test_reading_bounds_off_the_data_is_loud():
     X, y, _, _ = data.load_bundled("breast_cancer")
     with pytest.warns(PrivacyLeakWarning):
         est = DPLogisticRegression(bounds="from-data", classes=[0, 1]).fit(X, y)
-    assert not est.privacy_report_.guarantee_holds
+    assert not est.privacy_report_.accounting_holds
 
 
 def test_clipped_features_and_labels_warn_in_python():
@@ -82,7 +82,7 @@ def test_with_nothing_declared_the_label_set_is_selected_privately_too():
         est = DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
     assert not [w for w in caught if issubclass(w.category, (ClassesFromDataWarning, PrivacyLeakWarning))]
     assert list(est.classes_) == [0, 1] and est.privacy_report_.noise["label set"].startswith("selected privately")
-    assert est.privacy_report_.guarantee_holds and est.privacy_report_.accountant_epsilon <= 1.0
+    assert est.privacy_report_.accounting_holds and est.privacy_report_.accountant_epsilon <= 1.0
     with pytest.raises(ValueError, match="too few to select the label set.*declare the classes"):
         _quiet_fit(DPLogisticRegression(epsilon=1.0, random_state=0), X[:300], y[:300])
 

@@ -25,7 +25,7 @@ def test_madelon_l2_logistic_tends_to_the_noiseless_method(shared_data):
     est = DPLogisticRegression(epsilon=1.0, penalty="l2", alpha=1e-3, max_iter=T, bounds=bounds, mechanism="dp-gcd",
                                random_state=0).fit(X, y)
     rep = est.privacy_report_
-    assert rep.guarantee_holds and rep.clipped["feature values"] == 0
+    assert rep.accounting_holds and rep.clipped["feature values"] == 0
     big = DPLogisticRegression(epsilon=1e4, penalty="l2", alpha=1e-3, max_iter=T, bounds=bounds, mechanism="dp-gcd",
                                random_state=0).fit(X, y)
     design = big.set_params(bounds=big.bounds_)._design(X, y)  # at epsilon 1e4 the bounds are tightened privately
@@ -42,7 +42,7 @@ def test_cadata_lasso_relative_error(shared_data):
     X = X.toarray()  # dense: the affine map of data.prepare (sparse input is only rescaled)
     est = DPLasso(epsilon=1.0, alpha=1e-3, max_iter=100, bounds=a_priori_bounds("cadata"), mechanism="dp-gcd",
                   clip=1.0, random_state=0).fit(X, y)
-    assert est.privacy_report_.guarantee_holds
+    assert est.privacy_report_.accounting_holds
     design = est.set_params(bounds=est.bounds_)._design(X, y)  # the bounds it was fitted on (tightened privately)
     pen = norms.L1(1e-3, np.r_[np.ones(8), 0.0])
     ref = solvers.solve(design.X, design.y, losses.Squared(), pen)

@@ -107,7 +107,7 @@ def test_raw_adult_fits_and_predicts_through_its_schema(tmp_path, capsys, shared
                  "--iterations", "20", "--seed", "0", "--no-compare", "--json", "--out", str(out)]) == 0
     res = json.loads(capsys.readouterr().out)
     report = res["privacy_report"]
-    assert report["guarantee_holds"] and "schema" in report["bounds_source"]
+    assert report["accounting_holds"] and "schema" in report["bounds_source"]
     assert not any("label set" in w for w in report["warnings"])  # the classes are declared by the schema
     assert res["released"]["support"]["features"] == 112
     pred = tmp_path / "p.txt"

@@ -94,7 +94,7 @@ def test_every_release_of_a_search_is_calibrated_to_the_same_rho():
     assert {sens for name, _, sens in noise.log if name == "validation score"} == {1.0 / m}
     assert {sens for name, _, sens in noise.log if name == "label mean"} == {2.0 / (X.shape[0] - m)}
     report = search.privacy_report_
-    assert report.guarantee_holds and report.accountant_epsilon == pytest.approx(search_epsilon(rho, 6, 1e-5))
+    assert report.accounting_holds and report.accountant_epsilon == pytest.approx(search_epsilon(rho, 6, 1e-5))
     assert report.noise["zCDP budget of each candidate fit (rho)"] == pytest.approx(rho)
 
 
@@ -210,7 +210,7 @@ def test_regression_search_and_clone():
     assert clone(search).get_params()["param_grid"] == search.get_params()["param_grid"]
     search.fit(X, y)
     assert np.isfinite(search.best_score_) and search.predict(X).shape == y.shape
-    assert search.privacy_report_.guarantee_holds and search.best_estimator_.privacy_report_ is search.privacy_report_
+    assert search.privacy_report_.accounting_holds and search.best_estimator_.privacy_report_ is search.privacy_report_
 
 
 def test_the_sparsity_of_hard_thresholding_is_searched_like_any_hyperparameter():
@@ -218,5 +218,5 @@ def test_the_sparsity_of_hard_thresholding_is_searched_like_any_hyperparameter()
     grid = {"mechanism": ["dp-iht", "two-stage"], "mechanism_options": [{"sparsity": 2}, {"sparsity": 5}]}
     search = DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1]), grid, epsilon=5.0, delta=1e-5,
                         mean_repetitions=8, random_state=ReleaseLog(2)).fit(X, y)
-    assert search.privacy_report_.guarantee_holds and search.best_params_ is not None
+    assert search.privacy_report_.accounting_holds and search.best_params_ is not None
     assert search.best_estimator_.support_.size == search.best_params_["mechanism_options"]["sparsity"]

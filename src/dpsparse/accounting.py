@@ -695,6 +695,12 @@ def _shared_budget(budget_id, epsilon, delta, spent):
     return copy
 
 
+SEEDED_NOTE = ("the noise came from a fixed seed (random_state, --seed): anyone who knows or guesses the seed "
+               "regenerates the noise and subtracts it, so no privacy guarantee holds; for experiments only, never "
+               "for a model you release")
+"""The report's warning on seeded noise."""
+
+
 @dataclass
 class PrivacyReport:
     """What a private fit guarantees and how: printable (``str``) and as JSON (``to_json``).
@@ -725,6 +731,9 @@ class PrivacyReport:
         noise, for the data holder only, so neither ``str`` nor ``to_dict`` (the released
         forms) shows them.
     noise_source : str
+    noise_seeded : bool
+        True when the noise came from a fixed seed (``random_state``, ``--seed``): anyone who knows or guesses the
+        seed regenerates the noise and subtracts it, so no guarantee holds (for experiments only).
     warnings : list of str
     support_size : int or None
         Nonzero coefficients of the released model (the intercept excluded), set by the
@@ -746,19 +755,26 @@ class PrivacyReport:
     classes_public: bool = True
     clipped: dict = field(default_factory=dict)
     noise_source: str = ""
+    noise_seeded: bool = False
     warnings: list = field(default_factory=list)
     support_size: int | None = None
 
     @property
-    def guarantee_holds(self):
-        """True when the bounds and the label set are public and the accounted epsilon meets the target."""
+    def accounting_holds(self):
+        """True when the bounds and the label set are public and the accounted epsilon meets the target: the
+        guarantee of the mechanism run with secret noise (what a seeded experiment measures)."""
         return self.bounds_public and self.classes_public and self.accountant_epsilon <= self.epsilon * (1 + 1e-9)
+
+    @property
+    def guarantee_holds(self):
+        """True when ``accounting_holds`` and the noise is not from a fixed seed (``noise_seeded``)."""
+        return self.accounting_holds and not self.noise_seeded
 
     def to_dict(self):
         """The released form: every field but ``clipped`` (counted on the private data, for the data holder)."""
         d = asdict(self)
         del d["clipped"]
-        d["guarantee_holds"] = self.guarantee_holds
+        d["guarantee_holds"], d["accounting_holds"] = self.guarantee_holds, self.accounting_holds
         return d
 
     def to_json(self, **kw):
@@ -789,7 +805,7 @@ class PrivacyReport:
             f"  bounds             {self.bounds_source}",
             f"  noise source       {self.noise_source}",
         ]
-        lines += [f"  WARNING            {w}" for w in self.warnings]
+        lines += [f"  WARNING            {w}" for w in self.warnings + ([SEEDED_NOTE] if self.noise_seeded else [])]
         return "\n".join(lines)
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .accounting import SEEDED_NOTE
+
 __all__ = ["guarantee_sentence", "model_card", "plot_coefficients", "plot_sweep", "render_card"]
 
 
@@ -365,8 +367,9 @@ def _meaning(rep):
 def _guarantee_text(rep):
     """``guarantee_sentence`` from a released report (a dict)."""
     if not rep["guarantee_holds"]:
+        reasons = rep["warnings"] + ([SEEDED_NOTE] if rep.get("noise_seeded") else [])
         return ("This model has NO differential-privacy guarantee: "
-                + "; ".join(rep["warnings"] or ["the accounted epsilon exceeds the target"]) + ".")
+                + "; ".join(reasons or ["the accounted epsilon exceeds the target"]) + ".")
     return (f"This model is ({rep['epsilon']:g}, {rep['delta']:.2g})-differentially private: replacing any one "
             f"training record by another multiplies the probability of any set of released models by at most "
             f"{odds(rep['epsilon'])}, plus at most {rep['delta']:.2g}.")

@@ -153,6 +153,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             mechanism="dp-standard-scaler", method="private standard scaler (Gaussian moments)", calibration="tight",
             epsilon=float(self.epsilon), delta=float(delta), accountant_epsilon=zcdp_epsilon(rho, delta),
             accountant="rdp", iterations=None, bounds_source=source, noise_source=noise.describe(),
+            noise_seeded=noise.seeded,
             noise={"zCDP budget (rho), half to each moment": rho, "noise of the means of u": sigma1,
                    "noise of the means of u^2": sigma2, "L2 sensitivities": f"{sens1:.3g}, {sens2:.3g}",
                    "variance floor (squared half-ranges)": VARIANCE_FLOOR, "source": SOURCE})

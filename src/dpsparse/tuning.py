@@ -351,7 +351,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             bounds_public=design.bounds_public,
             clipped={"feature values": design.clipped_values, "labels": design.clipped_labels,
                      "row norms": design.clipped_rows},
-            noise_source=noise.describe(),
+            noise_source=noise.describe(), noise_seeded=noise.seeded,
         )
         if not design.bounds_public:
             report.warnings.append("bounds were computed from the private data: no privacy guarantee")

@@ -379,7 +379,7 @@ def _report(mechanism, plan, info, design, noise):
         accountant_epsilon=float(plan.accountant_epsilon), accountant=plan.accountant,
         iterations=plan.iterations, noise={**plan.details, **plan.released_details(), "source": mechanism.citation},
         bounds_source=design.bounds_source, bounds_public=design.bounds_public, clipped=clipped,
-        noise_source=noise.describe(), warnings=list(plan.warnings),
+        noise_source=noise.describe(), noise_seeded=noise.seeded, warnings=list(plan.warnings),
     )
     if not design.bounds_public:
         report.warnings.append("bounds were computed from the private data: no privacy guarantee")
