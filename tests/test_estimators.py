@@ -288,3 +288,11 @@ def test_sparse_input_gets_the_same_model_as_dense(mechanism):
     np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
     assert sparse.intercept_ == pytest.approx(dense.intercept_, rel=1e-9)
     np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
+
+
+@pytest.mark.parametrize("params", [{"bounds_share": 0}, {"bounds_share": "0.1"}, {"alpha": "big"}, {"alpha": None},
+                                    {"alpha": -1.0}, {"l1_ratio": "a"}, {"l1_ratio": 1.5}])
+def test_a_bad_number_is_refused_by_name_before_the_data_is_read(params):
+    name = next(iter(params))
+    with pytest.raises(ValueError, match=f"^{name} must be a number in"):
+        DPLogisticRegression(**params).fit(np.zeros((0, 3)), np.zeros(0))  # no records: refused before reading them

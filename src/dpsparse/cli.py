@@ -498,7 +498,8 @@ def _check_run_args(args, epsilons):
         notes.append("--bounds-from-data: the bounds are read off the private data, so the model has NO privacy "
                      "guarantee; drop it to buy the bounds privately, or give --bounds")
     if args.seed is not None and args.noise != "secure":
-        notes.append("--seed fixes the privacy noise: for experiments only, never for a model you release")
+        notes.append("--seed fixes the privacy noise, so the fit has NO privacy guarantee: for experiments only, "
+                     "never for a model you release")
     if max(epsilons) > WEAK_EPSILON:
         notes.append(f"epsilon = {max(epsilons):g} is above {WEAK_EPSILON:g}: the guarantee allows a change of odds by "
                 f"{card.odds(max(epsilons))}, which protects little")

@@ -8,6 +8,7 @@ in the bounded coordinates. ``privacy_report_`` says what the fit guarantees.
 """
 from __future__ import annotations
 
+import math
 import sys
 import time
 import warnings
@@ -149,6 +150,7 @@ class _DPLinearModel(BaseEstimator):
         """
         if self.mechanism != "auto":
             get(self.mechanism)  # a bad name is refused before the data is read
+        self._check_numbers()
         X, y = self._validate_xy(X, y)
         n = X.shape[0]
         delta = 1.0 / n**2 if self.delta is None else self.delta
@@ -254,6 +256,22 @@ class _DPLinearModel(BaseEstimator):
             self.coef_, self.intercept_ = design.to_original(w)
         self.coef_bounded_ = w
         self.support_ = np.flatnonzero(np.any(np.atleast_2d(self.coef_) != 0, axis=0))
+
+    _NUMBERS = (("alpha", 0.0, math.inf, "[0, inf)"), ("l1_ratio", 0.0, 1.0, "[0, 1]"),
+                ("bounds_share", 0.0, 1.0, "(0, 1)"))
+    """Numeric parameters checked before any data is read: (name, low, high, allowed range in words)."""
+
+    def _check_numbers(self):
+        """ValueError naming a numeric parameter outside its range (or not a number), before the data is read."""
+        for name, low, high, allowed in self._NUMBERS:
+            if not hasattr(self, name):
+                continue
+            value = getattr(self, name)
+            ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+            ok = ok and low <= value <= high and (allowed[0] == "[" or value > low) and (allowed[-1] == "]"
+                                                                                          or value < high)
+            if not ok:
+                raise ValueError(f"{name} must be a number in {allowed}, got {value!r}")
 
     def _validate_xy(self, X, y):
         """``X`` (dense, or CSR when that is smaller: ``data.dense_if_dense``) and ``y`` as float arrays; sets

@@ -393,6 +393,6 @@ def make_noise(random_state=None, backend="auto"):
     else:
         raise ValueError(f"random_state must be None, an int, a numpy Generator or a NoiseSource, "
                          f"got {random_state!r}")
-    warnings.warn("a fixed random_state makes the privacy noise reproducible: for experiments only, never "
-                  "for a model you release", FixedSeedWarning, stacklevel=2)
+    warnings.warn("a fixed random_state makes the privacy noise reproducible, so the fit has NO privacy guarantee: "
+                  "for experiments only, never for a model you release", FixedSeedWarning, stacklevel=2)
     return NoiseSource(rng, seeded=True)
