@@ -283,3 +283,19 @@ def test_the_transcript_holds_every_noisy_release_of_a_run_in_order():
     noise = audit.TranscriptNoise(0.0, seed=0)  # no noise: the transcript is the exact values
     _scaler_moments(np.array([[1.0, -1.0], [0.0, 1.0]]), noise)
     np.testing.assert_allclose(np.concatenate(noise.transcript), [0.5, 0.0, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("name,options,release,least", [
+    ("dp-gd", {"n_iter": 1}, "mean ||x|| (automatic clipping)", 0.4),  # the intercept's 1 keeps ||x|| >= 1
+    ("dp-gcd", {"n_iter": 1, "clipping_norm": "auto"}, "mean |x| (automatic clipping)", 1.0),
+    ("dp-cd", {"n_iter": 1, "clipping_norm": "auto"}, "mean |x| (automatic clipping)", 1.0)])
+def test_the_origin_to_corner_pair_moves_the_automatic_clipping_release(name, options, release, least):
+    """The shipped audit's pairs exercise the automatic clipping releases (every other pair leaves them still), so a
+    declared sensitivity below the true one would show above 1."""
+    bounds, pairs = audit.neighbouring_pairs(n=10, p=2, classification=True)
+    pen = norms.build_penalty("l1", 1e-6, 2, True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ratios = audit.sensitivity_replay(name, pairs["origin to corner"], bounds, losses.Logistic(), pen,
+                                          options=options)
+    assert least - 0.05 <= ratios[release] <= 1.0 + 1e-9

@@ -296,3 +296,9 @@ def test_a_bad_number_is_refused_by_name_before_the_data_is_read(params):
     name = next(iter(params))
     with pytest.raises(ValueError, match=f"^{name} must be a number in"):
         DPLogisticRegression(**params).fit(np.zeros((0, 3)), np.zeros(0))  # no records: refused before reading them
+
+
+def test_two_different_iteration_counts_are_refused():
+    with pytest.raises(ValueError, match="max_iter=5 and mechanism_options n_iter=50 disagree"):
+        DPLogisticRegression(mechanism="dp-gd", max_iter=5, mechanism_options={"n_iter": 50}).fit(
+            np.zeros((10, 2)), np.r_[np.zeros(5), np.ones(5)])

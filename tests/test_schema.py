@@ -115,3 +115,7 @@ def test_raw_adult_fits_and_predicts_through_its_schema(tmp_path, capsys, shared
                  "--out", str(pred)]) == 0
     labels = schema.load_schema(EXAMPLE).read(adult / "adult.test.gz")[1]
     assert np.mean(np.array(pred.read_text().split()) == labels) > 0.78
+    capsys.readouterr()  # another file without the schema (8 svmlight features, padded to 112) is refused
+    assert main(["predict", "--model", str(out), "--data", str(shared_data / "libsvm" / "cadata.svm.gz")]) == 2
+    assert "pass the same --schema" in capsys.readouterr().err
+

@@ -389,7 +389,8 @@ def neighbouring_pairs(n=20, p=3, classification=True, row_norm=None, seed=0):
         opposite direction and the opposite label), ``isolated label flip`` (record 0 at
         the all-ones corner, label negated, every other record at the origin with labels
         that cancel: the pair that makes the greedy scores tie and the minimizer move by
-        its full sensitivity).
+        its full sensitivity), ``origin to corner`` (record 0 at the origin vs at the corner, same label: the
+        pair that moves the automatic clipping releases, sums of per-record sizes, by their full sensitivity).
     """
     rng = np.random.default_rng(seed)
     X = rng.uniform(-0.5, 0.5, (n, p))
@@ -409,6 +410,7 @@ def neighbouring_pairs(n=20, p=3, classification=True, row_norm=None, seed=0):
         "feature extremes": (with_record(np.ones(p), top), with_record(-np.ones(p), top)),
         "row norm with intercept": (with_record(corner, top), with_record(-corner, -top)),
         "isolated label flip": _isolated(corner, n, classification),
+        "origin to corner": (with_record(np.zeros(p), top), with_record(corner, top)),
     }
     return bounds, pairs
 

@@ -126,9 +126,10 @@ def _parser():
     r = sub.add_parser("report", help="print the guarantee and the privacy report of a model file")
     r.add_argument("model", help="a model file written by 'dpsparse fit'")
     q = sub.add_parser("predict", help="apply a model written by 'dpsparse fit'")
-    q.add_argument("--model", required=True)
-    q.add_argument("--data", required=True)
-    q.add_argument("--format", choices=["svmlight", "csv"])
+    q.add_argument("--model", required=True, help="the model file (JSON) written by 'dpsparse fit --out'")
+    q.add_argument("--data", required=True, help="the records to predict: a CSV file with the model's columns, an "
+                   "svmlight file, or the raw file of the fit's --schema")
+    q.add_argument("--format", choices=["svmlight", "csv"], help="the data's format (default: from its name)")
     q.add_argument("--target", help="label column of a CSV file (dropped before predicting)")
     q.add_argument("--schema", help="the schema the model was fitted with (a raw CSV file, docs/schema.md)")
     t = sub.add_parser("schema", help="write a schema template for a CSV file (docs/schema.md)",
@@ -630,6 +631,7 @@ def _release(job, est, scores, notes):
         "label_range": list(est.label_range_) if hasattr(est, "label_range_") else None,
         "bounds": est.bounds_.to_dict() if est.bounds_ is not None else None,
         "feature_names": list(job.names) if job.names is not None else None,
+        "schema": job.args.schema is not None,
         "params": {k: v for k, v in est.get_params().items() if k not in ("bounds", "budget")},
         "privacy_report": report.to_dict(),
         "data": {"source": str(job.args.data), "training records": int(job.X_train.shape[0]),
@@ -929,6 +931,9 @@ def predict(args):
     except (TypeError, ValueError):
         raise ValueError(f"model file {args.model!r}: 'coef' is not an array of numbers") from None
     _read_schema(args)
+    if model.get("schema") and not args.schema:
+        raise ValueError(f"model file {args.model!r} was fitted on a raw file through a schema (its columns are the "
+                         "schema's encoding): pass the same --schema with the file to predict")
     fmt = data.data_format(args.data, args.format)
     if args.schema:
         X, _, _ = args.schema.read(args.data, with_target=False)

@@ -308,9 +308,13 @@ class _DPLinearModel(BaseEstimator):
         if self.max_iter is not None and (isinstance(self.max_iter, bool) or not isinstance(self.max_iter, Integral)
                                           or self.max_iter < 1):
             raise ValueError(f"max_iter must be None (the rule's choice) or an integer >= 1, got {self.max_iter!r}")
+        given = dict(self.mechanism_options or {})
+        if self.max_iter is not None and "n_iter" in given and given["n_iter"] != self.max_iter:
+            raise ValueError(f"max_iter={self.max_iter!r} and mechanism_options n_iter={given['n_iter']!r} disagree: "
+                             "give the number of iterations once")
         if "n_iter" in mechanism.option_names and self.max_iter is not None:
             options["n_iter"] = self.max_iter
-        options.update(self.mechanism_options or {})
+        options.update(given)
         if "rule" in mechanism.option_names:
             options.setdefault("rule", self.rule)
         else:  # DP-GCD's greedy rule, checked whichever mechanism runs
