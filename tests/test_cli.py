@@ -207,16 +207,24 @@ def test_sweep_writes_a_table_json_and_the_privacy_utility_figure(tmp_path, caps
 
 def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_path, capsys):
     out, plot = tmp_path / "s.json", tmp_path / "s.png"
-    assert main(["sweep", "--private-score", "--epsilons", "1,4", "--repeats", "2", "--seed", "0",
+    assert main(["sweep", "--private-score", "--epsilons", "1,4", "--repeats", "2",
                  "--out", str(out), "--plot", str(plot)]) == 0
     res = json.loads(out.read_text())
     assert res["private"] and res["non_private"] is None and "holder_warnings" not in res
     assert all(len(r["values"]) == len(r["constants"]) == 2 for r in res["rows"])
     card = tmp_path / "card.md"
-    assert main(["fit", "--seed", "0", "--private-score", "--sweep", str(out), "--report", str(card),
+    assert main(["fit", "--private-score", "--sweep", str(out), "--report", str(card),
                  "--out", str(tmp_path / "m.json")]) == 0
     text = card.read_text()
     assert f"publishing it with this model spends epsilon 11 and delta {5 / 426**2:.3g} in all" in text
+    assert f"together they are (11, {5 / 426**2:.3g})-differentially private" in text  # the card's headline total
+    assert f"(1, {1 / 426**2:.2g})-differential privacy for the model; (11, {5 / 426**2:.3g}) for this card" in text
+    seeded = tmp_path / "seeded.json"  # a seeded sweep has no guarantee: its curve cannot go into a card
+    assert main(["sweep", "--private-score", "--epsilons", "1", "--repeats", "1", "--seed", "0",
+                 "--out", str(seeded), "--plot", str(plot)]) == 0
+    capsys.readouterr()
+    assert main(["fit", "--sweep", str(seeded), "--out", str(tmp_path / "sd.json")]) == 2
+    assert "its fits have no privacy guarantee" in capsys.readouterr().err
     assert "card.sweep.png" in text
     other = tmp_path / "other.svm"  # a curve of other records cannot go into this card
     rng = np.random.default_rng(0)

@@ -134,6 +134,14 @@ def render_card(title, sections, html_output):
     return "\n".join(lines)
 
 
+def _with_curve(sweep, eps, delta):
+    """The card's total with a sweep's curve, for the model details' privacy row ("" without one)."""
+    if sweep is None:
+        return ""
+    return (f" for the model; ({sweep['epsilon_spent'] + eps:g}, {_sweep_delta(sweep, delta)}) for this card with "
+            "its privacy-utility curve")
+
+
 def _sweep_delta(sweep, delta):
     """The delta of a sweep's fits and this model's together: their sum (a sweep written before it recorded its
     delta: ``repeats`` fits at each epsilon, each at this model's delta)."""
@@ -263,8 +271,8 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                ("table", ["item", "value"], [
                    ["model file", Path(model_path).name], ["task", release["task"]],
                    ["mechanism (registry name)", rep["mechanism"]],
-                   ["privacy", f"({eps:g}, {delta:.2g})-differential privacy" if holds else
-                    f"NONE (the target was ({eps:g}, {delta:.2g})-differential privacy)"],
+                   ["privacy", (f"({eps:g}, {delta:.2g})-differential privacy" + _with_curve(sweep, eps, delta))
+                    if holds else f"NONE (the target was ({eps:g}, {delta:.2g})-differential privacy)"],
                    ["features in the model (support)", f"{release['support']['size']} of {data['features']}"],
                    ["software", f"dpsparse {release.get('software', '')}".strip()]])]
     use = [("warn", "Not for publication: this model has no differential-privacy guarantee (below), whatever its "
@@ -321,7 +329,11 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
             ("figure", "Held-out score against epsilon (private scores, noisy)", curve)]
     shares = [[k, _cell(v)] for k, v in rep["noise"].items()
               if any(w in k for w in ("share", "budget", "rho")) or "budget" in str(v)]
-    privacy = [("p", _guarantee_text(rep)),
+    together = [("p", f"This card publishes the model and a privacy-utility curve measured on the same records: "
+                      f"together they are ({sweep['epsilon_spent'] + eps:g}, {_sweep_delta(sweep, delta)})-"
+                      "differentially private (basic composition: the epsilons add up, and so do the deltas). The "
+                      "model alone:")] if sweep is not None and holds else []
+    privacy = [*together, ("p", _guarantee_text(rep)),
                ("p", _meaning(rep)),
                ("table", ["item", "value"], [["neighbouring datasets", rep["neighbouring"]],
                                              ["target (epsilon, delta)", f"({eps:g}, {delta:.3g})"],

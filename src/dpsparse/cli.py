@@ -900,6 +900,10 @@ def _read_sweep(path, data):
     if not sweep_results.get("private"):
         raise ValueError(f"--sweep {path!r}: its figures were measured without noise and cannot go into a card "
                          "meant to be published; run 'dpsparse sweep --private-score'")
+    if not all(row.get("guarantee_holds", True) for row in sweep_results["rows"]):
+        raise ValueError(f"--sweep {path!r}: its fits have no privacy guarantee (a fixed --seed, or bounds read off "
+                         "the data), so its curve cannot go into a card meant to be published; run 'dpsparse sweep "
+                         "--private-score' without them")
     return sweep_results
 
 
