@@ -240,7 +240,8 @@ def study_floor_regression(quick):
         Xtr, ytr, Xte, yte, _, half = regression_family(n, p, 5, 3.0, 7 * seed + n + p)
         bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
         base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "n eps / log p": round(n * eps / np.log(p), 0)}
-        learner = ("two-stage", auto.least_squares_selection(n, p, eps)) if p > auto.SPARSITY else ("dp-gcd", {})
+        learner = (("two-stage", auto.least_squares_selection(n, p, eps)) if p > auto.SPARSITY else
+                   ("dp-gd", {"n_iter": auto.GD_STEPS}))
         for row, mechanism, opts in (("learner", *learner), ("constant", "constant", None)):
             est = DPLasso(epsilon=eps, bounds=bounds, random_state=seed, mechanism=mechanism, mechanism_options=opts)
             r2 = float(r2_score(yte, _quiet(est.fit, Xtr, ytr).predict(Xte)))
@@ -451,8 +452,8 @@ FEW_FEATURE_CANDIDATES = (
     ("dp-gd, 200 steps", "dp-gd", 200, None),
     ("dp-gd, 400 steps", "dp-gd", 400, None),
     ("dp-gd, 1000 steps", "dp-gd", 1000, None),
-    ("dp-gcd (its defaults: 50 steps, no clipping)", "dp-gcd", None, None),
-    ("dp-gcd, automatic clipping", "dp-gcd", None, {"clipping_norm": "auto"}),
+    ("dp-gcd, 50 steps, no clipping", "dp-gcd", None, {"clipping_norm": None}),
+    ("dp-gcd, 50 steps, automatic clipping (its defaults in an estimator)", "dp-gcd", None, None),
     ("dp-gcd, 100 steps, automatic clipping", "dp-gcd", 100, {"clipping_norm": "auto"}),
 )
 """The few-features study's candidates: (label, mechanism, max_iter, mechanism_options)."""

@@ -302,3 +302,19 @@ def test_two_different_iteration_counts_are_refused():
     with pytest.raises(ValueError, match="max_iter=5 and mechanism_options n_iter=50 disagree"):
         DPLogisticRegression(mechanism="dp-gd", max_iter=5, mechanism_options={"n_iter": 50}).fit(
             np.zeros((10, 2)), np.r_[np.zeros(5), np.ones(5)])
+
+
+@pytest.mark.parametrize("mechanism", ["dp-gcd", "dp-cd"])
+def test_a_named_coordinate_method_sets_its_clipping_threshold_privately_unless_told(mechanism):
+    """In an estimator (features mapped onto [-1, 1]) DP-GCD and DP-CD take clipping_norm="auto"; None keeps the
+    source's algorithm (no clipping), as on arrays."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (300, 4))
+    y = (X[:, 0] > 0).astype(int)
+    kw = dict(bounds=data.Bounds(-1.0, 1.0), classes=[0, 1], mechanism=mechanism, max_iter=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto = DPLogisticRegression(**kw).fit(X, y).privacy_report_
+        plain = DPLogisticRegression(**kw, mechanism_options={"clipping_norm": None}).fit(X, y).privacy_report_
+    assert 0 < auto.noise["clipping threshold (released)"] < 0.5 and "automatic" in str(auto)
+    assert "clipping threshold (released)" not in plain.noise and "automatic" not in str(plain)

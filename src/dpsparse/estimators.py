@@ -315,6 +315,9 @@ class _DPLinearModel(BaseEstimator):
         if "n_iter" in mechanism.option_names and self.max_iter is not None:
             options["n_iter"] = self.max_iter
         options.update(given)
+        if ("clipping_norm" in mechanism.option_names and mechanism.option("clipping_norm").auto
+                and "clipping_norm" not in options and mechanism.resolve_calibration(self.calibration) == "tight"):
+            options["clipping_norm"] = "auto"  # the estimators' designs lie in [-1, 1]: the threshold set privately
         if "rule" in mechanism.option_names:
             options.setdefault("rule", self.rule)
         else:  # DP-GCD's greedy rule, checked whichever mechanism runs
@@ -439,9 +442,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         > 0: print progress to stderr during long fits.
     mechanism_options : dict or None
         Options of the mechanism (its ``options``, e.g. ``selection``, ``update_noise``
-        for DP-GCD; ``batch_size``, ``clip``, ``learning_rate`` for DP-SGD; ``radius`` for
+        for DP-GCD; ``batch_size``, ``clipping_norm``, ``learning_rate`` for DP-SGD; ``radius`` for
         the one-pass SGD, FW and objective perturbation; ``mu`` for output perturbation).
-        Unknown keys and values outside their range are errors.
+        Unknown keys and values outside their range are errors. A mechanism with an automatic
+        clipping threshold (DP-GD, DP-SGD, DP-GCD, DP-CD) takes ``clipping_norm="auto"`` unless
+        given (``None``: no clipping) in the tight calibration.
     budget : PrivacyBudget or None
         A budget shared by several fits: ``fit`` charges the accountant's epsilon (and
         delta) once every check has passed, before the mechanism runs, and refuses when the
