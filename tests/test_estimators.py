@@ -318,3 +318,9 @@ def test_a_named_coordinate_method_sets_its_clipping_threshold_privately_unless_
         plain = DPLogisticRegression(**kw, mechanism_options={"clipping_norm": None}).fit(X, y).privacy_report_
     assert 0 < auto.noise["clipping threshold (released)"] < 0.5 and "automatic" in str(auto)
     assert "clipping threshold (released)" not in plain.noise and "automatic" not in str(plain)
+
+
+def test_continuous_labels_for_a_classifier_get_the_remedy():
+    with pytest.raises(ValueError, match="continuous values, not class labels.*DPLasso"):
+        DPLogisticRegression(classes=[0, 1], bounds=data.Bounds(-1.0, 1.0)).fit(
+            np.zeros((20, 2)), np.linspace(0.0, 1.0, 20))

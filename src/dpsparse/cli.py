@@ -173,9 +173,9 @@ def _add_fit_arguments(f):
     _add_mechanism_options(f)
     calibrations = sorted({c for m in REGISTRY.values() for c in m.calibrations})
     f.add_argument("--calibration", choices=calibrations, help="default: the mechanism's own (tight where it exists)")
-    f.add_argument("--iterations", type=int,
-                   help="iterations T of the mechanism (its n_iter; the budget is split over them) "
-                        "(default: the mechanism's own)")
+    f.add_argument("--iterations", "--max-iter", type=int, dest="iterations",
+                   help="iterations T of the mechanism (its n_iter, max_iter in Python; the budget is split over "
+                        "them) (default: the public rule's without --mechanism, else the mechanism's own)")
     f.add_argument("--tune", action=argparse.BooleanOptionalAction,
                    help="search privately, within --epsilon, between the public rule's choice, the same with half "
                         "its steps or selected features, and the constant predictor, each with a third of the budget "

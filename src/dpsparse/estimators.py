@@ -521,7 +521,12 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     def _encode(self, y):
         """Labels as +-1 (two classes, the larger positive) or, for more, the class index (one-vs-rest)."""
-        check_classification_targets(y)
+        try:
+            check_classification_targets(y)
+        except ValueError:
+            raise ValueError("y holds continuous values, not class labels: a classifier needs labels from a set of "
+                             "classes (declared by classes= / --classes); for a continuous target use DPLasso or "
+                             "DPLinearRegression (--loss squared)") from None
         if self._private_classes():  # selected privately in fit; the other labels count as none of them
             classes = self._selected_classes
             self._fit_classes, self._multiclass = classes, classes.size > 2
