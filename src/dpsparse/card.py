@@ -329,6 +329,10 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
             ("figure", "Held-out score against epsilon (private scores, noisy)", curve)]
     shares = [[k, _cell(v)] for k, v in rep["noise"].items()
               if any(w in k for w in ("share", "budget", "rho")) or "budget" in str(v)]
+    shares += [[k, f"{_cell(v)}: each record's influence on the model is capped at this size, set from the data "
+                   "with noise, its cost inside the epsilon above"]
+               for k, v in rep["noise"].items() if k.endswith("clipping norm (released)")
+               or k.endswith("clipping threshold (released)")]
     together = [("p", f"This card publishes the model and a privacy-utility curve measured on the same records: "
                       f"together they are ({sweep['epsilon_spent'] + eps:g}, {_sweep_delta(sweep, delta)})-"
                       "differentially private (basic composition: the epsilons add up, and so do the deltas). The "
