@@ -468,7 +468,8 @@ MECHANISM = Mechanism(
         Option("clipping_norm", "floats", None,
                "per-sample coordinate-wise clipping threshold C_j of the gradient (one, or one per column); 'auto': "
                "|f'(0)| times the private mean of |x_ij|",
-               low=0.0, low_open=True, default_help="sup|f'| b_j: clips nothing", auto=True),
+               low=0.0, low_open=True, auto=True,
+               default_help="'auto' in the estimators and the CLI; on arrays sup|f'| b_j, which clips nothing"),
         Option("warm_start", "bool", False, "start from the constant predictor's intercept (a noisy label mean, "
                "its own share of the budget)"),
     ),
