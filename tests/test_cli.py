@@ -411,3 +411,27 @@ def test_news20_runs_one_vs_rest_with_its_20_classes_and_one_range_for_all_featu
     assert "no non-private comparison for more than two classes" in capsys.readouterr().out
     if score["model"] <= score["constant"]:  # below it, the warning must say so (above, it may: a noisy gap)
         assert any("does not show the model beating" in w for w in model["warnings"])
+
+
+def test_an_older_seeded_model_file_and_sweep_get_no_guarantee(tmp_path, capsys):
+    """Files written before ``noise_seeded`` existed: a model whose noise source says a fixed seed is reported without
+    guarantee, and a sweep that cannot say is refused for a card."""
+    out = tmp_path / "m.json"
+    assert main(["fit", "--seed", "0", "--no-tune", "--out", str(out)]) == 0
+    model = json.loads(out.read_text())
+    del model["privacy_report"]["noise_seeded"]
+    model["privacy_report"]["guarantee_holds"] = True  # as the older code wrote it
+    out.write_text(json.dumps(model))
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    assert capsys.readouterr().out.startswith("This model has NO differential-privacy guarantee")
+    sweep_file = tmp_path / "s.json"
+    assert main(["sweep", "--private-score", "--epsilons", "1", "--repeats", "1", "--out", str(sweep_file),
+                 "--plot", str(tmp_path / "s.png")]) == 0
+    sweep = json.loads(sweep_file.read_text())
+    assert sweep["noise_seeded"] is False
+    del sweep["noise_seeded"]
+    sweep_file.write_text(json.dumps(sweep))
+    capsys.readouterr()
+    assert main(["fit", "--sweep", str(sweep_file), "--out", str(tmp_path / "n.json")]) == 2
+    assert "written by an older dpsparse" in capsys.readouterr().err

@@ -15,7 +15,7 @@ import math
 import threading
 import uuid
 import weakref
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
@@ -769,6 +769,16 @@ class PrivacyReport:
     def guarantee_holds(self):
         """True when ``accounting_holds`` and the noise is not from a fixed seed (``noise_seeded``)."""
         return self.accounting_holds and not self.noise_seeded
+
+    @classmethod
+    def from_dict(cls, d):
+        """The report of a released dict (a model file's ``privacy_report``). A file written before
+        ``noise_seeded`` existed says a fixed seed in its ``noise_source`` only: it is read from there, so such a
+        model has no guarantee either."""
+        names = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        kw.setdefault("noise_seeded", "fixed seed" in str(d.get("noise_source", "")))
+        return cls(**kw)
 
     def to_dict(self):
         """The released form: every field but ``clipped`` (counted on the private data, for the data holder)."""

@@ -861,7 +861,8 @@ def sweep(args):
                     [Path(args.plot)], keep_figures=True)
     out = {"data": _data_id(args.data), "metric": key, "private": bool(args.private_score), "rows": rows,
            "constant": constant, "non_private": nonprivate_value, "epsilon_spent": spent, "delta_spent": delta_spent,
-           "repeats": args.repeats, "warnings": job.warnings + score_notes}
+           "repeats": args.repeats, "warnings": job.warnings + score_notes,
+           "noise_seeded": args.seed is not None and args.noise != "secure"}
     if not args.private_score:
         out["holder_warnings"] = job.holder_notes
     _write_atomic(args.out, json.dumps(out, indent=1, default=jsonable))
@@ -900,7 +901,10 @@ def _read_sweep(path, data):
     if not sweep_results.get("private"):
         raise ValueError(f"--sweep {path!r}: its figures were measured without noise and cannot go into a card "
                          "meant to be published; run 'dpsparse sweep --private-score'")
-    if not all(row.get("guarantee_holds", True) for row in sweep_results["rows"]):
+    if "noise_seeded" not in sweep_results:
+        raise ValueError(f"--sweep {path!r} was written by an older dpsparse, which did not record whether its noise "
+                         "came from a fixed seed: run 'dpsparse sweep --private-score' again")
+    if sweep_results["noise_seeded"] or not all(row.get("guarantee_holds", False) for row in sweep_results["rows"]):
         raise ValueError(f"--sweep {path!r}: its fits have no privacy guarantee (a fixed --seed, or bounds read off "
                          "the data), so its curve cannot go into a card meant to be published; run 'dpsparse sweep "
                          "--private-score' without them")
@@ -918,8 +922,7 @@ def _read_model(path):
 def report(args):
     """``dpsparse report MODEL``: the guarantee and the full privacy report of a model file."""
     model = _read_model(args.model)
-    fields = {f.name for f in dataclasses.fields(PrivacyReport)}
-    rep = PrivacyReport(**{k: v for k, v in model.get("privacy_report", {}).items() if k in fields})
+    rep = PrivacyReport.from_dict(model.get("privacy_report", {}))
     print(card.guarantee_sentence(rep))
     print()
     print(rep)

@@ -50,7 +50,10 @@ Privacy (replace-one). ``sigma_j = m Delta_j`` with one noise multiplier ``m`` f
 coordinate, so all ``N = T K`` updates are Gaussian mechanisms with the same ``m``,
 composed adaptively (the iterate at which ``g_j`` is evaluated is a post-processing of
 earlier releases; ``j`` is drawn independently of the data and treated as public, so no
-amplification by the random choice is claimed): ``Ledger().gaussian(m, 1, N)``.
+amplification by the random choice is claimed): ``Ledger().gaussian(m, 1, N)``. With
+``clipping_norm="auto"`` every ``C_j`` is a threshold released first (``_common.auto_clip``: one
+Gaussian release of sensitivity 1, ``SHARE`` of the zCDP budget) and the ledger holds that release
+before the ``N`` updates (``ledger_after``); each update's noise is still ``m`` times its sensitivity.
 
 - ``calibration="paper"``: ``sigma_j = sqrt(12 T K log(1/delta)) C_j / (n epsilon)``,
   i.e. ``m = sqrt(3 T K log(1/delta)) / epsilon``;
