@@ -344,7 +344,8 @@ MECHANISM = Mechanism(
                "per-sample coordinate-wise clipping threshold C_j (one, or one per column); 'auto': |f'(0)| times "
                "the private mean of |x_ij| (a release of its own, 0.05 of the zCDP budget)",
                low=0.0, low_open=True, auto=True,
-               default_help="'auto' in the estimators and the CLI; on arrays sup|f'| b_j, which clips nothing"),
+               default_help="'auto' in the estimators and the CLI for the logistic loss; else sup|f'| b_j, which "
+                            "clips nothing"),
         Option("updates_per_epoch", "int", None, "coordinate updates per epoch K", low=1, high=10**7,
                default_help="p"),
         Option("average", "bool", False, "end each epoch at the average of its inner iterates (convex variant)"),

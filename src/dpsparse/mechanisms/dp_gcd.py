@@ -469,7 +469,8 @@ MECHANISM = Mechanism(
                "per-sample coordinate-wise clipping threshold C_j of the gradient (one, or one per column); 'auto': "
                "|f'(0)| times the private mean of |x_ij|",
                low=0.0, low_open=True, auto=True,
-               default_help="'auto' in the estimators and the CLI; on arrays sup|f'| b_j, which clips nothing"),
+               default_help="'auto' in the estimators and the CLI for the logistic loss; else sup|f'| b_j, which "
+                            "clips nothing"),
         Option("warm_start", "bool", False, "start from the constant predictor's intercept (a noisy label mean, "
                "its own share of the budget)"),
     ),
