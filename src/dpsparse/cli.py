@@ -697,9 +697,13 @@ def fit(args):
     if args.diagnostics:
         diagnostics, more = _diagnostics(job, fits)
         holder += more
+    replaced = Path(args.out).exists()
     if args.report:
         _write_fit_card(args.report, job, est, release, args.out, sweep_results)
     _write_atomic(args.out, json.dumps(release, indent=1, default=jsonable))
+    if replaced:
+        print(f"dpsparse: note: {args.out} existed and was replaced by this model (--out names another file)",
+              file=sys.stderr)
     for note in notes:
         print(f"dpsparse: warning: {note}", file=sys.stderr)
     for note in holder:
