@@ -435,3 +435,14 @@ def test_an_older_seeded_model_file_and_sweep_get_no_guarantee(tmp_path, capsys)
     capsys.readouterr()
     assert main(["fit", "--sweep", str(sweep_file), "--out", str(tmp_path / "n.json")]) == 2
     assert "written by an older dpsparse" in capsys.readouterr().err
+
+
+def test_classes_starting_with_a_minus_sign_need_no_equals_sign(tmp_path):
+    csv, bounds = tmp_path / "d.csv", tmp_path / "b.json"
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (200, 2))
+    csv.write_text("a,b,label\n" + "".join(f"{a},{b},{1 if a > 0 else -1}\n" for a, b in X))
+    bounds.write_text(json.dumps({"feature_low": [-1, -1], "feature_high": [1, 1]}))
+    assert main(["fit", "--data", str(csv), "--target", "label", "--bounds", str(bounds), "--classes", "-1,1",
+                 "--out", str(tmp_path / "m.json")]) == 0
+    assert json.loads((tmp_path / "m.json").read_text())["classes"] == [-1, 1]

@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import json
 import os
+import re
 import sys
 import tempfile
 import warnings
@@ -1102,8 +1103,20 @@ def write_schema(args):
         sys.stdout.write(text)
 
 
+def _joined_negative_values(argv):
+    """``--classes -1,1`` as ``--classes=-1,1``: argparse reads a value that starts with '-' and is not a single
+    number as a flag."""
+    out = []
+    for arg in argv:
+        if out and out[-1] == "--classes" and re.match(r"^-\d", arg):
+            out[-1] = f"--classes={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv=None):
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(_joined_negative_values(sys.argv[1:] if argv is None else list(argv)))
     try:
         {"fit": fit, "sweep": sweep, "predict": predict, "audit": audit, "schema": write_schema,
          "report": report}[args.command](args)
