@@ -399,6 +399,28 @@ def study_logistic_wide(quick):
                                families=LOGISTIC_FAMILIES + ["categorical"])
 
 
+def study_steps_wide(quick):
+    """DP-GCD's steps (automatic clipping) on more than ``auto.FEW`` features, on the four logistic families and the
+    categorical one above the floor, by ``n epsilon / log p``; the held-out accuracy's gain over the constant."""
+    sizes = itertools.product((2000, 5000, 20000), (150, 300, 1000), (0.3, 1.0))
+    settings = [(f"T={T}", {"mechanism": "dp-gcd", "max_iter": T, "mechanism_options": {"clipping_norm": "auto"}})
+                for T in (25, 50, 100, 200)]
+    return _logistic_gain_rows(sizes, range(1 if quick else 2), 53, lambda p: settings,
+                               keep=lambda n, p, eps: n * eps >= auto.FLOOR * np.log(p),
+                               families=LOGISTIC_FAMILIES + ["categorical"])
+
+
+def band_table(rows):
+    """Mean gain over the constant predictor of each setting per band of ``n epsilon / log p``."""
+    by = {}
+    for r in rows:
+        x = r["n eps / log p"]
+        band = next(b for b in (2000, 1000, 500, 250, 0) if x >= b)
+        by.setdefault(band, {}).setdefault(r["setting"], []).append(r["gain"])
+    return [{"n eps / log p from": band, "fits": len(next(iter(d.values()))),
+             **{name: float(np.mean(v)) for name, v in sorted(d.items())}} for band, d in sorted(by.items())]
+
+
 def wide_table(rows):
     """Mean gain over the constant predictor of each setting per number of features, and per family."""
     by = {}
@@ -493,13 +515,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--study", choices=["logistic", "start", "start-wide", "steps", "least-squares", "few-features",
                                         "floor", "floor-regression", "sparsity", "second-steps", "band",
-                                        "logistic-mechanism", "logistic-wide"],
+                                        "logistic-mechanism", "logistic-wide", "steps-wide"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
-                      "logistic-wide"):
+                      "logistic-wide", "steps-wide"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-regression": (study_floor_regression, floor_table),
                            "steps": (study_steps, steps_table),
@@ -507,7 +529,8 @@ def main(argv=None):
                            "second-steps": (study_second_steps, sparsity_table),
                            "band": (study_band, sparsity_table),
                            "logistic-mechanism": (study_logistic_mechanism, mechanism_table),
-                           "logistic-wide": (study_logistic_wide, wide_table)}[args.study]
+                           "logistic-wide": (study_logistic_wide, wide_table),
+                           "steps-wide": (study_steps_wide, band_table)}[args.study]
         rows = study(args.quick)
         table = tabulate(rows)
         for t in table:
