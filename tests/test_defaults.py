@@ -314,9 +314,3 @@ def test_the_report_shows_the_released_clipping_norm_the_run_used():
                        delta=1e-5, options={"sparsity": 3, "second": "dp-gd"}, noise=zero)
     assert report.noise["stage 2: clipping norm (released)"] > 0
 
-
-def test_dp_gcd_takes_more_steps_where_records_are_many_for_the_budget():
-    """The logistic rule on more than 100 features: 100 DP-GCD steps below n epsilon = 2000 log p, 200 above."""
-    pen = norms.build_penalty("l1", 1e-3, 1000, True)
-    steps = {n: auto.choose(losses.Logistic(), pen, n, 1000, 1.0)[1]["n_iter"] for n in (5000, 13000, 14000)}
-    assert steps == {5000: 100, 13000: 100, 14000: 200}  # 2000 log 1000 = 13816

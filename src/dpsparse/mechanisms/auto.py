@@ -12,8 +12,7 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 - the logistic loss with a separable penalty: on at most ``FEW`` features, the constant predictor when
   ``n epsilon < FLOOR_FEW log p`` (too few records for the budget), otherwise DP-GD with ``GD_STEPS`` steps (its
   clipping norm set privately); on more, the constant predictor when ``n epsilon < FLOOR log p``, otherwise
-  DP-GCD with ``ITERATIONS`` steps (twice as many from ``n epsilon = 2000 log p``, ``GCD_STEPS``) and its clipping
-  threshold set privately (``clipping_norm="auto"``);
+  DP-GCD with ``ITERATIONS`` steps and its clipping threshold set privately (``clipping_norm="auto"``);
 - the hinge loss: the one-pass noisy SGD (the only mechanism without a smoothness need);
 - a structured norm: DP-SGD (the prox of the whole norm); any other loss: DP-GCD.
 """
@@ -23,8 +22,8 @@ import math
 
 from .base import penalty_capabilities
 
-__all__ = ["FEW", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GCD_STEPS", "GD_STEPS", "ITERATIONS", "SELECTION_CLIP",
-           "SPARSITY", "SPARSITY_STEPS", "choose", "least_squares_selection"]
+__all__ = ["FEW", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GD_STEPS", "ITERATIONS", "SELECTION_CLIP", "SPARSITY",
+           "SPARSITY_STEPS", "choose", "least_squares_selection"]
 
 SPARSITY = 10
 """Features kept by the selection of the least-squares rule when the records are many for the budget."""
@@ -42,10 +41,6 @@ docs/defaults.md)."""
 FEW, GD_STEPS, ITERATIONS = 100, 200, 100
 """The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features, DP-GCD (``ITERATIONS`` steps) on more;
 the least-squares rule: DP-GD (``GD_STEPS`` steps) on at most ``SPARSITY`` features (measured: docs/defaults.md)."""
-
-GCD_STEPS = ((2000, ITERATIONS), (math.inf, 2 * ITERATIONS))
-"""``(bound, steps)``: below ``n epsilon = bound log p`` the logistic rule on more than ``FEW`` features takes
-``steps`` of DP-GCD (measured: docs/defaults.md, ``--study steps-wide``)."""
 
 SELECTION_CLIP = 0.25
 """The labels' clip in the selection's scores, in units of the label range (measured: docs/defaults.md)."""
@@ -120,8 +115,6 @@ def choose(loss, penalty, n, p, epsilon):
         return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto"},
                 f"logistic loss on {p} <= {FEW} features: DP-GD, {GD_STEPS} steps, automatic clipping norm")
     if name == "logistic":
-        steps = next(t for bound, t in GCD_STEPS if n * epsilon < bound * math.log(p))
-        return ("dp-gcd", {"n_iter": steps, "clipping_norm": "auto"},
-                f"logistic loss on {p} > {FEW} features, n epsilon / log p = {n * epsilon / math.log(p):.3g}: "
-                f"DP-GCD, {steps} steps, automatic clipping")
+        return ("dp-gcd", {"n_iter": ITERATIONS, "clipping_norm": "auto"},
+                f"logistic loss on {p} > {FEW} features: DP-GCD, {ITERATIONS} steps, automatic clipping")
     return "dp-gcd", {}, "a smooth loss with a separable penalty: DP-GCD"
