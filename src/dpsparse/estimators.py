@@ -17,7 +17,7 @@ from numbers import Integral
 import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import distributed, losses, norms, private_labels
@@ -524,12 +524,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 
     def _encode(self, y):
         """Labels as +-1 (two classes, the larger positive) or, for more, the class index (one-vs-rest)."""
-        try:
-            check_classification_targets(y)
-        except ValueError:
+        if type_of_target(y) == "continuous":
             raise ValueError("y holds continuous values, not class labels: a classifier needs labels from a set of "
                              "classes (declared by classes= / --classes); for a continuous target use DPLasso or "
-                             "DPLinearRegression (--loss squared)") from None
+                             "DPLinearRegression (--loss squared)")
+        check_classification_targets(y)
         if self._private_classes():  # selected privately in fit; the other labels count as none of them
             classes = self._selected_classes
             self._fit_classes, self._multiclass = classes, classes.size > 2
