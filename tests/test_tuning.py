@@ -220,3 +220,21 @@ def test_the_sparsity_of_hard_thresholding_is_searched_like_any_hyperparameter()
                         mean_repetitions=8, random_state=ReleaseLog(2)).fit(X, y)
     assert search.privacy_report_.accounting_holds and search.best_params_ is not None
     assert search.best_estimator_.support_.size == search.best_params_["mechanism_options"]["sparsity"]
+
+
+def test_the_search_shows_the_selected_runs_clipping_norm_only_when_each_setting_runs_once():
+    """With ``repetitions="each"`` the selected model's released clipping norm is in the report; with a random number
+    of runs it is not (one value per run would tell how many ran, which the guarantee keeps hidden)."""
+    from dpsparse.data import load_bundled
+    from dpsparse.tuning import rule_grid
+
+    X, y, bounds, _ = load_bundled("breast_cancer")
+    est = DPLogisticRegression(bounds=bounds, classes=[0, 1])
+    grid = rule_grid(est, 427, 30, 1.0)
+    key = "selected model, clipping norm (released)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        each = DPSearchCV(est, grid, epsilon=1.0, repetitions="each", random_state=0).fit(X, y).privacy_report_
+        geometric = DPSearchCV(est, grid, epsilon=1.0, random_state=0).fit(X, y).privacy_report_
+    assert isinstance(each.noise[key], float) and each.noise[key] > 0
+    assert not any("released" in k for k in geometric.noise)

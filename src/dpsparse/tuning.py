@@ -337,6 +337,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         }
         if index is not None:
             details.update({f"selected model, {k}": v for k, v in candidates[index].plan.details.items()})
+        if index is not None and each:  # one run a setting: its released values (one run of many would tell how many)
+            details.update({f"selected model, {k}": v for k, v in candidates[index].plan.released_details().items()})
         bounds_rho = 0.0
         if pending is not None:
             bounds_rho = pending.ledger.zcdp()
