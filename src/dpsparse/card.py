@@ -134,12 +134,16 @@ def render_card(title, sections, html_output):
     return "\n".join(lines)
 
 
+def _card_total(sweep, eps, delta):
+    """``(epsilon, delta)`` of the model and a sweep's curve together, in words (basic composition)."""
+    return f"({sweep['epsilon_spent'] + eps:g}, {_sweep_delta(sweep, delta)})"
+
+
 def _with_curve(sweep, eps, delta):
     """The card's total with a sweep's curve, for the model details' privacy row ("" without one)."""
     if sweep is None:
         return ""
-    return (f" for the model; ({sweep['epsilon_spent'] + eps:g}, {_sweep_delta(sweep, delta)}) for this card with "
-            "its privacy-utility curve")
+    return f" for the model; {_card_total(sweep, eps, delta)} for this card with its privacy-utility curve"
 
 
 def _sweep_delta(sweep, delta):
@@ -333,10 +337,10 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                    "with noise, its cost inside the epsilon above"]
                for k, v in rep["noise"].items() if k.endswith("clipping norm (released)")
                or k.endswith("clipping threshold (released)")]
-    together = [("p", f"This card publishes the model and a privacy-utility curve measured on the same records: "
-                      f"together they are ({sweep['epsilon_spent'] + eps:g}, {_sweep_delta(sweep, delta)})-"
-                      "differentially private (basic composition: the epsilons add up, and so do the deltas). The "
-                      "model alone:")] if sweep is not None and holds else []
+    together = ([("p", f"This card publishes the model and a privacy-utility curve measured on the same records: "
+                      f"together they are {_card_total(sweep, eps, delta)}-differentially private (basic "
+                      "composition: the epsilons add up, and so do the deltas). The model alone:")]
+                if sweep is not None and holds else [])
     privacy = [*together, ("p", _guarantee_text(rep)),
                ("p", _meaning(rep)),
                ("table", ["item", "value"], [["neighbouring datasets", rep["neighbouring"]],

@@ -9,8 +9,9 @@ import scipy.sparse as sp
 from ..accounting import Ledger, zcdp_budget
 from ..affine import is_shifted
 
-__all__ = ["SHARE", "abs_sum", "auto_clip", "check_n_iter", "column", "derivative_at_zero", "ledger_after",
-           "private_unit_mean", "row_norm_bound", "row_norms", "share_multiplier", "unit_row_norm_sum"]
+__all__ = ["SHARE", "abs_sum", "auto_clip", "check_auto_clip", "check_n_iter", "column", "derivative_at_zero",
+           "ledger_after", "private_unit_mean", "row_norm_bound", "row_norms", "run_threshold", "share_multiplier",
+           "unit_row_norm_sum"]
 
 SHARE = 0.05
 """Share of the zCDP budget that buys each automatic choice a mechanism makes privately before its steps (the
@@ -168,3 +169,23 @@ def auto_clip(X, n_features, derivative_at_zero, multiplier, noise):
     """
     total = abs_sum(X, n_features) / max(n_features, 1)
     return derivative_at_zero * private_unit_mean(total, X.shape[0], multiplier, noise, "mean |x| (automatic clipping)")
+
+
+def check_auto_clip(name, info):
+    """ValueError (before any data is read) where ``auto_clip`` cannot run: feature bounds above 1 (its per-record
+    values would leave [0, 1]) or the paper's calibration (the release is charged in the tight one only)."""
+    if np.any(np.asarray(info.feature_bounds, dtype=float) > 1.0):
+        raise ValueError(f"mechanism {name}: clipping_norm='auto' releases the mean of |x_ij| as a sum of values in "
+                         "[0, 1]: it needs feature bounds of at most 1 (a prepared design's; the estimators map every "
+                         "feature onto [-1, 1]); scale the features or set clipping_norm")
+    if info.calibration == "paper":
+        raise ValueError(f"mechanism {name}: clipping_norm='auto' is a release of its own, in the tight calibration "
+                         "only")
+
+
+def run_threshold(X, design, plan, noise):
+    """The coordinate threshold a run of DP-GCD or DP-CD releases (``auto_clip`` over the features, the intercept
+    excluded), kept for the report (``plan.record``)."""
+    k = design.p - int(design.fit_intercept)
+    threshold = auto_clip(X, k, derivative_at_zero(plan.info.loss), plan.params["auto_multiplier"], noise)
+    return plan.record("clipping threshold", threshold)

@@ -72,7 +72,7 @@ from ..accounting import calibrate
 from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
 from ..noise import batched
-from ._common import SHARE, auto_clip, column, derivative_at_zero, ledger_after, share_multiplier
+from ._common import SHARE, check_auto_clip, column, ledger_after, run_threshold, share_multiplier
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 
@@ -281,12 +281,8 @@ def _derivative_and_clip(loss, clip, b):
 def _plan(info):
     o, n, p = info.options, info.n, info.p
     auto = isinstance(o["clipping_norm"], str)
-    if auto and np.any(np.asarray(info.feature_bounds, dtype=float) > 1.0):
-        raise ValueError("mechanism dp-cd: clipping_norm='auto' releases the mean of |x_ij| as a sum of values in "
-                         "[0, 1]: it needs feature bounds of at most 1 (a prepared design's; the estimators map every "
-                         "feature onto [-1, 1]); scale the features or set clipping_norm")
-    if auto and info.calibration == "paper":
-        raise ValueError("mechanism dp-cd: clipping_norm='auto' is a release of its own, in the tight calibration only")
+    if auto:
+        check_auto_clip("dp-cd", info)
     # with "auto", the plan at a nominal threshold of 1 on every column; the released one scales every noise
     derivative, C, kernel = _derivative_and_clip(info.loss, 1.0 if auto else o["clipping_norm"], info.feature_bounds)
     K = p if o["updates_per_epoch"] is None else o["updates_per_epoch"]
@@ -324,11 +320,8 @@ def _run(design, plan, noise, callback):
     X = design.X
     if not is_shifted(X) and not is_dask(X):
         X = X.tocsc() if sp.issparse(X) else np.asfortranarray(X, dtype=float)
-    scale = 1.0
-    if q["auto_multiplier"] is not None:  # every threshold and noise std of the plan is for a threshold of 1
-        k = design.p - int(design.fit_intercept)
-        scale = plan.record("clipping threshold", auto_clip(X, k, derivative_at_zero(info.loss), q["auto_multiplier"],
-                                                            noise))
+    # with "auto" every threshold and noise std of the plan is for a threshold of 1
+    scale = 1.0 if q["auto_multiplier"] is None else run_threshold(X, design, plan, noise)
     return cd(X, np.asarray(design.y, dtype=float), q["derivative"], info.penalty, q["M"], scale * q["C"],
               info.options["n_iter"], q["K"], scale * q["stds"], noise, callback, info.options["average"], q["kernel"])
 

@@ -52,7 +52,7 @@ from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
 from ..noise import batched
 from . import constant
-from ._common import SHARE, auto_clip, column, derivative_at_zero, ledger_after, share_multiplier
+from ._common import SHARE, check_auto_clip, column, ledger_after, run_threshold, share_multiplier
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 
@@ -385,13 +385,10 @@ def _plan(info):
     s_paper = paper_scale(n, info.epsilon, info.delta, n_iter)
     m_auto = share_multiplier(info) if auto else None
     m_warm = share_multiplier(info) if o["warm_start"] else None
-    if auto and np.any(np.asarray(info.feature_bounds, dtype=float) > 1.0):
-        raise ValueError("mechanism dp-gcd: clipping_norm='auto' releases the mean of |x_ij| as a sum of values in "
-                         "[0, 1]: it needs feature bounds of at most 1 (a prepared design's; the estimators map every "
-                         "feature onto [-1, 1]); scale the features or set clipping_norm")
-    if (auto or o["warm_start"]) and info.calibration == "paper":
-        raise ValueError("mechanism dp-gcd: clipping_norm='auto' and warm_start are releases of their own, in the "
-                         "tight calibration only")
+    if auto:
+        check_auto_clip("dp-gcd", info)
+    if o["warm_start"] and info.calibration == "paper":
+        raise ValueError("mechanism dp-gcd: warm_start is a release of its own, in the tight calibration only")
     before = tuple(m for m in (m_auto, m_warm) if m is not None)
     if info.calibration == "paper":
         s = s_paper
@@ -435,9 +432,7 @@ def _run(design, plan, noise, callback):
     X = design.X.tocsc() if sp.issparse(design.X) else design.X
     scale, clip = 1.0, q["clip"]
     if q["auto_multiplier"] is not None:  # every scale and sensitivity of the plan is for a threshold of 1
-        k = design.p - int(design.fit_intercept)
-        scale = plan.record("clipping threshold", auto_clip(X, k, derivative_at_zero(info.loss),
-                                                            q["auto_multiplier"], noise))
+        scale = run_threshold(X, design, plan, noise)
         clip = np.full(design.p, scale)
     w0 = np.zeros(design.p)
     if q["warm_multiplier"] is not None and design.fit_intercept:
