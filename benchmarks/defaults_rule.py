@@ -26,6 +26,8 @@ Two studies (``--study``):
   0.1-1, n 2000-20000, p 100 and 1000).
 - ``logistic-mechanism``: DP-GCD against DP-GD with its automatic clipping norm (50, 100, 200 steps) for the
   logistic loss, by the number of features and ``n epsilon / log p``; ``floor`` compares both to the constant.
+- ``alpha`` and ``alpha-regression``: the penalty strength under the logistic and least-squares rules
+  (``auto.penalty_strength``), by the number of features and ``n epsilon / log p``.
 - ``few-features``: the mechanism for least squares on at most ``auto.SPARSITY`` features
   (no selection), the features filling 30 % or all of their declared range (the column
   ``n=... p=...`` gives the fill there).
@@ -410,6 +412,40 @@ def study_steps_wide(quick):
                                families=LOGISTIC_FAMILIES + ["categorical"])
 
 
+def study_alpha(quick):
+    """The penalty strength ``alpha`` (L1, the estimators' default penalty) under the logistic rule, on the four
+    logistic families and the categorical one above the floor, by ``n epsilon / log p``: the rule's mechanism and
+    steps, only ``alpha`` changed; the held-out accuracy's gain over the constant."""
+    sizes = itertools.product((1000, 5000, 20000), (30, 100, 300, 1000), (0.3, 1.0))
+    settings = [(f"alpha={a:g}", {"alpha": a}) for a in ALPHAS]
+    return _logistic_gain_rows(sizes, range(1 if quick else 2), 71, lambda p: settings,
+                               keep=lambda n, p, eps: n * eps >= auto.FLOOR * np.log(p),
+                               families=LOGISTIC_FAMILIES + ["categorical"])
+
+
+def study_alpha_regression(quick):
+    """``alpha`` under the least-squares rule (``DPLasso``'s defaults, only ``alpha`` changed), on planted 5- and
+    10-sparse regressions (SNR 3 and 30) and 8 dense features, above the floor; held-out R^2 (the constant's is
+    about 0) in the column ``gain``."""
+    sizes = itertools.product((1000, 5000, 20000), (8, 300, 1000), (0.3, 1.0), (5, 10), (3.0, 30.0),
+                              range(1 if quick else 2))
+    rows = []
+    for n, p, eps, k, snr, seed in sizes:
+        if n * eps < auto.FLOOR_LEAST_SQUARES * np.log(p):
+            continue
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, min(k, p), snr, 17 * seed + n + p + k)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        base = {"n": n, "p": p, "epsilon": eps, "n eps / log p": round(n * eps / np.log(p), 0)}
+        for a in ALPHAS:
+            est = DPLasso(epsilon=eps, bounds=bounds, random_state=seed, alpha=a)
+            rows.append({**base, "setting": f"alpha={a:g}",
+                         "gain": float(r2_score(yte, _quiet(est.fit, Xtr, ytr).predict(Xte)))})
+    return rows
+
+
+ALPHAS = (0.0, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2)
+
+
 def band_table(rows):
     """Mean gain over the constant predictor of each setting per band of ``n epsilon / log p``."""
     by = {}
@@ -515,13 +551,14 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--study", choices=["logistic", "start", "start-wide", "steps", "least-squares", "few-features",
                                         "floor", "floor-regression", "sparsity", "second-steps", "band",
-                                        "logistic-mechanism", "logistic-wide", "steps-wide"],
+                                        "logistic-mechanism", "logistic-wide", "steps-wide", "alpha",
+                                        "alpha-regression"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
-                      "logistic-wide", "steps-wide"):
+                      "logistic-wide", "steps-wide", "alpha", "alpha-regression"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-regression": (study_floor_regression, floor_table),
                            "steps": (study_steps, steps_table),
@@ -530,7 +567,9 @@ def main(argv=None):
                            "band": (study_band, sparsity_table),
                            "logistic-mechanism": (study_logistic_mechanism, mechanism_table),
                            "logistic-wide": (study_logistic_wide, wide_table),
-                           "steps-wide": (study_steps_wide, band_table)}[args.study]
+                           "steps-wide": (study_steps_wide, band_table),
+                           "alpha": (study_alpha, mechanism_table),
+                           "alpha-regression": (study_alpha_regression, mechanism_table)}[args.study]
         rows = study(args.quick)
         table = tabulate(rows)
         for t in table:

@@ -10,7 +10,7 @@ from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 
 from conftest import planted_sparse
-from dpsparse import DPLasso, DPLogisticRegression, audit, data, losses, norms
+from dpsparse import DPLasso, DPLinearSVC, DPLogisticRegression, audit, data, losses, norms
 from dpsparse.exceptions import WeakGuaranteeWarning
 from dpsparse.mechanisms import REGISTRY, auto, fit_mechanism
 from dpsparse.private_bounds import LABEL_WIDTH, LabelScaleDesign
@@ -39,6 +39,35 @@ def test_the_rule_reads_public_quantities_only(loss, penalty, n, p, expected):
     name, options, reason = auto.choose(loss, norms.build_penalty(penalty, 1e-3, p, True, groups), n, p, 1.0)
     assert name == expected and reason
     REGISTRY[name].resolve_options(options)  # every option the rule sets is declared and in range
+
+
+@pytest.mark.parametrize("make,fit_kw,expected", [
+    (lambda: DPLogisticRegression(), {}, auto.RULE_ALPHA),  # the rule, logistic, separable
+    (lambda: DPLogisticRegression(penalty="elasticnet"), {}, auto.RULE_ALPHA),
+    (lambda: DPLasso(), {}, auto.RULE_ALPHA),  # the rule, least squares
+    (lambda: DPLogisticRegression(mechanism="dp-gcd"), {}, auto.ALPHA),  # named: the earlier fixed strength
+    (lambda: DPLogisticRegression(penalty="group-l2", groups=[[0, 1], [2, 3], [4, 5]]), {}, auto.ALPHA),
+    (lambda: DPLinearSVC(), {}, auto.ALPHA),  # hinge: no rule measured
+    (lambda: DPLasso(loss="huber"), {}, auto.ALPHA),
+    (lambda: DPLogisticRegression(alpha=0.05), {}, 0.05),  # given: kept
+])
+def test_alpha_auto_is_the_measured_strength_under_the_rule_and_the_fixed_one_elsewhere(make, fit_kw, expected):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (600, 6))
+    y = X[:, 0] + 0.1 * rng.standard_normal(600)
+    est = make()
+    classification = est._classification
+    bounds = data.Bounds(-1.0, 1.0, None if classification else -2.0, None if classification else 2.0)
+    target = (y > 0).astype(int) if classification else y
+    extra = {"classes": [0, 1]} if classification else {}
+    est.set_params(bounds=bounds, random_state=0, **extra)
+    _quiet(est.fit, X, target)
+    assert est.alpha_ == expected and est.get_params()["alpha"] in ("auto", 0.05)
+    penalty = est._penalty(6)
+    assert getattr(penalty, "alpha", None) == expected  # the fit's penalty has that strength
+    reason = est.privacy_report_.noise.get("mechanism chosen (mechanism='auto')", "")
+    assert (f"penalty strength alpha = {expected:g} (alpha='auto')" in reason) == (
+        est.mechanism == "auto" and est.alpha == "auto")
 
 
 @pytest.mark.parametrize("n,epsilon,sparsity,steps", [

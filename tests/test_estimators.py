@@ -147,7 +147,7 @@ def test_one_vs_rest_splits_zcdp_evenly_over_the_classes():
     labels = est._encode(y).astype(int)
     design = est._design(X, y)
     mech = get("dp-gcd")
-    W, rep = fit_one_vs_rest(mech, design, labels, 3, est._loss(), est._penalty(4), epsilon=1.0, delta=1e-5,
+    W, rep = fit_one_vs_rest(mech, design, labels, 3, est._loss(), est._penalty(4, 1e-3), epsilon=1.0, delta=1e-5,
                              options={"n_iter": 5}, noise=make_noise(0))
     rho = float(rep.noise["one-vs-rest budget split"].split("rho=")[1].split()[0])
     assert rho == pytest.approx(zcdp_budget(1.0, 1e-5) / 3, rel=1e-3)

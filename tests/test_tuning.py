@@ -72,9 +72,10 @@ def test_the_rule_grid_is_the_rules_choice_and_one_neighbour(estimator, n, p, ep
     from dpsparse.mechanisms import auto
     from dpsparse.tuning import rule_grid
 
-    name, options, _ = auto.choose(estimator._loss(), estimator._penalty(p), n, p, eps)
+    name, options, _ = auto.choose(estimator._loss(), estimator._penalty(p, auto.ALPHA), n, p, eps)
     (grid,) = rule_grid(estimator, n, p, eps)
     assert grid["mechanism"] == [name] and grid["mechanism_options"][0] == options
+    assert grid["alpha"] == [auto.RULE_ALPHA]  # the rule's strength, which the named mechanism would not get
     assert [o[key] for o in grid["mechanism_options"]] == values
     assert rule_grid(DPLasso(), 300, 1000, 1.0) is None  # below the floor the rule releases the constant
 

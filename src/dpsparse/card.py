@@ -270,7 +270,9 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     eps, delta = rep["epsilon"], rep["delta"]
     how = ("trained with differential privacy so that it can be published" if holds else
            "trained by a differentially private mechanism, but without the guarantee (below): not for publication")
-    details = [("p", f"A linear {what} with a {params.get('penalty')} penalty (strength {params.get('alpha')}) on "
+    strength = release.get("penalty_strength", params.get("alpha"))  # older files: the parameter
+    penalty = (f"the penalty {params.get('penalty', 'l1')} (strength {strength:g})" if strength else "no penalty")
+    details = [("p", f"A linear {what} with {penalty} on "
                      f"{data['features']} features, {how}. Training method: {rep['method'] or rep['mechanism']}."),
                ("table", ["item", "value"], [
                    ["model file", Path(model_path).name], ["task", release["task"]],

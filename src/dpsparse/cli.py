@@ -165,7 +165,9 @@ def _add_fit_arguments(f):
     f.add_argument("--penalty", choices=norms.PENALTY_NAMES, default="l1")
     f.add_argument("--groups", help="JSON file of the groups of group-l2 / group-linf (docs/norms.md)")
     f.add_argument("--l1-ratio", type=float, default=0.5, help="elastic-net mixing, in [0, 1]")
-    f.add_argument("--alpha", type=float, help="penalty strength (bounded coordinates) (default: 0.001)")
+    f.add_argument("--alpha", type=float, help="penalty strength (bounded coordinates) (default: 0.0001 under the "
+                   "rule for the logistic and squared losses with a separable penalty, where more was measured to "
+                   "bias the fit; 0.001 with a named mechanism, a structured norm, the hinge or Huber loss)")
     f.add_argument("--delta", type=float, help="default: 1/n^2")
     f.add_argument("--mechanism", choices=sorted(REGISTRY),
                    help="default: chosen by a public rule from the loss, the penalty, n, p and epsilon "
@@ -355,8 +357,8 @@ def _mechanism_options(args, mechanism):
 def _estimator(args, classes):
     loss = args.loss or ("logistic" if classes is not None else "squared")
     mechanism = _mechanism(args, loss)
-    alpha = 1e-3 if args.alpha is None else args.alpha
-    common = dict(epsilon=getattr(args, "epsilon", 1.0), delta=args.delta, alpha=alpha,
+    common = dict(epsilon=getattr(args, "epsilon", 1.0), delta=args.delta,
+                  alpha="auto" if args.alpha is None else args.alpha,
                   penalty=args.penalty, l1_ratio=args.l1_ratio, groups=args.groups, mechanism=mechanism,
                   mechanism_options=None if mechanism == "auto" else _mechanism_options(args, mechanism),
                   max_iter=args.iterations,
@@ -634,6 +636,7 @@ def _release(job, est, scores, notes):
         "feature_names": list(job.names) if job.names is not None else None,
         "schema": job.args.schema is not None,
         "params": {k: v for k, v in est.get_params().items() if k not in ("bounds", "budget")},
+        "penalty_strength": est.alpha_,
         "privacy_report": report.to_dict(),
         "data": {"source": str(job.args.data), "training records": int(job.X_train.shape[0]),
                  "held out for the score": 0 if job.X_test is None else int(job.X_test.shape[0]),

@@ -51,6 +51,11 @@ FROM_DATA = "from-data"
 """``bounds="from-data"``: read the bounds off the private data (no guarantee; experiments only)."""
 
 
+def _is_auto(value):
+    """Whether a parameter is the string ``"auto"`` (its rule's choice)."""
+    return isinstance(value, str) and value == "auto"
+
+
 def _resolve_bounds(bounds, X, y, regression):
     if isinstance(bounds, str) and bounds == "private":
         return bounds
@@ -112,10 +117,20 @@ class _DPLinearModel(BaseEstimator):
     def _loss(self):
         raise NotImplementedError
 
-    def _penalty(self, n_features):
-        """The penalty on ``n_features`` features, the intercept (last) unpenalized."""
-        return norms.build_penalty(self.penalty, self.alpha, n_features, self.fit_intercept, self.groups,
-                                   self.l1_ratio)
+    def _penalty(self, n_features, alpha=None):
+        """The penalty on ``n_features`` features, the intercept (last) unpenalized, of strength ``alpha`` (None:
+        the fit's ``alpha_``)."""
+        return norms.build_penalty(self.penalty, self.alpha_ if alpha is None else alpha, n_features,
+                                   self.fit_intercept, self.groups, self.l1_ratio)
+
+    def _strength(self, by_rule, n_features):
+        """``alpha``, or the strength of ``alpha="auto"``: the rule's (``auto.penalty_strength``) when the rule chose
+        the mechanism (``by_rule``), else ``auto.ALPHA``."""
+        if not _is_auto(self.alpha):
+            return float(self.alpha)
+        if not by_rule:
+            return auto.ALPHA
+        return auto.penalty_strength(self._loss(), self._penalty(n_features, auto.ALPHA))
 
     def _encode(self, y):
         return np.asarray(y, dtype=float)
@@ -159,6 +174,9 @@ class _DPLinearModel(BaseEstimator):
         if weak:
             warnings.warn(weak, WeakGuaranteeWarning, stacklevel=2)
         mechanism, options, reason = self._chosen_mechanism(n, X.shape[1])
+        self.alpha_ = self._strength(reason is not None, X.shape[1])
+        if reason is not None and _is_auto(self.alpha):
+            reason += f"; penalty strength alpha = {self.alpha_:g} (alpha='auto')"
         zcdp = mechanism.zcdp_calibration and mechanism.resolve_calibration(self.calibration) == "tight"
         penalty = self._penalty(X.shape[1])
         loss = self._loss()
@@ -257,7 +275,8 @@ class _DPLinearModel(BaseEstimator):
         self.coef_bounded_ = w
         self.support_ = np.flatnonzero(np.any(np.atleast_2d(self.coef_) != 0, axis=0))
 
-    _NUMBERS = (("alpha", lambda v: 0 <= v < math.inf, "[0, inf)"), ("l1_ratio", lambda v: 0 <= v <= 1, "[0, 1]"),
+    _NUMBERS = (("alpha", lambda v: _is_auto(v) or 0 <= v < math.inf, "[0, inf) or 'auto'"),
+                ("l1_ratio", lambda v: 0 <= v <= 1, "[0, 1]"),
                 ("bounds_share", lambda v: 0 < v < 1, "(0, 1)"))
     """Numeric parameters checked before any data is read: (name, test, allowed range in words)."""
 
@@ -265,7 +284,7 @@ class _DPLinearModel(BaseEstimator):
         """ValueError naming a numeric parameter outside its range (or not a number), before the data is read."""
         for name, within, allowed in self._NUMBERS:
             value = getattr(self, name, 0.5)  # absent (DPLinearRegression has no l1_ratio): nothing to check
-            if isinstance(value, bool) or not isinstance(value, Real) or not within(value):
+            if isinstance(value, bool) or not (isinstance(value, Real) or _is_auto(value)) or not within(value):
                 raise ValueError(f"{name} must be a number in {allowed}, got {value!r}")
 
     def _validate_xy(self, X, y):
@@ -290,7 +309,7 @@ class _DPLinearModel(BaseEstimator):
             return mechanism, self._mechanism_options(mechanism), None
         if self.mechanism_options:
             raise ValueError("mechanism_options need a named mechanism: mechanism='auto' chooses its own options")
-        name, options, reason = auto.choose(self._loss(), self._penalty(p), n, p, self.epsilon)
+        name, options, reason = auto.choose(self._loss(), self._penalty(p, auto.ALPHA), n, p, self.epsilon)
         mechanism = get(name)
         if self.max_iter is not None and "n_iter" in mechanism.option_names:
             reason += f"; max_iter={self.max_iter} given: {self.max_iter} steps instead"
@@ -391,8 +410,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Privacy budget.
     delta : float in (0, 1) or None
         None: ``1 / n**2``.
-    alpha : float >= 0
-        Penalty strength (in the bounded coordinates).
+    alpha : float >= 0 or "auto"
+        Penalty strength (in the bounded coordinates). ``"auto"``: ``1e-4`` under ``mechanism="auto"`` for
+        the logistic and squared losses with a separable penalty (a larger one was measured to bias the rule's
+        learners, ``mechanisms.auto.penalty_strength``), ``1e-3`` otherwise (``auto.ALPHA``); the fit's is
+        ``alpha_``.
     penalty : {"l1", "l2", "elasticnet", "linf", "group-l2", "group-linf"}
         Separable penalties suit every mechanism; the structured norms
         (``dpsparse.norms``, docs/norms.md) need a mechanism that uses the prox of the
@@ -479,13 +501,15 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Indices of the nonzero coefficients (the intercept excluded).
     bounds_ : Bounds
         The bounds the model was fitted on (declared, bought privately, or read from the data).
+    alpha_ : float
+        The penalty strength of the fit (``alpha``, or the choice of ``alpha="auto"``).
     privacy_report_ : PrivacyReport
     n_iter_ : int
     """
 
     _classification = True
 
-    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
+    def __init__(self, epsilon=1.0, delta=None, alpha="auto", penalty="l1", l1_ratio=0.5, groups=None,
                  mechanism="auto", max_iter=None, rule="gs-r", calibration=None, bounds="private", bounds_share=0.1,
                  fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="auto",
                  classes=None):
@@ -583,7 +607,7 @@ class DPLinearSVC(DPLogisticRegression):
     mechanism, whose number of steps is random), without ``predict_proba``.
     """
 
-    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
+    def __init__(self, epsilon=1.0, delta=None, alpha="auto", penalty="l1", l1_ratio=0.5, groups=None,
                  mechanism="one-pass-sgd", max_iter=None, rule="gs-r", calibration=None, bounds="private",
                  bounds_share=0.1, fit_intercept=True, random_state=None, verbose=0, mechanism_options=None,
                  budget=None, noise="auto", classes=None):
@@ -633,12 +657,14 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
         Indices of the nonzero coefficients (the intercept excluded).
     label_range_ : tuple of float
         The public label range; ``predict`` clips to it.
+    alpha_ : float
+        The penalty strength of the fit (``alpha``, or the choice of ``alpha="auto"``).
     privacy_report_ : PrivacyReport
     n_iter_ : int
     """
 
-    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, l1_ratio=0.5, loss="squared", clip="auto", mechanism="auto",
-                 max_iter=None, rule="gs-r", calibration=None, bounds="private", bounds_share=0.1,
+    def __init__(self, epsilon=1.0, delta=None, alpha="auto", l1_ratio=0.5, loss="squared", clip="auto",
+                 mechanism="auto", max_iter=None, rule="gs-r", calibration=None, bounds="private", bounds_share=0.1,
                  fit_intercept=True, random_state=None, verbose=0, mechanism_options=None, budget=None, noise="auto"):
         self.epsilon = epsilon
         self.delta = delta
@@ -667,7 +693,7 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     def _clip(self):
         """The residual clipping threshold in the bounded label units: ``clip``, or ``AUTO_CLIP`` for ``"auto"``
         (the label range itself then narrowed to the labels' private spread, ``_design``)."""
-        if isinstance(self.clip, str) and self.clip == "auto":
+        if _is_auto(self.clip):
             return AUTO_CLIP
         if isinstance(self.clip, bool) or not isinstance(self.clip, (int, float, np.number)):
             raise ValueError(f"clip must be 'auto' or a finite number > 0, got {self.clip!r}")
@@ -684,7 +710,7 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
         """With ``clip="auto"`` and a declared label range, the label range narrowed to the labels' private mean
         and spread (``private_bounds.LabelScaleDesign``, ``bounds_share`` of the budget); tightened bounds buy the
         label's range with the features' instead."""
-        if not (isinstance(self.clip, str) and self.clip == "auto") or bounds.label_low is None:
+        if not _is_auto(self.clip) or bounds.label_low is None:
             return None
         return LabelScaleDesign(X, yi, bounds.for_features(X.shape[1]), self.fit_intercept, self.bounds_share)
 
@@ -714,7 +740,7 @@ class DPLasso(DPElasticNet):
         As in ``DPElasticNet``.
     """
 
-    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, loss="squared", clip="auto", mechanism="auto",
+    def __init__(self, epsilon=1.0, delta=None, alpha="auto", loss="squared", clip="auto", mechanism="auto",
                  max_iter=None, rule="gs-r", calibration=None, bounds="private", bounds_share=0.1, fit_intercept=True,
                  random_state=None, verbose=0, mechanism_options=None, budget=None, noise="auto"):
         self.epsilon = epsilon
@@ -746,7 +772,7 @@ class DPLinearRegression(DPElasticNet):
     (e.g. ``penalty="group-l2"`` with ``mechanism="dp-sgd"`` for a private group Lasso).
     """
 
-    def __init__(self, epsilon=1.0, delta=None, alpha=1e-3, penalty="l1", l1_ratio=0.5, groups=None,
+    def __init__(self, epsilon=1.0, delta=None, alpha="auto", penalty="l1", l1_ratio=0.5, groups=None,
                  loss="squared", clip="auto", mechanism="auto", max_iter=None, rule="gs-r", calibration="tight",
                  bounds="private", bounds_share=0.1, fit_intercept=True, random_state=None, verbose=0,
                  mechanism_options=None, budget=None, noise="auto"):

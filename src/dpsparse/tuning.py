@@ -83,12 +83,15 @@ def rule_grid(estimator, n, p, epsilon):
         None when the rule releases the constant predictor or chooses a mechanism without zCDP
         calibration (nothing to search).
     """
-    name, options, _ = auto.choose(estimator._loss(), estimator._penalty(p), n, p, epsilon)
+    penalty = estimator._penalty(p, auto.ALPHA)  # the rule reads its kind, not its strength
+    name, options, _ = auto.choose(estimator._loss(), penalty, n, p, epsilon)
     if name == "constant" or not get(name).zcdp_calibration:
         return None
     key = "sparsity" if "sparsity" in options else "n_iter" if "n_iter" in options else None
     settings = [options] + ([{**options, key: max(1, options[key] // 2)}] if key else [])
-    return [{"mechanism": [name], "mechanism_options": settings}]
+    auto_alpha = estimator.get_params()["alpha"] == "auto"  # the rule's strength, which a named mechanism lacks
+    strength = {"alpha": [auto.penalty_strength(estimator._loss(), penalty)]} if auto_alpha else {}
+    return [{"mechanism": [name], "mechanism_options": settings, **strength}]
 
 
 def search_event(rho, repetitions, bounds_rho=0.0, each=False):
@@ -128,13 +131,14 @@ class _Candidate:
     def __init__(self, estimator, params, n, p, epsilon):
         self.params = params
         self.estimator = clone(estimator).set_params(**params)
-        rule = {}
-        if self.estimator.mechanism == "auto":  # the public rule's mechanism and options at this shape
-            name, rule, _ = auto.choose(self.estimator._loss(), self.estimator._penalty(p), n, p, epsilon)
+        rule, by_rule = {}, self.estimator.mechanism == "auto"
+        if by_rule:  # the public rule's mechanism and options at this shape
+            name, rule, _ = auto.choose(self.estimator._loss(), self.estimator._penalty(p, auto.ALPHA), n, p, epsilon)
             self.estimator.set_params(mechanism=name)
         self.mechanism = get(self.estimator.mechanism)
         self.options = self.estimator._mechanism_options(self.mechanism, rule)
         self.loss = self.estimator._loss()
+        self.estimator.alpha_ = self.estimator._strength(by_rule, p)
         self.penalty = self.estimator._penalty(p)
         self.mechanism.check_compatible(self.loss, self.penalty)
         self.plan = None
@@ -308,6 +312,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.best_score_, index, w = best
         self.best_params_ = None if index is None else grid[index]
         est = base if index is None else candidates[index].estimator
+        if index is None:  # the constant predictor: no penalty was used; the strength a named mechanism would take
+            est.alpha_ = est._strength(False, base.n_features_in_)
         if base._classification:
             est._fit_classes = self.classes_ = base._fit_classes
         est._set_fitted(design, w)
