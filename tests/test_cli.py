@@ -446,3 +446,37 @@ def test_classes_starting_with_a_minus_sign_need_no_equals_sign(tmp_path):
     assert main(["fit", "--data", str(csv), "--target", "label", "--bounds", str(bounds), "--classes", "-1,1",
                  "--out", str(tmp_path / "m.json")]) == 0
     assert json.loads((tmp_path / "m.json").read_text())["classes"] == [-1, 1]
+
+
+def test_the_card_of_a_constant_predictor_says_what_it_predicts_and_carries_the_schemas_note(tmp_path, capsys,
+                                                                                             shared_data):
+    schema_path = "examples/birthwt.schema.json"
+    card = tmp_path / "bw.md"
+    assert main(["fit", "--data", str(shared_data / "regression" / "birthwt.csv"), "--schema", schema_path,
+                 "--out", str(tmp_path / "bw.json"), "--report", str(card)]) == 0
+    model, text = json.loads((tmp_path / "bw.json").read_text()), card.read_text()
+    assert model["privacy_report"]["mechanism"] == "constant"  # 189 records on 16 features: below the floor
+    assert f"it predicts {model['intercept']:.4g} for every record" in text and "penalty" not in text.split("##")[1]
+    assert "Every coefficient is 0" in text and "more nonzero coefficients" not in text
+    assert "check its private score (below)" not in text  # none was released
+    note = json.loads(open(schema_path).read())["note"]
+    assert model["schema_note"] == note and note in text  # "the coding itself is not private": the reader sees it
+
+
+def test_a_card_on_bounds_read_off_the_data_does_not_claim_public_facts_only(tmp_path, capsys, shared_data):
+    card = tmp_path / "fd.md"
+    assert main(["fit", "--data", str(shared_data / "libsvm" / "cpusmall.svm.gz"), "--loss", "squared",
+                 "--bounds-from-data", "--out", str(tmp_path / "fd.json"), "--report", str(card)]) == 0
+    text = card.read_text()
+    assert "Only public facts" not in text and "NOT only public facts" in text
+
+
+def test_a_csv_file_without_a_header_line_is_never_echoed_in_an_error(tmp_path, capsys):
+    path = tmp_path / "raw.csv"
+    path.write_text("39,State-gov,77516,<=50K\n50,Private,83311,>50K\n")
+    assert main(["fit", "--data", str(path), "--target", "income", "--classes", "<=50K,>50K"]) == 2
+    err = capsys.readouterr().err
+    assert "may be a record" in err and "State-gov" not in err and "77516" not in err
+    assert main(["fit", "--data", str(path), "--target", "39", "--classes", "<=50K,>50K"]) == 2
+    err = capsys.readouterr().err
+    assert "column 2 (of 4) has non-numeric values" in err and "State-gov" not in err

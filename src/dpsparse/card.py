@@ -108,6 +108,23 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
     plt.close(fig)
 
 
+def _model_sentence(release, what):
+    """The card's first words on the model: a constant predictor and what it predicts, or the linear model, its
+    penalty and features."""
+    params, features = release["params"], release["data"]["features"]
+    if release["privacy_report"]["mechanism"] == "constant":
+        intercept = np.ravel(release["intercept"])
+        classes = release["classes"]
+        said = (f"{float(intercept[0]):.4g}" if not classes else
+                f"the class {classes[int(intercept[0] > 0) if intercept.size == 1 else int(np.argmax(intercept))]}")
+        rule = release["privacy_report"]["noise"].get("mechanism chosen (mechanism='auto')", "")
+        why = " (the records were too few for this budget to learn a feature)" if "too few records" in rule else ""
+        return f"A constant predictor: it predicts {said} for every record, whatever its {features} features{why}"
+    strength = release.get("penalty_strength", params.get("alpha"))  # older files: the parameter
+    penalty = (f"the penalty {params.get('penalty', 'l1')} (strength {strength:g})" if strength else "no penalty")
+    return f"A linear {what} with {penalty} on {features} features"
+
+
 def render_card(title, sections, html_output):
     """A card's text: Markdown (figures linked by file name, beside it) or self-contained HTML (figures inline).
 
@@ -261,7 +278,7 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     -------
     (title, sections) for ``render_card``
     """
-    rep, params, data = release["privacy_report"], release["params"], release["data"]
+    rep, data = release["privacy_report"], release["data"]
     classification = release["task"] == "classification"
     what = "classifier" if classification else "regression"
     holds = rep["guarantee_holds"]
@@ -270,10 +287,8 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     eps, delta = rep["epsilon"], rep["delta"]
     how = ("trained with differential privacy so that it can be published" if holds else
            "trained by a differentially private mechanism, but without the guarantee (below): not for publication")
-    strength = release.get("penalty_strength", params.get("alpha"))  # older files: the parameter
-    penalty = (f"the penalty {params.get('penalty', 'l1')} (strength {strength:g})" if strength else "no penalty")
-    details = [("p", f"A linear {what} with {penalty} on "
-                     f"{data['features']} features, {how}. Training method: {rep['method'] or rep['mechanism']}."),
+    details = [("p", f"{_model_sentence(release, what)}, {how}. Training method: "
+                     f"{rep['method'] or rep['mechanism']}."),
                ("table", ["item", "value"], [
                    ["model file", Path(model_path).name], ["task", release["task"]],
                    ["mechanism (registry name)", rep["mechanism"]],
@@ -283,20 +298,30 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                    ["software", f"dpsparse {release.get('software', '')}".strip()]])]
     use = [("warn", "Not for publication: this model has no differential-privacy guarantee (below), whatever its "
                     "target epsilon.")] if not holds else []
+    check = ("check its private score (below)" if release.get("private_score") else
+             "measure it (no score was released with it: `dpsparse fit --private-score` releases one)")
     use += [("p", "Predicting the label of new records described by the same features, in the same "
                  "units, for analyses where releasing a model trained on sensitive records needs a formal privacy "
-                 "guarantee. The model is linear and its noise is the price of the guarantee: check its private "
-                 "score (below) before relying on it, and do not use it to make decisions about individuals "
-                 "without a validation on data you are allowed to look at.")]
+                 f"guarantee. The model is linear and its noise is the price of the guarantee: {check} before "
+                 "relying on it, and do not use it to make decisions about individuals without a validation on "
+                 "data you are allowed to look at.")]
     labels = (", ".join(str(c) for c in release["classes"]) if classification and release["classes"] else None)
     rows = [["source", str(data["source"])], ["training records", str(data["training records"])],
             ["features", str(data["features"])], ["feature ranges (bounds)", rep["bounds_source"]]]
     if labels:
-        rows.append(["label set", labels])
+        chosen = ("selected privately (each label's noisy count against a threshold, inside the epsilon above)"
+                  if "label set" in rep["noise"] else "declared" if rep.get("classes_public", True) else
+                  "read off the data (not private)")
+        rows.append(["label set", f"{labels} ({chosen})"])
     if release.get("label_range"):
         rows.append(["label range", "[{:.4g}, {:.4g}]".format(*release["label_range"])])
+    if release.get("schema_note"):
+        rows.append(["the schema's note on the coding", release["schema_note"]])
+    public = rep.get("bounds_public", True) and rep.get("classes_public", True)
     training = [("p", "Only public facts about the data appear here: its size, the declared or privately bought "
-                      "feature ranges and the label set."), ("table", ["item", "value"], rows)]
+                      "feature ranges and the label set." if public else
+                      "NOT only public facts: the feature ranges or the label set below were read off the private "
+                      "data without noise, so this section discloses them."), ("table", ["item", "value"], rows)]
     score = release.get("private_score")
     if score:
         metric = "accuracy" if score["metric"] == "accuracy" else "R^2"
@@ -319,8 +344,10 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     quantitative = [("p", "The largest coefficients. 'Effect' is the change of the model's score (log-odds for a "
                           "classifier, the prediction for a regression) when the feature moves across half its "
                           "public range: comparable across features."),
-                    ("table", ["feature", "coefficient (data units)", "effect over half the range"], coef_rows)]
-    if len(shown) < len(effects):
+                    ("table", ["feature", "coefficient (data units)", "effect over half the range"], coef_rows)
+                    ] if shown else [("p", "Every coefficient is 0: the model predicts the same for every record "
+                                           "(above).")]
+    if shown and len(shown) < len(effects):
         quantitative.append(("p", f"{sum(e > 0 for _, _, e in effects) - len(shown)} more nonzero coefficients "
                                   f"and {sum(e == 0 for _, _, e in effects)} zeros are in the model file."))
     quantitative.append(("figure", "Coefficients of the released model, scaled to each feature's range (support in "

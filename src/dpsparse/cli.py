@@ -635,6 +635,7 @@ def _release(job, est, scores, notes):
         "bounds": est.bounds_.to_dict() if est.bounds_ is not None else None,
         "feature_names": list(job.names) if job.names is not None else None,
         "schema": job.args.schema is not None,
+        "schema_note": job.args.schema.note if job.args.schema is not None else "",
         "params": {k: v for k, v in est.get_params().items() if k not in ("bounds", "budget")},
         "penalty_strength": est.alpha_,
         "privacy_report": report.to_dict(),

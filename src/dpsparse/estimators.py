@@ -175,7 +175,7 @@ class _DPLinearModel(BaseEstimator):
             warnings.warn(weak, WeakGuaranteeWarning, stacklevel=2)
         mechanism, options, reason = self._chosen_mechanism(n, X.shape[1])
         self.alpha_ = self._strength(reason is not None, X.shape[1])
-        if reason is not None and _is_auto(self.alpha):
+        if reason is not None and _is_auto(self.alpha) and mechanism.name != "constant":
             reason += f"; penalty strength alpha = {self.alpha_:g} (alpha='auto')"
         zcdp = mechanism.zcdp_calibration and mechanism.resolve_calibration(self.calibration) == "tight"
         penalty = self._penalty(X.shape[1])

@@ -90,6 +90,8 @@ class Schema:
     missing: tuple
     comment: str | None
     source: str
+    note: str = ""
+    """The schema file's ``note``: public words on how the coding was made (the model file and card carry it)."""
 
     @property
     def features(self):
@@ -275,7 +277,7 @@ def load_schema(path):
     csv_opts = d.get("csv", {})
     return Schema(columns=columns, target=target, header=bool(csv_opts.get("header", True)),
                   delimiter=str(csv_opts.get("delimiter", ",")), missing=tuple(csv_opts.get("missing", [])),
-                  comment=csv_opts.get("comment"), source=Path(path).name)
+                  comment=csv_opts.get("comment"), source=Path(path).name, note=str(d.get("note", "")))
 
 
 def template(path, header=True, delimiter=",", comment=None):
