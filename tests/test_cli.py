@@ -104,6 +104,13 @@ def test_json_output_and_csv_training(tmp_path, capsys):
     (["--report", "card.pdf"], "give a .html or .md file name"),
     (["--report", "/nonexistent-folder/card.html"], "does not exist"),
     (["--bounds-from-data"], "--bounds-from-data is for a data file"),  # the bundled set ships its bounds
+    (["--epsilon", "1e-300"], "is below 1e-06, the smallest"),  # overflowed in the accountant
+    (["--loss", "squared", "--classes", "0,1"], "--classes is for a classifier"),  # silently ignored before
+    (["--groups", "nothere.json"], "--groups goes with --penalty group-l2 or group-linf"),
+    (["--l1-ratio", "0.3"], "--l1-ratio goes with --penalty elasticnet"),
+    (["--target", "foo"], "--target names a column of a CSV file"),
+    (["--mechanism", "output", "--iterations", "50"], "mechanism output takes no number of iterations"),
+    (["--classes=1"], "got [1]"),
 ])
 def test_errors_exit_2_and_write_nothing(tmp_path, capsys, args, match, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -121,6 +128,25 @@ def test_bad_bounds_and_model_files_are_clear_errors(tmp_path, capsys):
     bad.write_text(json.dumps({"format": "dpsparse-model/1"}))
     assert main(["predict", "--model", str(bad), "--data", "x.csv"]) == 2
     assert "lacks task, coef, intercept, classes" in capsys.readouterr().err
+    assert main(["report", str(bad)]) == 2  # a TypeError before
+    assert "has no complete privacy report" in capsys.readouterr().err
+    assert main(["predict", "--model", str(bad), "--data", "x.csv", "--out", "/nonexistent-folder/p.txt"]) == 2
+    assert "--out '/nonexistent-folder/p.txt': the folder" in capsys.readouterr().err
+    bad.write_text(json.dumps({"feature_low": -1, "feature_high": "abc"}))
+    assert main(["fit", "--bounds", str(bad), "--out", str(tmp_path / "m.json")]) == 2
+    assert f"bounds file {str(bad)!r}: could not convert" in capsys.readouterr().err
+
+
+def test_predict_notes_an_svmlight_file_that_looks_like_another_dataset(tmp_path, capsys):
+    model = tmp_path / "m.json"
+    assert main(["fit", "--out", str(model)]) == 0  # breast cancer: 30 features, classes 0 and 1
+    capsys.readouterr()
+    other = tmp_path / "other.svm"
+    other.write_text("3.5 1:0.2 4:1.0\n-7 2:0.5\n")  # 4 features, labels of no class of the model
+    assert main(["predict", "--model", str(model), "--data", str(other)]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.split()) == 2  # still predicted (svmlight leaves zeros out), but the reader is told
+    assert "largest feature index" in err and "none of the labels" in err
 
 
 def test_private_score_and_diagnostics_are_kept_apart(tmp_path, capsys):
@@ -304,8 +330,11 @@ def test_mechanism_and_penalty_mismatches_are_refused(tmp_path, capsys, args, ma
 
 def test_secure_noise_from_the_command_line(tmp_path, capsys):
     pytest.importorskip("opendp")
-    assert main(["fit", "--noise", "secure", "--seed", "0", "--verbose", "--out", str(tmp_path / "m.json")]) == 0
+    assert main(["fit", "--noise", "secure", "--verbose", "--out", str(tmp_path / "m.json")]) == 0
     assert "OpenDP" in capsys.readouterr().out
+    # OpenDP takes no seed: refused, not dropped (the split and the noise would silently not follow it)
+    assert main(["fit", "--noise", "secure", "--seed", "0", "--out", str(tmp_path / "s.json")]) == 2
+    assert "--seed with --noise secure" in capsys.readouterr().err and not (tmp_path / "s.json").exists()
 
 
 def test_audit_prints_the_replay_of_every_pair_and_catches_the_mutant(capsys):
@@ -329,10 +358,15 @@ def test_audit_prints_the_replay_of_every_pair_and_catches_the_mutant(capsys):
     (["--mechanism", "dp-gd", "--canaries", "500"], "--canaries goes with --one-run"),
     (["--one-run", "--pipeline", "--mechanism", "dp-gd"], "drop --mechanism"),
     (["--one-run", "--mechanism", "dp-gd", "--private-bounds"], "--private-bounds goes with"),
-    (["--one-run", "--mechanism", "dp-gd", "--canaries", "5"], "--canaries must be")])
+    (["--one-run", "--mechanism", "dp-gd", "--canaries", "5"], "--canaries must be"),
+    (["--mechanism", "output", "--epsilon", "0"], "epsilon must be"), (["--mechanism", "output", "--delta", "2"],
+                                                                       "delta must be"),
+    (["--mechanism", "adassp", "--loss", "logistic"], "needs a least-squares loss"),
+    (["--mechanism", "dp-gcd", "--json"], "--json goes with --one-run")])
 def test_audit_refuses_bad_settings(capsys, args, match):
     assert main(["audit", *args]) == 2
-    assert match in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert match in err and out == ""  # refused before any line of the audit
 
 
 def test_one_run_audit_of_dp_gcd_finds_the_fit_within_its_claim_and_the_mutant_above(capsys):

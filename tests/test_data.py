@@ -185,3 +185,13 @@ def test_values_outside_the_bounds_are_counted_and_clipped_block_by_block(sparse
     values = X.copy()
     assert data._clip(values, blocks=5) == int(np.count_nonzero(np.abs(X) > 1.0))
     np.testing.assert_array_equal(values, np.clip(X, -1.0, 1.0))
+
+
+def test_bounds_compare_by_value_and_a_budget_shows_what_is_left():
+    from dpsparse import PrivacyBudget
+
+    a, b = data.Bounds([-1.0, 0.0], [1.0, 2.0]), data.Bounds(np.array([-1.0, 0.0]), np.array([1.0, 2.0]))
+    assert a == b and a != data.Bounds([-1.0, 0.0], [1.0, 3.0]) and a != "bounds"  # raised on arrays before
+    budget = PrivacyBudget(1.0, 1e-5)
+    budget.spend(0.25, 1e-6)
+    assert repr(budget) == "PrivacyBudget(epsilon=1, delta=1e-05; 1 charge(s), epsilon 0.75 and delta 9e-06 left)"

@@ -34,18 +34,26 @@ _PLD_COARSE = 1e-3
 _EPSILONS = {}  # Ledger.epsilons by (events, delta, grid): public numbers only
 
 
-def check_privacy_params(epsilon, delta):
-    """Validate a target (epsilon, delta).
+MIN_EPSILON = 1e-6
+"""The smallest epsilon a fit takes: below it every noise scale is over 10^6 times the sensitivity (nothing is
+learned) and the accountants' floating-point arithmetic overflows (about 1e-160)."""
+
+
+def check_privacy_params(epsilon, delta, smallest=MIN_EPSILON):
+    """Validate a target (epsilon, delta); ``smallest``: the least epsilon taken (0 for a charge to a budget).
 
     Raises
     ------
     ValueError
-        epsilon not a finite number > 0, or delta outside (0, 1).
+        epsilon not a finite number > 0 or below ``smallest``, or delta outside (0, 1).
     """
     if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float, np.number)) or not (
         math.isfinite(epsilon) and epsilon > 0
     ):
         raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}")
+    if epsilon < smallest:
+        raise ValueError(f"epsilon = {epsilon:g} is below {smallest:g}, the smallest this library takes: the noise "
+                         "would be over a million times the signal a record can carry")
     if isinstance(delta, bool) or not isinstance(delta, (int, float, np.number)) or not 0 < delta < 1:
         raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}")
 
@@ -634,6 +642,11 @@ class PrivacyBudget:
         self._id, self._detached, self._lock = uuid.uuid4().hex, False, threading.Lock()
         _BUDGETS[self._id] = self
 
+    def __repr__(self):
+        eps_left, delta_left = self.remaining
+        return (f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:.3g}; {len(self.spent)} charge(s), "
+                f"epsilon {eps_left:g} and delta {delta_left:.3g} left)")
+
     def __copy__(self):
         return self
 
@@ -657,7 +670,7 @@ class PrivacyBudget:
             If the fit does not fit in what remains, or the budget is a copy unpickled in
             another process; nothing is charged then.
         """
-        check_privacy_params(epsilon, delta)
+        check_privacy_params(epsilon, delta, smallest=0.0)
         if self._detached:
             raise BudgetExceededError(
                 f"{label}: this PrivacyBudget was copied into another process (n_jobs > 1 with processes?), where "

@@ -341,9 +341,11 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     shown = [(n, c, e) for n, c, e in effects if e > 0][:COEFFICIENT_ROWS]
     coef_rows = [[n, round(float(c[0]), 6) if c.size == 1 else "; ".join(f"{v:.4g}" for v in c), round(e, 4)]
                  for n, c, e in shown]
+    unnamed = ("" if release.get("feature_names") else " Features without names are called by their 0-based "
+               "column: x0 is the first, the file's feature 1 where it numbers them from 1, as LIBSVM's files do.")
     quantitative = [("p", "The largest coefficients. 'Effect' is the change of the model's score (log-odds for a "
                           "classifier, the prediction for a regression) when the feature moves across half its "
-                          "public range: comparable across features."),
+                          f"public range: comparable across features.{unnamed}"),
                     ("table", ["feature", "coefficient (data units)", "effect over half the range"], coef_rows)
                     ] if shown else [("p", "Every coefficient is 0: the model predicts the same for every record "
                                            "(above).")]

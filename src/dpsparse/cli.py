@@ -19,6 +19,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
 from sklearn.model_selection import train_test_split
@@ -164,7 +165,8 @@ def _add_fit_arguments(f):
                    "with --bounds-from-data)")
     f.add_argument("--penalty", choices=norms.PENALTY_NAMES, default="l1")
     f.add_argument("--groups", help="JSON file of the groups of group-l2 / group-linf (docs/norms.md)")
-    f.add_argument("--l1-ratio", type=float, default=0.5, help="elastic-net mixing, in [0, 1]")
+    f.add_argument("--l1-ratio", type=float, help="elastic-net mixing, in [0, 1] (with --penalty elasticnet; "
+                   "default 0.5)")
     f.add_argument("--alpha", type=float, help="penalty strength (bounded coordinates) (default: 0.0001 under the "
                    "rule for the logistic and squared losses with a separable penalty, where more was measured to "
                    "bias the fit; 0.001 with a named mechanism, a structured norm, the hinge or Huber loss)")
@@ -241,15 +243,16 @@ def _read_schema(args):
         args.classes = list(args.schema.classes)
 
 
-def _check_out(path):
-    """The model file's folder exists and is writable (before any data is read)."""
+def _check_out(path, flag="--out"):
+    """The folder of the file that ``flag`` names exists and is writable (before any data is read)."""
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        raise ValueError(f"--out {path!r} is a directory; give a file name, e.g. {os.path.join(path, 'model.json')}")
+        raise ValueError(f"{flag} {path!r} is a directory; give a file name, e.g. "
+                         f"{os.path.join(path, os.path.basename(path.rstrip(os.sep)) or 'out')}.json")
     if not os.path.isdir(folder):
-        raise ValueError(f"--out {path!r}: the folder {folder!r} does not exist")
+        raise ValueError(f"{flag} {path!r}: the folder {folder!r} does not exist")
     if not os.access(folder, os.W_OK):
-        raise ValueError(f"--out {path!r}: the folder {folder!r} is not writable")
+        raise ValueError(f"{flag} {path!r}: the folder {folder!r} is not writable")
 
 
 def _declared_classes(declared, y):
@@ -301,7 +304,12 @@ def _mechanism(args, loss):
 
 def _clip(text):
     """``--clip`` (and an option that takes "auto"): "auto" or a number."""
-    return text if text == "auto" else float(text)
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'auto' or a number, got {text!r}") from None
 
 
 def _flag(name):
@@ -359,7 +367,8 @@ def _estimator(args, classes):
     mechanism = _mechanism(args, loss)
     common = dict(epsilon=getattr(args, "epsilon", 1.0), delta=args.delta,
                   alpha="auto" if args.alpha is None else args.alpha,
-                  penalty=args.penalty, l1_ratio=args.l1_ratio, groups=args.groups, mechanism=mechanism,
+                  penalty=args.penalty, l1_ratio=0.5 if args.l1_ratio is None else args.l1_ratio,
+                  groups=args.groups, mechanism=mechanism,
                   mechanism_options=None if mechanism == "auto" else _mechanism_options(args, mechanism),
                   max_iter=args.iterations,
                   calibration=args.calibration, random_state=args.seed, verbose=1, noise=args.noise)
@@ -390,7 +399,6 @@ def _search(args, est, shape, classes, epsilon, seed):
         raise ValueError(f"--tune: at n = {shape[0]}, p = {shape[1]} and epsilon = {epsilon:g} the public rule "
                          "releases the constant predictor or a mechanism without zCDP calibration: nothing to "
                          "search; drop --tune")
-    seed = None if args.noise == "secure" else seed  # OpenDP draws from OS entropy
     return tuning.DPSearchCV(est, grid, epsilon=epsilon, delta=args.delta, repetitions="each", random_state=seed,
                              noise=args.noise)
 
@@ -471,6 +479,26 @@ class _Job:
         return self.classes is not None and self.classes.size > 2
 
 
+def _check_flag_pairs(args):
+    """Refuse a flag that the rest of the command would ignore (before any data is read)."""
+    group = bool(args.penalty and args.penalty.startswith("group-"))
+    if args.groups is not None and not group:
+        raise ValueError(f"--groups goes with --penalty group-l2 or group-linf (not {args.penalty})")
+    if args.l1_ratio is not None and args.penalty != "elasticnet":
+        raise ValueError(f"--l1-ratio goes with --penalty elasticnet (not {args.penalty})")
+    if args.classes is not None and args.loss in ("squared", "huber"):
+        raise ValueError(f"--classes is for a classifier (--loss logistic or hinge), not --loss {args.loss}")
+    bundled = args.data in data.BUNDLED and not os.path.exists(args.data)
+    if args.target is not None and (bundled or data.data_format(args.data, args.format) == "svmlight"):
+        raise ValueError(f"--target names a column of a CSV file; {args.data!r} is read as svmlight (or is a bundled "
+                         "set), whose label is each record's first field: drop --target")
+    mechanism = getattr(args, "mechanism", None)
+    if args.iterations is not None and mechanism not in (None, "auto") and (
+            "n_iter" not in REGISTRY[mechanism].option_names):
+        raise ValueError(f"--iterations: mechanism {mechanism} takes no number of iterations (its steps are set by "
+                         "its own analysis); drop --iterations")
+
+
 def _check_run_args(args, epsilons):
     """Checks on the arguments before any data is read; returns the warnings on a weak guarantee."""
     if not 0 < args.test_size < 1:
@@ -478,6 +506,7 @@ def _check_run_args(args, epsilons):
     if args.penalty and args.penalty.startswith("group-") and args.groups is None:
         raise ValueError(f"--penalty {args.penalty} needs --groups FILE, a JSON list of column-index lists "
                          "(docs/norms.md)")
+    _check_flag_pairs(args)
     if not 1 <= args.repeats <= MAX_REPEATS:
         raise ValueError(f"--repeats must be an integer in [1, {MAX_REPEATS}], got {args.repeats}")
     for eps in epsilons:  # delta=None means 1/n^2, checked once n is known; 0.5 only stands in for it here
@@ -485,14 +514,17 @@ def _check_run_args(args, epsilons):
     _check_option_values(args)
     if not 0 < args.bounds_share < 1:
         raise ValueError(f"--bounds-share must be in (0, 1), got {args.bounds_share}")
+    if args.seed is not None and args.noise == "secure":
+        raise ValueError("--seed with --noise secure: OpenDP's samplers draw from OS entropy and take no seed; drop "
+                         "--seed, or use --noise fast for a reproducible experiment (no guarantee)")
     if args.bounds_from_data and (args.bounds or args.schema):
         raise ValueError("--bounds-from-data replaces declared bounds: drop it, or drop --bounds / --schema")
     if args.bounds_from_data and args.data in data.BUNDLED and not os.path.exists(args.data):
         raise ValueError(f"--bounds-from-data is for a data file: the bundled {args.data!r} ships its published "
                          "bounds; drop the flag (or give --data a file)")
-    for path in (args.out, getattr(args, "plot", None), args.report):
+    for flag, path in (("--out", args.out), ("--plot", getattr(args, "plot", None)), ("--report", args.report)):
         if path:
-            _check_out(path)
+            _check_out(path, flag)
     if args.report and not args.report.lower().endswith((".html", ".htm", ".md")):
         raise ValueError(f"--report {args.report!r}: give a .html or .md file name")
     if args.report or getattr(args, "plot", None):
@@ -501,7 +533,7 @@ def _check_run_args(args, epsilons):
     if args.bounds_from_data:
         notes.append("--bounds-from-data: the bounds are read off the private data, so the model has NO privacy "
                      "guarantee; drop it to buy the bounds privately, or give --bounds")
-    if args.seed is not None and args.noise != "secure":
+    if args.seed is not None:
         notes.append("--seed fixes the privacy noise, so the fit has NO privacy guarantee: for experiments only, "
                      "never for a model you release")
     if max(epsilons) > WEAK_EPSILON:
@@ -532,7 +564,7 @@ def _job(args, epsilons, holdout=True):
 def _fit_private(job, epsilon, seed):
     """One private fit (a private search with ``--tune``) at ``epsilon``; ``seed`` fixes its noise."""
     args = job.args
-    est = clone(job.estimator).set_params(epsilon=epsilon, random_state=None if args.noise == "secure" else seed)
+    est = clone(job.estimator).set_params(epsilon=epsilon, random_state=seed)
     search = _search(args, est, job.X_train.shape, job.classes, epsilon, seed)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report says it
@@ -601,7 +633,7 @@ def _beats_constant(metric, model, constant, how):
 
 def _score(job, est, seed):
     """The private score of one fit on the held-out part (``scoring.private_score``), its own noise stream."""
-    rng = None if job.args.noise == "secure" or seed is None else np.random.default_rng([seed, 1])
+    rng = None if seed is None else np.random.default_rng([seed, 1])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FixedSeedWarning)  # said once, among the job's warnings
         noise = make_noise(rng, job.args.noise)
@@ -610,6 +642,10 @@ def _score(job, est, seed):
         warnings.simplefilter("always", NoBetterThanConstantWarning)
         score = scoring.private_score(est, job.X_test, job.y_test, report.epsilon, report.delta, noise)
     return score, [str(w.message) for w in caught if issubclass(w.category, NoBetterThanConstantWarning)]
+
+
+UNNAMED = "x0 is the first column: the file's feature 1 where it numbers them from 1, as LIBSVM's files do"
+"""How unnamed features are called (0-based, as the bounds files' column indices)."""
 
 
 def _top_features(est, names, k=TOP_FEATURES):
@@ -756,6 +792,8 @@ def _summary(job, est, release):
         lines.append(f"private score       none: {trained} (--private-score holds some out and measures one with "
                      "noise, inside the same epsilon)")
     top = ", ".join(f"{t['feature']}" for t in release["support"]["top"])
+    if top and release.get("feature_names") is None:
+        top += f" ({UNNAMED})"
     constant = ("; the constant predictor (a noisy label mean): too few records for this epsilon to learn from the "
                 "features (docs/defaults.md)" if est.privacy_report_.mechanism == "constant" else "")
     lines.append(f"features used       {release['support']['size']} of {release['support']['features']} (the "
@@ -782,9 +820,12 @@ def _diagnostic_lines(diag, holder):
     elif diag.get("relative_error") is None:
         lines.append("relative error      n/a: the zero model is already optimal for this penalty strength")
     else:
+        gap = diag["reference_gap"]
+        certified = (f"F* certified to {gap:.1e}" if np.isfinite(gap) else
+                     f"F* not certified: no finite duality gap after {REFERENCE_ITERATIONS} iterations")
         lines.append(f"relative error      (F(w) - F*) / (F(0) - F*) = {diag['relative_error']:.4f} on the "
-                     f"training objective (0: the non-private optimum, 1: no better than the zero model; F* "
-                     f"certified to {diag['reference_gap']:.1e})")
+                     f"training objective (0: the non-private optimum, 1: no better than the zero model; "
+                     f"{certified})")
     lines += [f"WARNING             {w}" for w in holder]
     return lines
 
@@ -871,7 +912,7 @@ def sweep(args):
     out = {"data": _data_id(args.data), "metric": key, "private": bool(args.private_score), "rows": rows,
            "constant": constant, "non_private": nonprivate_value, "epsilon_spent": spent, "delta_spent": delta_spent,
            "repeats": args.repeats, "warnings": job.warnings + score_notes,
-           "noise_seeded": args.seed is not None and args.noise != "secure"}
+           "noise_seeded": args.seed is not None}
     if not args.private_score:
         out["holder_warnings"] = job.holder_notes
     _write_atomic(args.out, json.dumps(out, indent=1, default=jsonable))
@@ -931,13 +972,20 @@ def _read_model(path):
 def report(args):
     """``dpsparse report MODEL``: the guarantee and the full privacy report of a model file."""
     model = _read_model(args.model)
-    rep = PrivacyReport.from_dict(model.get("privacy_report", {}))
+    d = model.get("privacy_report")
+    required = [f.name for f in dataclasses.fields(PrivacyReport) if f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING]
+    if not isinstance(d, dict) or any(k not in d for k in required):
+        raise ValueError(f"model file {args.model!r} has no complete privacy report: write it with 'dpsparse fit'")
+    rep = PrivacyReport.from_dict(d)
     print(card.guarantee_sentence(rep))
     print()
     print(rep)
 
 
 def predict(args):
+    if args.out:
+        _check_out(args.out)
     model = _read_model(args.model)
     missing = [k for k in ("task", "coef", "intercept", "classes") if k not in model]
     if missing:
@@ -957,7 +1005,10 @@ def predict(args):
         X, _, cols = data.load_csv(args.data, args.target)
         X = _columns(X, cols, model.get("feature_names"), args.data)
     else:
-        X, _ = data.load_svmlight(args.data, n_features=coef.shape[-1])
+        X, labels = data.load_svmlight(args.data)
+        _note_other_data(X.shape[1], labels, model, args.data)
+        if X.shape[1] < coef.shape[-1]:  # svmlight leaves out zeros: trailing features never nonzero in the file
+            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], coef.shape[-1]))
     if X.shape[1] != coef.shape[-1]:
         raise ValueError(f"the data has {X.shape[1]} features, the model {coef.shape[-1]}")
     X, _ = data.check_data(X)
@@ -974,6 +1025,22 @@ def predict(args):
     else:
         pred = scores
     _write_predictions(args.out, pred)
+
+
+def _note_other_data(width, labels, model, path):
+    """Notes on stderr when an svmlight file looks like another dataset than the model's: fewer features (read as
+    0), or labels none of which is a class of the model."""
+    p = np.asarray(model["coef"]).shape[-1]
+    if width < p:
+        print(f"note: the largest feature index in {str(path)!r} is {width}, the model has {p} features: the others "
+              "are read as 0 (svmlight leaves zeros out), right only for data coded as the model's", file=sys.stderr)
+    try:
+        classes = np.asarray(model.get("classes") or [], dtype=float)
+    except ValueError:  # named classes (a schema's): not svmlight's numbers
+        return
+    if classes.size and labels.size and not np.isin(labels, classes).any():
+        print(f"note: none of the labels in {str(path)!r} is a class of the model ({', '.join(map(str, classes))}): "
+              "is it the same kind of data?", file=sys.stderr)
 
 
 def _write_predictions(out, pred):
@@ -1012,6 +1079,7 @@ def audit(args):
     loss = {"logistic": _losses.Logistic, "huber": lambda: _losses.Huber(1.0),
             "squared": lambda: _losses.Squared(1.0)}[args.loss]()
     mech = REGISTRY[args.mechanism]
+    mech.check_compatible(loss, norms.build_penalty("l1", 1e-6, 2, True))  # refused before anything is printed
     if args.one_run:
         return _one_run_audit(args, mech, loss, classification)
     args.delta = 1e-3 if args.delta is None else args.delta
@@ -1052,8 +1120,9 @@ def _check_audit_flags(args):
     if args.pipeline and (args.mechanism is not None or args.loss is not None):
         raise ValueError("--pipeline audits the default fit (logistic loss, mechanism by the defaults rule): drop "
                          "--mechanism and --loss")
+    check_privacy_params(args.epsilon, 0.5 if args.delta is None else args.delta)
     for flag, on in (("--pipeline", args.pipeline), ("--canaries", args.canaries != 1000),
-                     ("--features", args.features is not None)):
+                     ("--features", args.features is not None), ("--json", args.json)):
         if on and not args.one_run:
             raise ValueError(f"{flag} goes with --one-run")
     if args.private_bounds and not args.pipeline:
@@ -1097,6 +1166,8 @@ def _one_run_audit(args, mech, loss, classification):
 
 def write_schema(args):
     """``dpsparse schema``: a template from the file's first line (no value read)."""
+    if args.out == "-":  # the usual name of standard output
+        args.out = None
     if args.out:
         _check_out(args.out)
     text = json.dumps(schema.template(args.data, args.header, args.delimiter, args.comment), indent=1) + "\n"

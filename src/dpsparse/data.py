@@ -250,7 +250,16 @@ class Bounds:
             raise ValueError(f"bounds file {str(path)!r}: a JSON object with feature_low and feature_high "
                              f"(docs/bounds.md), got a {type(d).__name__}")
         d.setdefault("source", f"file {Path(path).name}")
-        return cls.from_dict(d)
+        try:
+            return cls.from_dict(d)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"bounds file {str(path)!r}: {exc} (docs/bounds.md)") from None
+
+    def __eq__(self, other):
+        """Equal ranges, label range, row norm, source, classes (arrays compared element by element)."""
+        return isinstance(other, Bounds) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # mutable arrays: not hashable, as a dataclass with eq
 
     def to_dict(self):
         d = {

@@ -95,17 +95,19 @@ def _declared_bounds(bounds):
 
 
 class _Progress:
-    """Prints the iteration count to stderr at most once a second."""
+    """Prints the iteration count and the support (nonzero coefficients of the ``n_features`` features, the
+    intercept excluded) to stderr at most once a second."""
 
-    def __init__(self, total):
-        self.total, self.last, self.printed = total, time.monotonic(), False
+    def __init__(self, total, n_features):
+        self.total, self.n_features, self.last, self.printed = total, n_features, time.monotonic(), False
 
     def __call__(self, t, w):
         now = time.monotonic()
         if now - self.last >= 1.0 or (self.printed and t + 1 == self.total):
             self.last, self.printed = now, True
             of = "" if self.total is None else f"/{self.total}"
-            print(f"  iteration {t + 1}{of}, support {int(np.count_nonzero(w))}", file=sys.stderr, flush=True)
+            support = int(np.count_nonzero(np.asarray(w)[..., :self.n_features]))
+            print(f"  iteration {t + 1}{of}, support {support}", file=sys.stderr, flush=True)
 
 
 class _DPLinearModel(BaseEstimator):
@@ -183,7 +185,7 @@ class _DPLinearModel(BaseEstimator):
         mechanism.check_compatible(loss, penalty)
         noise = make_noise(self.random_state, self.noise)
         kw = dict(epsilon=self.epsilon, delta=delta, calibration=self.calibration, options=options, noise=noise,
-                  callback=_Progress(options.get("n_iter")) if self.verbose else None, budget=self.budget,
+                  callback=_Progress(options.get("n_iter"), X.shape[1]) if self.verbose else None, budget=self.budget,
                   label=f"{type(self).__name__} ({mechanism.name})")
         labels = (self._select_labels(y, X.shape[1], mechanism, zcdp, delta, noise, kw) if self._private_classes()
                   else None)
@@ -560,7 +562,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             classes = np.unique(np.asarray(declared))
             if classes.size < 2:
                 raise ValueError(f"classes must be a list of at least 2 distinct labels, 'private' or 'from-data', "
-                                 f"got {declared!r}")
+                                 f"got {np.asarray(declared).tolist()!r}")
             if not np.isin(y, classes).all():  # the message names no record's label: the data holder may relay it
                 raise ValueError(f"y has labels outside classes={classes.tolist()}; declare every label of the task, "
                                  "or classes='private' (labels outside the selected set count as none of them)")

@@ -55,12 +55,6 @@ def _multiplier(epsilon, delta, rho=None):
     return calibrate(lambda m: Ledger().gaussian(m, 1.0, 3), epsilon, delta, 3.0 / epsilon, rho=rho)
 
 
-def _check(info):
-    if getattr(info.loss, "name", "") != "squared":
-        raise ValueError("mechanism adassp fits least squares: use the squared loss (DPLasso, DPElasticNet, "
-                         "DPLinearRegression with loss='squared')")
-
-
 def _plan(info):
     R = row_norm_bound(info.feature_bounds, info.row_norm, info.p)
     B = min(1.0, float(info.loss.clip or 1.0))
@@ -140,9 +134,9 @@ MECHANISM = Mechanism(
     summary="least squares from noisy X^T X and X^T y, the ridge set by a noisy smallest eigenvalue (small p)",
     options=(),
     calibrations=("tight",),
-    loss_needs=(),
+    loss_needs=("least-squares",),
     penalty_needs=(),
-    plan=_plan, run=_run, check=_check,
+    plan=_plan, run=_run,
     zcdp_calibration=True,
     dask=True,
 )

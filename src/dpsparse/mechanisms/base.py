@@ -329,6 +329,8 @@ _LOSS_CAPABILITIES = {
     "Lipschitz": "no public bound on |f'|, a bounded gradient: the squared loss needs clip=C",
     "twice differentiable": "the hinge loss is not differentiable; the Huber loss and the clipped squared loss "
                             "have a second derivative that jumps at the threshold: use logistic",
+    "least-squares": "adassp perturbs the sufficient statistics of least squares: use the squared loss (DPLasso, "
+                     "DPElasticNet, DPLinearRegression with loss='squared')",
 }
 
 
@@ -337,7 +339,8 @@ def loss_capabilities(loss):
 
     - ``smooth``: finite ``smoothness`` (a bound on ``f''``);
     - ``Lipschitz``: a finite ``lipschitz`` (a bound on ``|f'|``);
-    - ``twice differentiable``: a ``second_derivative`` method (objective perturbation).
+    - ``twice differentiable``: a ``second_derivative`` method (objective perturbation);
+    - ``least-squares``: the squared loss (AdaSSP perturbs its sufficient statistics).
     """
     caps = set()
     if np.isfinite(getattr(loss, "smoothness", np.inf)):
@@ -349,6 +352,8 @@ def loss_capabilities(loss):
         pass
     if callable(getattr(loss, "second_derivative", None)):
         caps.add("twice differentiable")
+    if getattr(loss, "name", "") == "squared":
+        caps.add("least-squares")
     return caps
 
 
