@@ -70,6 +70,18 @@ def test_alpha_auto_is_the_measured_strength_under_the_rule_and_the_fixed_one_el
         est.mechanism == "auto" and est.alpha == "auto")
 
 
+@pytest.mark.parametrize("n,p,epsilon,steps", [
+    (5000, 1000, 1.0, auto.ITERATIONS),  # n epsilon / log p = 724: 100 steps
+    (5000, 1000, 0.5, auto.GCD_FEW_STEPS),  # 362: 50
+    (24000, 112, 0.1, auto.GCD_FEW_STEPS),  # 509 (adult at epsilon 0.1)
+    (24000, 112, 1.0, auto.ITERATIONS),  # 5086
+])
+def test_the_logistic_rule_takes_fewer_dp_gcd_steps_where_records_are_few_for_the_budget(n, p, epsilon, steps):
+    name, options, reason = auto.choose(losses.Logistic(), norms.build_penalty("l1", 1e-4, p, True), n, p, epsilon)
+    assert name == "dp-gcd" and options["n_iter"] == steps and f"DP-GCD, {steps} steps" in reason
+    assert (n * epsilon < auto.GCD_BAND * math.log(p)) == (steps == auto.GCD_FEW_STEPS)
+
+
 @pytest.mark.parametrize("n,epsilon,sparsity,steps", [
     (1200, 1.0, 3, 50),  # n epsilon / log 1000 = 174: few records for the budget, 3 features
     (2000, 1.0, 5, 50),  # 290

@@ -12,7 +12,8 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 - the logistic loss with a separable penalty: on at most ``FEW`` features, the constant predictor when
   ``n epsilon < FLOOR_FEW log p`` (too few records for the budget), otherwise DP-GD with ``GD_STEPS`` steps (its
   clipping norm set privately); on more, the constant predictor when ``n epsilon < FLOOR log p``, otherwise
-  DP-GCD with ``ITERATIONS`` steps and its clipping threshold set privately (``clipping_norm="auto"``);
+  DP-GCD with its clipping threshold set privately (``clipping_norm="auto"``), ``GCD_FEW_STEPS`` steps below
+  ``n epsilon = GCD_BAND log p`` and ``ITERATIONS`` above;
 - the hinge loss: the one-pass noisy SGD (the only mechanism without a smoothness need);
 - a structured norm: DP-SGD (the prox of the whole norm); any other loss: DP-GCD.
 
@@ -26,8 +27,9 @@ import math
 
 from .base import penalty_capabilities
 
-__all__ = ["FEW", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GD_STEPS", "ITERATIONS", "SELECTION_CLIP", "SPARSITY",
-           "SPARSITY_STEPS", "ALPHA", "RULE_ALPHA", "choose", "least_squares_selection", "penalty_strength"]
+__all__ = ["FEW", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GCD_BAND", "GCD_FEW_STEPS", "GD_STEPS", "ITERATIONS",
+           "SELECTION_CLIP", "SPARSITY", "SPARSITY_STEPS", "ALPHA", "RULE_ALPHA", "choose", "least_squares_selection",
+           "penalty_strength"]
 
 SPARSITY = 10
 """Features kept by the selection of the least-squares rule when the records are many for the budget."""
@@ -43,8 +45,14 @@ releases the constant predictor, below ``FLOOR_LEAST_SQUARES log p`` the least-s
 docs/defaults.md)."""
 
 FEW, GD_STEPS, ITERATIONS = 100, 200, 100
-"""The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features, DP-GCD (``ITERATIONS`` steps) on more;
-the least-squares rule: DP-GD (``GD_STEPS`` steps) on at most ``SPARSITY`` features (measured: docs/defaults.md)."""
+"""The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features, DP-GCD (``ITERATIONS`` steps, fewer
+below ``GCD_BAND``) on more; the least-squares rule: DP-GD (``GD_STEPS`` steps) on at most ``SPARSITY`` features
+(measured: docs/defaults.md)."""
+
+GCD_BAND, GCD_FEW_STEPS = 600, 50
+"""Below ``n epsilon = GCD_BAND log p`` the logistic rule's DP-GCD takes ``GCD_FEW_STEPS`` steps: there 50 steps tie
+with or beat 100 on the synthetic families in every band (``--study steps-wide`` and ``steps-band``), and each
+greedy step can add a noisy coordinate to the support (measured: docs/defaults.md)."""
 
 SELECTION_CLIP = 0.25
 """The labels' clip in the selection's scores, in units of the label range (measured: docs/defaults.md)."""
@@ -154,6 +162,9 @@ def choose(loss, penalty, n, p, epsilon):
         return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto"},
                 f"logistic loss on {p} <= {FEW} features: DP-GD, {GD_STEPS} steps, automatic clipping norm")
     if name == "logistic":
-        return ("dp-gcd", {"n_iter": ITERATIONS, "clipping_norm": "auto"},
-                f"logistic loss on {p} > {FEW} features: DP-GCD, {ITERATIONS} steps, automatic clipping")
+        ratio = n * epsilon / math.log(p)
+        steps = GCD_FEW_STEPS if ratio < GCD_BAND else ITERATIONS
+        return ("dp-gcd", {"n_iter": steps, "clipping_norm": "auto"},
+                f"logistic loss on {p} > {FEW} features, n epsilon / log p = {ratio:.3g}: DP-GCD, {steps} steps, "
+                "automatic clipping")
     return "dp-gcd", {}, "a smooth loss with a separable penalty: DP-GCD"
