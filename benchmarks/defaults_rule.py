@@ -26,6 +26,8 @@ Two studies (``--study``):
   0.1-1, n 2000-20000, p 100 and 1000).
 - ``logistic-mechanism``: DP-GCD against DP-GD with its automatic clipping norm (50, 100, 200 steps) for the
   logistic loss, by the number of features and ``n epsilon / log p``; ``floor`` compares both to the constant.
+- ``steps-wide`` and ``steps-band``: DP-GCD's steps on more than ``auto.FEW`` features by ``n epsilon / log p``
+  (``auto.GCD_BAND``).
 - ``alpha`` and ``alpha-regression``: the penalty strength under the logistic and least-squares rules
   (``auto.penalty_strength``), by the number of features and ``n epsilon / log p``.
 - ``few-features``: the mechanism for least squares on at most ``auto.SPARSITY`` features
