@@ -90,3 +90,16 @@ def test_the_min_max_scaler_maps_the_declared_ranges_and_reads_no_statistic():
     X = np.array([[0.0, -5.0], [10.0, 5.0], [20.0, 0.0]])
     Z = DPMinMaxScaler(bounds=bounds).fit(X[:1]).transform(X)
     np.testing.assert_allclose(Z, [[0.0, 0.0], [1.0, 1.0], [1.0, 0.5]])
+
+
+def test_the_min_max_scaler_keeps_sparse_input_sparse_where_zero_maps_to_zero():
+    import scipy.sparse as sp
+
+    X = sp.random(40, 6, density=0.3, format="csr", random_state=0, data_rvs=lambda k: np.linspace(-5, 5, k))
+    bounds = {"feature_low": [-4.0] * 6, "feature_high": [4.0] * 6}
+    scaler = DPMinMaxScaler(bounds=bounds, feature_range=(-1.0, 1.0)).fit(X)
+    Z = scaler.transform(X)
+    assert sp.issparse(Z) and Z.nnz == X.nnz  # zeros stay implicit
+    np.testing.assert_allclose(Z.toarray(), scaler.transform(X.toarray()))  # the same map as on the dense array
+    with pytest.raises(ValueError, match="would become dense"):  # [0, 1]: 0 goes to 0.5
+        DPMinMaxScaler(bounds=bounds).fit(X).transform(X)

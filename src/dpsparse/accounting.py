@@ -178,7 +178,8 @@ class Ledger:
         from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
 
         mu2 = sum(count / params["multiplier"] ** 2 for _, count, params in self.events)
-        return float(get_epsilon_gaussian(1.0 / math.sqrt(mu2), delta))
+        with np.errstate(divide="ignore"):  # its log-space difference of equal terms is -inf, by design
+            return float(get_epsilon_gaussian(1.0 / math.sqrt(mu2), delta))
 
     def _replacement_rdp_epsilon(self, delta):
         """Epsilon of a ledger of ``replacement_gaussian`` events (RDP bound of the method) and Gaussian releases

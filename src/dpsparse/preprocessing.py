@@ -196,7 +196,7 @@ class DPMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Check the declared ranges against X's width (no value of X is read)."""
-        X = validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=True)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
         a, b = self.feature_range
         if not a < b:
             raise ValueError(f"feature_range must be (low, high) with low < high, got {self.feature_range!r}")
@@ -207,8 +207,19 @@ class DPMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        """``a + (b - a) (clip(X, bounds) - low) / (high - low)``, shape (n_samples, n_features)."""
+        """``a + (b - a) (clip(X, bounds) - low) / (high - low)``, shape (n_samples, n_features); sparse X stays
+        sparse where the map sends 0 to 0 (ValueError otherwise: X would become dense)."""
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=False)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         a, b = self.feature_range
-        return a + (b - a) * (np.clip(X, self._low, self._high) - self._low) / (self._high - self._low)
+        def scale(values, low, high):
+            return a + (b - a) * (np.clip(values, low, high) - low) / (high - low)
+
+        if not sp.issparse(X):
+            return scale(X, self._low, self._high)
+        if np.any(scale(np.zeros_like(self._low), self._low, self._high) != 0):
+            raise ValueError("DPMinMaxScaler on sparse X: the map sends 0 elsewhere for some feature, so X would "
+                             "become dense; give the estimator bounds= instead (it maps onto them and keeps X sparse)")
+        X = X.copy()
+        X.data = scale(X.data, self._low[X.indices], self._high[X.indices])
+        return X
