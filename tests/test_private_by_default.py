@@ -137,6 +137,13 @@ def test_a_private_label_set_is_charged_once_and_composed_within_the_target():
     report = est.privacy_report_
     assert list(est.classes_) == [0, 1] and budget.spent == [(1.0, 1e-6, "DPLogisticRegression (dp-gd)")]
     assert report.delta == 1e-6 and report.accountant_epsilon <= 1.0 + 1e-9 and "label set" in report.noise
+    from dpsparse import private_labels
+    from dpsparse.accounting import zcdp_epsilon
+
+    rho_labels, delta_labels = map(float, report.noise["label set: zCDP rho, delta"].split(", "))
+    assert delta_labels == pytest.approx(private_labels.DELTA_SHARE * 1e-6, rel=1e-2)  # its failure probability
+    rho = rho_labels / 0.2  # breast cancer at epsilon 1 takes the largest share (docs/privacy.md)
+    assert zcdp_epsilon(rho, 1e-6 - delta_labels) == pytest.approx(1.0, rel=1e-3)  # the rest of delta converts
     with pytest.raises(ValueError, match="200 records are too few to select the label set.*declare the classes"):
         _quiet_fit(DPLogisticRegression(bounds=bounds, classes="private", epsilon=0.05, budget=budget,
                                         random_state=0), X[:200], y[:200])  # refused before the data is read

@@ -236,8 +236,8 @@ class _DPLinearModel(BaseEstimator):
 
     def _select_labels(self, y, n_features, mechanism, zcdp, delta, noise, kw):
         """``classes="private"``: charge the whole budget, select the label set (``private_labels``) with a share
-        of the zCDP budget (``plan_share``, public) and half of delta, and leave the fit the rest as a zCDP target
-        (``kw`` updated). Returns the whole's zCDP budget and the selection's report lines."""
+        of the zCDP budget (``plan_share``, public) and ``DELTA_SHARE`` of delta, and leave the fit the rest as a
+        zCDP target (``kw`` updated). Returns the whole's zCDP budget and the selection's report lines."""
         if not distributed.is_dask(y):
             _undeclared_classes(y)  # a continuous target is refused first, with its remedy
         if not zcdp:
@@ -246,19 +246,20 @@ class _DPLinearModel(BaseEstimator):
                              "does not calibrate to; declare the classes (classes=[...], --classes in the CLI)")
         if distributed.is_dask(y):
             raise ValueError("classes='private' needs the labels in memory; declare classes=[...]")
-        rho = zcdp_budget(self.epsilon, delta / 2.0)
-        rho_labels = private_labels.plan_share(y.shape[0], rho, delta / 2.0) * rho
+        delta_labels = private_labels.DELTA_SHARE * delta  # the selection's failure probability; the rest converts
+        rho = zcdp_budget(self.epsilon, delta - delta_labels)
+        rho_labels = private_labels.plan_share(y.shape[0], rho, delta_labels) * rho
         if isinstance(self.bounds, str) and self.bounds == "private":  # their refusal before the selection reads y
             k = selections(n_features, True)
             tail_share(y.shape[0], selection_epsilon(k, rho=self.bounds_share * (rho - rho_labels)), k)
         charge(self.budget, self.epsilon, delta, kw["label"])
-        selected, details = private_labels.select_labels(y, rho_labels, delta / 2.0, noise)
+        selected, details = private_labels.select_labels(y, rho_labels, delta_labels, noise)
         if selected.size < 2:
             raise ValueError(f"classes='private': {selected.size} label(s) passed the threshold (a label needs "
-                             f"about {private_labels.records_needed(rho_labels, delta / 2.0):.0f} records at this "
+                             f"about {private_labels.records_needed(rho_labels, delta_labels):.0f} records at this "
                              "epsilon); declare the classes (classes=[...], --classes in the CLI)")
         self._selected_classes = selected
-        kw.update(delta=delta / 2.0, zcdp=rho - rho_labels, budget=None)
+        kw.update(delta=delta - delta_labels, zcdp=rho - rho_labels, budget=None)
         return rho, details
 
     def _set_fitted(self, design, w):
