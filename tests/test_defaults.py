@@ -71,7 +71,8 @@ def test_alpha_auto_is_the_measured_strength_under_the_rule_and_the_fixed_one_el
 
 
 @pytest.mark.parametrize("n,p,epsilon,steps", [
-    (5000, 1000, 1.0, auto.ITERATIONS),  # n epsilon / log p = 724: 100 steps
+    (5000, 1000, 1.0, auto.GCD_FEW_STEPS),  # n epsilon / log p = 724: 50 steps
+    (8000, 1000, 1.0, auto.ITERATIONS),  # 1158: 100
     (5000, 1000, 0.5, auto.GCD_FEW_STEPS),  # 362: 50
     (24000, 112, 0.1, auto.GCD_FEW_STEPS),  # 509 (adult at epsilon 0.1)
     (24000, 112, 1.0, auto.ITERATIONS),  # 5086

@@ -65,7 +65,8 @@ def test_each_setting_once_composes_its_runs_and_the_constant_in_zcdp():
 
 @pytest.mark.parametrize("estimator,n,p,eps,key,values", [
     (DPLogisticRegression(), 400, 30, 1.0, "n_iter", [200, 100]),
-    (DPLogisticRegression(), 5000, 1000, 1.0, "n_iter", [100, 50]),
+    (DPLogisticRegression(), 5000, 1000, 1.0, "n_iter", [50, 25]),  # 724: below auto.GCD_BAND
+    (DPLogisticRegression(), 8000, 1000, 1.0, "n_iter", [100, 50]),
     (DPLasso(), 5000, 1000, 1.0, "sparsity", [10, 5]),
 ])
 def test_the_rule_grid_is_the_rules_choice_and_one_neighbour(estimator, n, p, eps, key, values):

@@ -49,10 +49,11 @@ FEW, GD_STEPS, ITERATIONS = 100, 200, 100
 below ``GCD_BAND``) on more; the least-squares rule: DP-GD (``GD_STEPS`` steps) on at most ``SPARSITY`` features
 (measured: docs/defaults.md)."""
 
-GCD_BAND, GCD_FEW_STEPS = 600, 50
+GCD_BAND, GCD_FEW_STEPS = 800, 50
 """Below ``n epsilon = GCD_BAND log p`` the logistic rule's DP-GCD takes ``GCD_FEW_STEPS`` steps: there 50 steps tie
-with or beat 100 on the synthetic families in every band (``--study steps-wide`` and ``steps-band``), and each
-greedy step can add a noisy coordinate to the support (measured: docs/defaults.md)."""
+with or beat 100 on the synthetic families in every band (``--study steps-wide`` and ``steps-band``; from 800, 100
+win), and where they tie the fewer steps are taken: each greedy step can add a noisy coordinate to the support
+(measured: docs/defaults.md)."""
 
 SELECTION_CLIP = 0.25
 """The labels' clip in the selection's scores, in units of the label range (measured: docs/defaults.md)."""
