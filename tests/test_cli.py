@@ -146,7 +146,7 @@ def test_predict_notes_an_svmlight_file_that_looks_like_another_dataset(tmp_path
     assert main(["predict", "--model", str(model), "--data", str(other)]) == 0
     out, err = capsys.readouterr()
     assert len(out.split()) == 2  # still predicted (svmlight leaves zeros out), but the reader is told
-    assert "largest feature index" in err and "none of the labels" in err
+    assert "fewer features than the model" in err and "none of the labels" in err
 
 
 def test_private_score_and_diagnostics_are_kept_apart(tmp_path, capsys):
@@ -511,6 +511,10 @@ def test_a_csv_file_without_a_header_line_is_never_echoed_in_an_error(tmp_path, 
     assert main(["fit", "--data", str(path), "--target", "income", "--classes", "<=50K,>50K"]) == 2
     err = capsys.readouterr().err
     assert "may be a record" in err and "State-gov" not in err and "77516" not in err
-    assert main(["fit", "--data", str(path), "--target", "39", "--classes", "<=50K,>50K"]) == 2
+    path.write_text("Private,Bachelors,<=50K\nState-gov,Masters,>50K\n")  # all text: refused without a field shown
+    assert main(["fit", "--data", str(path), "--target", "income", "--classes", "<=50K,>50K"]) == 2
     err = capsys.readouterr().err
-    assert "column 2 (of 4) has non-numeric values" in err and "State-gov" not in err
+    assert "not among the 3 names" in err and "Private" not in err and "Bachelors" not in err
+    assert main(["fit", "--data", str(path), "--target", "<=50K", "--classes", "<=50K,>50K"]) == 2
+    err = capsys.readouterr().err
+    assert "column 1 (of 3) has non-numeric values" in err and "Private" not in err

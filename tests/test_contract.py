@@ -38,6 +38,21 @@ def test_every_mechanism_meets_its_target_and_reports_provenance(name):
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_a_one_shot_mechanism_shows_its_progress_callback_the_released_model_only(name):
+    """The callback prints (the support, in the estimators' progress line): it must see released values only. A
+    mechanism that calls it once releases one vector: the callback sees that vector, not the minimizer before its
+    noise (output and objective perturbation showed the exact minimizer's support)."""
+    design, loss, pen, options = _setup(name)
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        w, _ = fit_mechanism(REGISTRY[name], design, loss, pen, epsilon=EPS, delta=DELTA, options=options,
+                             noise=make_noise(0), callback=lambda t, v: seen.append(np.array(v, dtype=float)))
+    if len(seen) == 1:
+        np.testing.assert_array_equal(seen[0], w)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_every_mechanism_is_reproducible_with_a_seed(name):
     design, loss, pen, options = _setup(name)
     kw = dict(epsilon=EPS, delta=DELTA, options=options)

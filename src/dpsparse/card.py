@@ -315,7 +315,7 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
         rows.append(["label set", f"{labels} ({chosen})"])
     if release.get("label_range"):
         rows.append(["label range", "[{:.4g}, {:.4g}]".format(*release["label_range"])])
-    if release.get("schema_note"):
+    if release.get("schema_note") and not release["schema_note"].startswith("Template for"):  # 'dpsparse schema's
         rows.append(["the schema's note on the coding", release["schema_note"]])
     public = rep.get("bounds_public", True) and rep.get("classes_public", True)
     training = [("p", "Only public facts about the data appear here: its size, the declared or privately bought "

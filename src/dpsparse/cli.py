@@ -1032,8 +1032,8 @@ def _note_other_data(width, labels, model, path):
     0), or labels none of which is a class of the model."""
     p = np.asarray(model["coef"]).shape[-1]
     if width < p:
-        print(f"note: the largest feature index in {str(path)!r} is {width}, the model has {p} features: the others "
-              "are read as 0 (svmlight leaves zeros out), right only for data coded as the model's", file=sys.stderr)
+        print(f"note: {str(path)!r} has fewer features than the model ({p}): the missing ones are read as 0 (svmlight "
+              "leaves zeros out), right only for data coded as the model's", file=sys.stderr)
     try:
         classes = np.asarray(model.get("classes") or [], dtype=float)
     except ValueError:  # named classes (a schema's): not svmlight's numbers

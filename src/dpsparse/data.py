@@ -689,25 +689,26 @@ def load_csv(path, target=None):
     if len(rows) < 2:
         raise ValueError(f"data file {str(path)!r} has no data rows")
     header = [h.strip() for h in rows[0]]
-    # a first line with a number in it (or svmlight's "index:value") may be a record, not names: never echoed
-    names_shown = len(header) > 1 and not any(_is_number(h) or ":" in h for h in header)
+    # the header's fields are never printed: a file without a header line has a record there
+    if any(_is_number(h) or ":" in h for h in header):  # a number (or svmlight's "index:value"): a record
+        raise ValueError(f"data file {str(path)!r}: its first line holds a number, so it may be a record rather than "
+                         "column names (they would become the features' names in the model file); give the file a "
+                         "header line of names, or read it through a schema (dpsparse schema --help)")
     if target is not None and target not in header:
-        raise ValueError(f"target column {target!r} is not in the header line of {str(path)!r}; " + (
-            f"columns: {header}" if names_shown else
-            f"its {len(header)} field(s) may be a record rather than column names (not shown); "
-            "a file without a header line is read through a schema (dpsparse schema --help)"))
+        raise ValueError(f"target column {target!r} is not among the {len(header)} names of the header line of "
+                         f"{str(path)!r} (its first line: not shown here, in case it is a record); a file without a "
+                         "header line is read through a schema (dpsparse schema --help)")
     rows = [r for r in rows[1:] if r]
     if any(len(r) != len(header) for r in rows):
         raise ValueError(f"data file {str(path)!r}: every row must have {len(header)} fields")
     cols = list(zip(*rows))
     values = []
-    for k, (name, col) in enumerate(zip(header, cols)):
+    for k, col in enumerate(cols):
         try:
             values.append(np.array(col, dtype=float))
         except ValueError:
-            column = repr(name) if names_shown else f"{k + 1} (of {len(header)})"
-            raise ValueError(f"data file {str(path)!r}: column {column} has non-numeric values (a raw file with "
-                             "categories is read through a schema: dpsparse schema --help)") from None
+            raise ValueError(f"data file {str(path)!r}: column {k + 1} (of {len(header)}) has non-numeric values (a "
+                             "raw file with categories is read through a schema: dpsparse schema --help)") from None
     t = header.index(target) if target is not None else -1
     X = np.column_stack([v for k, v in enumerate(values) if k != t])
     return X, (values[t] if t >= 0 else None), [h for k, h in enumerate(header) if k != t]

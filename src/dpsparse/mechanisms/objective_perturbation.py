@@ -359,10 +359,11 @@ def _run(design, plan, noise, callback):
         w, _, _ = perturbed_constrained(design.X, design.y, info.loss, info.penalty, info.options["radius"], Delta,
                                         b, q["tol"], max_iter=max_iter, smoothness=q["smoothness"])
     w = noise.check(w, sensitivity=2.0 * q["zeta"] / Delta + 2.0 * q["r"], name="perturbed minimizer (b fixed)")
-    if callback is not None:
-        callback(0, w.copy())
-    return noise.release(w, "gaussian", q["sigma_2"], sensitivity=q["r"], name="approximate minimizer",
-                         sampling=("chain", None))
+    released = noise.release(w, "gaussian", q["sigma_2"], sensitivity=q["r"], name="approximate minimizer",
+                             sampling=("chain", None))
+    if callback is not None:  # the released vector only: the perturbed minimizer is not private before its noise
+        callback(0, released.copy())
+    return released
 
 
 MECHANISM = Mechanism(

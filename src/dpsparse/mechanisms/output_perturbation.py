@@ -234,9 +234,10 @@ def _minimizer(design, q, penalty):
 def _run(design, plan, noise, callback):
     q, info = plan.params, plan.info
     coef = _minimizer(design, q, info.penalty)
-    if callback is not None:
-        callback(0, coef.copy())
-    return noise.release(coef, "gaussian", q["sigma"], sensitivity=q["sens"], name="minimizer")
+    released = noise.release(coef, "gaussian", q["sigma"], sensitivity=q["sens"], name="minimizer")
+    if callback is not None:  # the released vector only: the minimizer itself is not private
+        callback(0, released.copy())
+    return released
 
 
 MECHANISM = Mechanism(
