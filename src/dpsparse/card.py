@@ -108,6 +108,11 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
     plt.close(fig)
 
 
+PENALTY_WORDS = {"l1": "an L1", "l2": "an L2", "elasticnet": "an elastic-net", "linf": "an L-infinity",
+                 "group-l2": "a group-L2", "group-linf": "a group-L-infinity"}
+"""The penalties' names in a sentence of the card."""
+
+
 def _model_sentence(release, what):
     """The card's first words on the model: a constant predictor and what it predicts, or the linear model, its
     penalty and features."""
@@ -121,7 +126,8 @@ def _model_sentence(release, what):
         why = " (the records were too few for this budget to learn a feature)" if "too few records" in rule else ""
         return f"A constant predictor: it predicts {said} for every record, whatever its {features} features{why}"
     strength = release.get("penalty_strength", params.get("alpha"))  # older files: the parameter
-    penalty = (f"the penalty {params.get('penalty', 'l1')} (strength {strength:g})" if strength else "no penalty")
+    name = params.get("penalty", "l1")
+    penalty = f"{PENALTY_WORDS.get(name, name)} penalty (strength {strength:g})" if strength else "no penalty"
     return f"A linear {what} with {penalty} on {features} features"
 
 
