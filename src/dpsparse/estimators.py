@@ -190,7 +190,8 @@ class _DPLinearModel(BaseEstimator):
         labels = (self._select_labels(y, X.shape[1], mechanism, zcdp, delta, noise, kw) if self._private_classes()
                   else None)
         # the constant predictor reads no feature: nothing to tighten
-        design = self._design(X, y, None if mechanism.name == "constant" else (self.epsilon, kw["delta"], zcdp))
+        design = self._design(X, y, None if mechanism.name == "constant" else (self.epsilon, kw["delta"], zcdp,
+                                                                              kw.get("zcdp")))
         if self._multiclass:
             w, report = fit_one_vs_rest(mechanism, design, design.y.astype(int), self._fit_classes.size, loss,
                                         penalty, **kw)
@@ -349,7 +350,8 @@ class _DPLinearModel(BaseEstimator):
         """The training data mapped onto the bounds (``data.prepare``), or a ``PendingDesign`` whose bounds are
         bought privately (``bounds="private"``); sets ``classes_``.
 
-        ``budget``: ``(epsilon, delta, zcdp)`` of the fit (``zcdp``: whether its mechanism composes in zCDP).
+        ``budget``: ``(epsilon, delta, zcdp, rho)`` of the fit (``zcdp``: whether its mechanism composes in zCDP;
+        ``rho``: its zCDP budget when a private label set took a share first, else None).
         With it, declared bounds are tightened privately where that is affordable (``_tightened``)."""
         yi = self._encode(y)
         bounds = _resolve_bounds(self.bounds, X, y, not self._classification)
@@ -376,8 +378,9 @@ class _DPLinearModel(BaseEstimator):
         ``TIGHTEN_ERROR`` of the records."""
         if bounds.row_norm is not None:
             return False
-        epsilon, delta, zcdp = budget
-        share = {"rho": zcdp_budget(epsilon, delta) * self.bounds_share} if zcdp else {
+        epsilon, delta, zcdp, rho = budget
+        rho = zcdp_budget(epsilon, delta) if rho is None else rho  # what a private label set left
+        share = {"rho": rho * self.bounds_share} if zcdp else {
             "epsilon": epsilon * self.bounds_share}
         return affordable(X.shape[0], X.shape[1], self._classification, **share)
 

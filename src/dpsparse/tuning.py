@@ -276,7 +276,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
         candidates = [_Candidate(base, params, n - m, p, self.epsilon) for params in grid]
-        design = base._design(X, y, (self.epsilon, delta, True))
+        design = base._design(X, y, (self.epsilon, delta, True, None))
         if base._multiclass:
             raise ValueError(f"DPSearchCV: {base._fit_classes.size} classes; the search supports two (fit a "
                              "one-vs-rest model with fixed hyperparameters)")
