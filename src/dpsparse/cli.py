@@ -374,8 +374,8 @@ def _estimator(args, classes):
                   calibration=args.calibration, random_state=args.seed, verbose=1, noise=args.noise)
     if loss in ("logistic", "hinge"):
         if classes.size > MAX_CLASSES:
-            raise ValueError(f"--loss {loss}: the labels have {classes.size} distinct values, more than the "
-                             f"{MAX_CLASSES} classes a one-vs-rest fit takes")
+            raise ValueError(f"--loss {loss}: the labels have more distinct values than the {MAX_CLASSES} classes a "
+                             "one-vs-rest fit takes (their count is not shown: it is read off the private labels)")
         # undeclared classes are selected privately (an experiment on bounds read off the data reads them too)
         declared = args.classes if args.classes is not None else (None if args.bounds_from_data else "private")
         return (DPLogisticRegression if loss == "logistic" else DPLinearSVC)(classes=declared, **common)

@@ -77,8 +77,9 @@ def _undeclared_classes(y):
     (a continuous target), before any draw."""
     classes = np.unique(y)
     if classes.size > MAX_CLASSES:
-        raise ValueError(f"y has {classes.size} distinct values, more than the {MAX_CLASSES} classes a classifier "
-                         "takes without a declared label set: for a continuous target use DPLasso or "
+        raise ValueError(f"y has more than {MAX_CLASSES} distinct values (the count is not shown: it is read off the "
+                         f"private labels), more than a classifier takes without a declared label set: for a "
+                         "continuous target use DPLasso or "
                          "DPLinearRegression; for that many classes declare them (classes=)")
     return classes
 
