@@ -324,3 +324,36 @@ def test_continuous_labels_for_a_classifier_get_the_remedy():
     with pytest.raises(ValueError, match="continuous values, not class labels.*DPLasso"):
         DPLogisticRegression(classes=[0, 1], bounds=data.Bounds(-1.0, 1.0)).fit(
             np.zeros((20, 2)), np.linspace(0.0, 1.0, 20))
+
+
+@pytest.mark.parametrize("make,match", [
+    (lambda b: DPLogisticRegression(bounds=b, fit_intercept="no"), "fit_intercept must be True or False"),
+    (lambda b: DPLogisticRegression(bounds=b, noise="x"), "noise must be one of auto, fast, secure"),
+    (lambda b: DPLogisticRegression(bounds=b, mechanism="dp-gcd", mechanism_options=[("rule", "gs-r")]),
+     "mechanism_options must be a dict"),
+    (lambda b: DPLogisticRegression(bounds=b, penalty="group-l2", groups=[0, 1]), "a list of lists of column"),
+    (lambda b: DPLogisticRegression(bounds=b, groups=[[0, 1]]), "groups go with the penalties"),
+    (lambda b: DPLogisticRegression(bounds=5), "bounds must be a Bounds"),
+    (lambda b: DPLogisticRegression(bounds={"feature_low": [0] * 3, "feature_high": [1] * 3}),
+     "3 feature ranges given for 30 features"),
+])
+def test_a_bad_parameter_is_refused_by_name_and_charges_nothing(make, match):
+    """Even when the label set is bought privately (no classes declared), which reads the labels and charges the
+    budget: every check on the parameters and the declared bounds runs before it (a bad bounds charged it)."""
+    from dpsparse import PrivacyBudget
+
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    budget = PrivacyBudget(100.0, 0.5)
+    est = make(bounds).set_params(budget=budget)
+    with pytest.raises(ValueError, match=match):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X, y)
+    assert budget.spent == []
+
+
+@pytest.mark.parametrize("clip", [-1.0, None, "x", float("inf")])
+def test_the_regressors_clip_is_auto_or_a_positive_number(clip):
+    X, y, bounds, _ = data.load_bundled("diabetes")
+    with pytest.raises(ValueError, match="clip must be 'auto' or a finite number > 0"):
+        DPLasso(bounds=bounds, clip=clip).fit(X, y)

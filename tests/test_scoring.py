@@ -89,3 +89,22 @@ def test_a_model_no_better_than_the_constant_warns():
         est = DPLogisticRegression(bounds=bounds, classes=[0, 1], random_state=0).fit(X[:1500], y[:1500])
     with pytest.warns(NoBetterThanConstantWarning, match="does not show the model beating the constant predictor"):
         private_score(est, X[1500:], y[1500:], 1.0, 1e-5, NoiseSource(np.random.default_rng(0), seeded=True))
+
+
+def test_the_private_r2_floors_a_noisy_variance_near_zero():
+    """Held-out labels all equal: the label variance is 0, and its noisy release can be 0 or below. The R^2 then
+    divides by ``VARIANCE_FLOOR`` (public) instead of a near-zero divisor (-1e11 before), and says so."""
+    from dpsparse.scoring import VARIANCE_FLOOR
+
+    est, X, y, _ = _fitted(False)
+    flat = np.full_like(y, float(np.mean(y)), dtype=float)
+    noise = Released()  # no noise: the variance released is exactly 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoBetterThanConstantWarning)
+        score = private_score(est, X, flat, 1.0, 1e-5, noise)
+    mse = noise.value[0]
+    assert score["variance_floored"] and score["model"] == pytest.approx(1.0 - mse / VARIANCE_FLOOR)
+    assert score["model"] >= 1.0 - 4.0 / VARIANCE_FLOOR
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NoBetterThanConstantWarning)
+        assert not private_score(est, X, y, 1.0, 1e-5, Released())["variance_floored"]  # diabetes: a real spread

@@ -166,9 +166,14 @@ def test_a_search_charges_its_budget_once_and_refuses_bad_settings_before_chargi
     budget = PrivacyBudget(1.5, 1e-4)
     est = DPLogisticRegression(bounds=bounds, classes=[0, 1])
     for grid, match in [({"epsilon": [1.0]}, "may not set"), ({"mechanism": ["dp-sgd"]}, "zCDP"),
-                        ({"max_iter": []}, "empty")]:
+                        ({"mechanism": ["objective"]}, "zCDP target .* use one of adassp"),
+                        ({"max_iter": []}, "empty"), ({}, "empty")]:
         with pytest.raises(ValueError, match=match):
             DPSearchCV(est, grid, epsilon=1.0, delta=1e-5, budget=budget).fit(X, y)
+    with pytest.raises(ValueError, match="the estimator has a budget, which a search would not charge"):
+        DPSearchCV(clone(est).set_params(budget=PrivacyBudget(0.5, 1e-3)), GRID, epsilon=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="budget must be a PrivacyBudget"):  # checked on the "each" path too
+        DPSearchCV(est, GRID, repetitions="each", budget="plenty").fit(X, y)
     with pytest.raises(ValueError, match="validation_fraction"):
         DPSearchCV(est, GRID, validation_fraction=1.0, budget=budget).fit(X, y)
     with pytest.raises(ValueError, match="mean_repetitions"):

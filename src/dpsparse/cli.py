@@ -773,7 +773,8 @@ def _score_line(score):
     metric = "accuracy" if score["metric"] == "accuracy" else "R^2"
     return (f"private score       held-out {metric} {score['model']:.3f}, constant predictor {score['constant']:.3f} "
             f"(noisy, sd {score['noise_sd']:.2g} each, on {score['records']} held-out records, inside the same "
-            "epsilon)")
+            "epsilon)" + ("; the labels' noisy variance fell below its floor: disregard this R^2 (too few held-out "
+                          "records for the noise)" if score.get("variance_floored") else ""))
 
 
 def _summary(job, est, release):

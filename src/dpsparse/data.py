@@ -73,13 +73,15 @@ def clipping_warnings(X, y, bounds):
         outside, stored = _count_outside(X, None, low, high), X.size
     if outside > CLIPPED_WARNING_SHARE * max(stored, 1):
         warnings.warn(f"{outside} feature values ({outside / stored:.0%}) lie outside the declared bounds and are "
-                      "clipped: check that the bounds match the data's units", ClippingWarning, stacklevel=3)
+                      f"clipped: check that the bounds match the data's units ({HOLDER_ONLY})", ClippingWarning,
+                      stacklevel=3)
     if bounds.label_low is not None:
         labels = np.asarray(y, dtype=float)
         outside = int(np.sum((labels < bounds.label_low) | (labels > bounds.label_high)))
         if outside > CLIPPED_WARNING_SHARE * labels.size:
             warnings.warn(f"{outside} labels ({outside / labels.size:.0%}) lie outside the declared label range "
-                          "and are clipped: check that it matches the labels' units", ClippingWarning, stacklevel=3)
+                          f"and are clipped: check that it matches the labels' units ({HOLDER_ONLY})", ClippingWarning,
+                          stacklevel=3)
 
 
 def _count_outside(values, cols, low, high, blocks=32):
@@ -102,6 +104,8 @@ def _row_blocks(values, blocks):
     step = max(1, -(-values.shape[0] // blocks))
     return (values[start:start + step] for start in range(0, values.shape[0], step))
 
+
+HOLDER_ONLY = "a count on the private data, for the data holder only: not private, not for publication"
 
 CLASSES_FROM_DATA = ("the label set (classes_) was read from the private data: it sets the number of fits and the "
                      "model's shape, so there is no privacy guarantee; declare it (classes= or the bounds' classes in "

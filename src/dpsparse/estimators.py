@@ -33,6 +33,7 @@ from .data import (
 )
 from .exceptions import ClassesFromDataWarning, WeakGuaranteeWarning
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
+from .noise import BACKENDS as NOISE_BACKENDS
 from .noise import make_noise
 from .private_bounds import LabelScaleDesign, PendingDesign, affordable, selection_epsilon, selections, tail_share
 
@@ -170,6 +171,7 @@ class _DPLinearModel(BaseEstimator):
             get(self.mechanism)  # a bad name is refused before the data is read
         self._check_numbers()
         X, y = self._validate_xy(X, y)
+        self._check_declared_bounds(X.shape[1])  # before the label set is bought or anything charged
         n = X.shape[0]
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
@@ -215,6 +217,11 @@ class _DPLinearModel(BaseEstimator):
         self.privacy_report_ = report
         self.n_iter_ = report.iterations
         return self
+
+    def _check_declared_bounds(self, n_features):
+        """ValueError for declared bounds of the wrong type or number of features (reads no value of the data)."""
+        if not (isinstance(self.bounds, str) and self.bounds in ("private", FROM_DATA)):
+            _resolve_bounds(self.bounds, None, None, not self._classification).for_features(n_features)
 
     def _declared_classes(self):
         """``classes=``, else the bounds' ``classes``, else None; a string ("private", "from-data") as given."""
@@ -286,11 +293,21 @@ class _DPLinearModel(BaseEstimator):
     """Numeric parameters checked before any data is read: (name, test, allowed range in words)."""
 
     def _check_numbers(self):
-        """ValueError naming a numeric parameter outside its range (or not a number), before the data is read."""
+        """ValueError naming a parameter outside its range (or of another type), before the data is read."""
         for name, within, allowed in self._NUMBERS:
             value = getattr(self, name, 0.5)  # absent (DPLinearRegression has no l1_ratio): nothing to check
             if isinstance(value, bool) or not (isinstance(value, Real) or _is_auto(value)) or not within(value):
                 raise ValueError(f"{name} must be a number in {allowed}, got {value!r}")
+        clip = getattr(self, "clip", "auto")  # the regressors' residual clip
+        if not (_is_auto(clip) or (isinstance(clip, Real) and not isinstance(clip, bool) and 0 < clip < math.inf)):
+            raise ValueError(f"clip must be 'auto' or a finite number > 0, got {clip!r}")
+        if not isinstance(self.fit_intercept, (bool, np.bool_)):
+            raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
+        if self.noise not in NOISE_BACKENDS:
+            raise ValueError(f"noise must be one of {', '.join(NOISE_BACKENDS)}, got {self.noise!r}")
+        if self.mechanism_options is not None and not isinstance(self.mechanism_options, dict):
+            raise ValueError(f"mechanism_options must be a dict of option names and values or None, got "
+                             f"{type(self.mechanism_options).__name__}")
 
     def _validate_xy(self, X, y):
         """``X`` (dense, or CSR when that is smaller: ``data.dense_if_dense``) and ``y`` as float arrays; sets

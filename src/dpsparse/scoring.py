@@ -38,6 +38,13 @@ SOURCE = ("Gaussian mechanism in zCDP (Bun & Steinke 2016, Prop. 1.6) on a held-
           "the fit (McSherry 2009, Thm 4)")
 
 
+VARIANCE_FLOOR = 1e-3
+"""The least label variance the private R^2 divides by, in the units of the label range mapped onto [-1, 1] (whose
+variance is at most 1): a noisy variance near 0 gave an R^2 of -1e11; floored, the R^2 is at least -4000 and the
+score says ``variance_floored`` (a score to disregard). A floor of a few noise deviations instead would raise the
+R^2 of a small held-out set towards 1, where its noise exceeds the variance it divides by."""
+
+
 def private_score(estimator, X, y, epsilon, delta, noise):
     """The noisy held-out score of a fitted estimator and of the constant predictor.
 
@@ -83,9 +90,12 @@ def private_score(estimator, X, y, epsilon, delta, noise):
         score = {"metric": "accuracy", "model": float(noisy[0]), "constant": float(np.max(noisy[1:])),
                  "difference_sd": math.sqrt(2.0) * sigma}
     else:
-        variance = max(float(noisy[2] - noisy[1] ** 2), 1e-12)
+        # the noisy variance can be tiny or negative where the noise dominates: floored (public; post-processing)
+        raw = float(noisy[2] - noisy[1] ** 2)
+        variance = max(raw, VARIANCE_FLOOR)
         score = {"metric": "r2", "model": 1.0 - float(noisy[0]) / variance, "constant": 0.0,
-                 "difference_sd": sigma / variance}  # the mse's noise through R^2 (first order)
+                 "difference_sd": sigma / variance,  # the mse's noise through R^2 (first order)
+                 "variance_floored": raw < VARIANCE_FLOOR}
     margin = 2.0 * score["difference_sd"]
     if score["model"] <= score["constant"] + margin:
         warnings.warn(

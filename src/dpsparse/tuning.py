@@ -164,8 +164,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     param_grid : dict or list of dicts
         Values of the estimator's parameters (``mechanism``, ``max_iter``, ``alpha``,
         ``penalty``, ``mechanism_options`` with clipping norms or step sizes, ...), as in
-        ``sklearn.model_selection.GridSearchCV``. Mechanisms: dp-gcd, dp-cd, fw, dual-fw,
-        output (those whose accounting is a zCDP ledger).
+        ``sklearn.model_selection.GridSearchCV``. Mechanisms: those whose accounting is a zCDP ledger (adassp,
+        constant, dp-cd, dp-gcd, dp-gd, dp-iht, dual-fw, fw, output, two-stage).
     epsilon : float > 0
         Privacy budget of the whole search.
     delta : float in (0, 1) or None
@@ -223,15 +223,19 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.budget = budget
 
     def _grid(self):
-        grid = list(ParameterGrid(self.param_grid))
+        grid = list(ParameterGrid(self.param_grid)) if self.param_grid else []
         if not grid:
-            raise ValueError("param_grid is empty")
+            raise ValueError("param_grid is empty: give the values of at least one parameter")
+        if self.estimator.get_params().get("budget") is not None:
+            raise ValueError("the estimator has a budget, which a search would not charge: give it to the search "
+                             "(DPSearchCV(..., budget=...)), which charges it once for every candidate")
         fixed = sorted(_SEARCH_KEYS & {k for g in grid for k in g})
         if fixed:
             raise ValueError(f"param_grid may not set {fixed}: they are parameters of the search")
         return grid
 
     def _check_params(self, n_candidates):
+        check_budget(self.budget)
         frac = self.validation_fraction
         if isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac < 1:
             raise ValueError(f"validation_fraction must be in (0, 1), got {frac!r}")
@@ -244,7 +248,6 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         mean = 2.0 * n_candidates if self.mean_repetitions is None else self.mean_repetitions
         if isinstance(mean, bool) or not isinstance(mean, (int, float)) or not (math.isfinite(mean) and mean >= 1):
             raise ValueError(f"mean_repetitions must be a finite number >= 1, got {mean!r}")
-        check_budget(self.budget)
         return float(mean)
 
     def fit(self, X, y):

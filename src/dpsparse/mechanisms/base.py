@@ -394,10 +394,16 @@ def _report(mechanism, plan, info, design, noise):
 def public_info(mechanism, design, loss, penalty, epsilon, delta, calibration=None, options=None, zcdp=None):
     """Validate everything public and return the ``PublicInfo`` of a fit (no data is read)."""
     check_privacy_params(epsilon, delta)
-    calibration = mechanism.resolve_calibration(calibration)
-    if zcdp is not None and not (mechanism.zcdp_calibration and calibration == "tight"):
+    if zcdp is not None and not mechanism.zcdp_calibration:  # before its calibrations: the search sets "tight"
+        from . import REGISTRY
+
+        able = sorted(name for name, m in REGISTRY.items() if m.zcdp_calibration)
         raise ValueError(f"mechanism {mechanism.name} cannot be calibrated to a zCDP target (needed by the private "
-                         f"hyperparameter search); use dp-gcd, dp-cd, fw, dual-fw or output")
+                         f"hyperparameter search and a private label set); use one of {', '.join(able)}")
+    calibration = mechanism.resolve_calibration(calibration)
+    if zcdp is not None and calibration != "tight":
+        raise ValueError(f"mechanism {mechanism.name} meets a zCDP target with calibration='tight' only, got "
+                         f"{calibration!r}")
     options = mechanism.resolve_options(options)
     mechanism.check_compatible(loss, penalty)
     info = PublicInfo(n=int(design.n), p=int(design.p), feature_bounds=np.asarray(design.feature_bounds, dtype=float),

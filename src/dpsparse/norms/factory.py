@@ -49,6 +49,9 @@ def parse_groups(spec: GroupSpec, n_features: int) -> tuple[list[np.ndarray], np
             raise ValueError(f"groups: a mapping needs the key 'groups' (and optionally 'weights'), got {sorted(spec)}")
         weights = None if spec.get("weights") is None else np.asarray(spec["weights"], dtype=float)
         spec = spec["groups"]
+    if any(np.ndim(g) == 0 for g in spec):  # [0, 1] would be two groups of one feature each, silently
+        raise ValueError("groups must be a list of lists of column indices, e.g. [[0, 1], [2, 3]]; got a list with "
+                         "single indices in it")
     try:
         groups = [np.asarray(g, dtype=int).ravel() for g in spec]
     except (TypeError, ValueError):
@@ -85,6 +88,8 @@ def build_penalty(name: str, alpha: float, n_features: int, fit_intercept: bool 
         Unknown name, missing or invalid groups.
     """
     free = [n_features] if fit_intercept else None
+    if groups is not None and name not in ("group-l2", "group-linf"):
+        raise ValueError(f"groups go with the penalties 'group-l2' and 'group-linf', not {name!r}")
     if name in PENALTIES:
         weights = np.r_[np.ones(n_features), [0.0] * fit_intercept]
         extra = {"l1_ratio": l1_ratio} if name == "elasticnet" else {}

@@ -44,7 +44,8 @@ class GroupLasso(NormPenalty):
         flat = np.concatenate(self.groups) if self.groups else np.array([], dtype=int)
         if (not self.groups or any(g.size == 0 for g in self.groups) or flat.min() < 0
                 or flat.max() >= n_features or np.unique(flat).size != flat.size):
-            raise ValueError(f"groups must be disjoint nonempty subsets of range({n_features})")
+            raise ValueError(f"groups must be disjoint nonempty subsets of the {n_features} columns (the intercept "
+                             "included when fitted, last)")
         sizes = np.array([g.size for g in self.groups])
         d = np.sqrt(sizes) if weights is None else np.asarray(weights, dtype=float)
         if d.shape != sizes.shape or not np.all(np.isfinite(d)) or np.any(d <= 0):
