@@ -356,3 +356,18 @@ def test_the_report_shows_the_released_clipping_norm_the_run_used():
                        delta=1e-5, options={"sparsity": 3, "second": "dp-gd"}, noise=zero)
     assert report.noise["stage 2: clipping norm (released)"] > 0
 
+
+
+def test_the_rule_says_so_when_it_releases_the_constant_predictor():
+    from dpsparse import ConstantPredictorWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (40, 300))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.warns(ConstantPredictorWarning, match="below 50 log p"):
+        est = DPLogisticRegression(epsilon=0.1, classes=[0, 1], bounds=data.Bounds(-1.0, 1.0)).fit(X, y)
+    assert est.privacy_report_.mechanism == "constant"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPLogisticRegression(epsilon=0.1, classes=[0, 1], bounds=data.Bounds(-1.0, 1.0), mechanism="constant").fit(X, y)
+    assert not any(issubclass(w.category, ConstantPredictorWarning) for w in caught)  # named: the user chose it

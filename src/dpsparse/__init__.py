@@ -8,6 +8,7 @@ from .estimators import DPElasticNet, DPLasso, DPLinearRegression, DPLinearSVC, 
 from .exceptions import (
     ClassesFromDataWarning,
     ClippingWarning,
+    ConstantPredictorWarning,
     FixedSeedWarning,
     NoBetterThanConstantWarning,
     PrivacyCalibrationWarning,
@@ -23,5 +24,5 @@ __all__ = [
     "PrivacyReport",
     "PrivacyBudget", "BudgetExceededError",
     "PrivacyLeakWarning", "PrivacyCalibrationWarning", "FixedSeedWarning", "WeakGuaranteeWarning", "ClippingWarning",
-    "ClassesFromDataWarning", "NoBetterThanConstantWarning",
+    "ClassesFromDataWarning", "ConstantPredictorWarning", "NoBetterThanConstantWarning",
 ]

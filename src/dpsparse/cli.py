@@ -30,6 +30,7 @@ from .estimators import MAX_CLASSES, DPLinearRegression, DPLinearSVC, DPLogistic
 from .exceptions import (
     ClassesFromDataWarning,
     ClippingWarning,
+    ConstantPredictorWarning,
     FixedSeedWarning,
     NoBetterThanConstantWarning,
     PrivacyLeakWarning,
@@ -571,6 +572,7 @@ def _fit_private(job, epsilon, seed):
         warnings.simplefilter("ignore", ClassesFromDataWarning)  # the report says it
         warnings.simplefilter("ignore", FixedSeedWarning)  # said once, among the job's warnings
         warnings.simplefilter("ignore", WeakGuaranteeWarning)  # among the job's warnings
+        warnings.simplefilter("ignore", ConstantPredictorWarning)  # the summary's "features used" line says it
         fitted = est.fit(job.X_train, job.y_train) if search is None else \
             search.fit(job.X_train, job.y_train).best_estimator_
     for w in caught:  # clipping is said once among the job's warnings, the rest as Python says them

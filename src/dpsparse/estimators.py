@@ -31,7 +31,7 @@ from .data import (
     linear_decision,
     prepare,
 )
-from .exceptions import ClassesFromDataWarning, WeakGuaranteeWarning
+from .exceptions import ClassesFromDataWarning, ConstantPredictorWarning, WeakGuaranteeWarning
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
 from .noise import BACKENDS as NOISE_BACKENDS
 from .noise import make_noise
@@ -180,6 +180,10 @@ class _DPLinearModel(BaseEstimator):
             warnings.warn(weak, WeakGuaranteeWarning, stacklevel=2)
         mechanism, options, reason = self._chosen_mechanism(n, X.shape[1])
         self.alpha_ = self._strength(reason is not None, X.shape[1])
+        if reason is not None and mechanism.name == "constant":
+            warnings.warn(f"mechanism='auto' releases the constant predictor: {reason}; more records, a larger "
+                          "epsilon or fewer features would let it learn from the features", ConstantPredictorWarning,
+                          stacklevel=2)
         if reason is not None and _is_auto(self.alpha) and mechanism.name != "constant":
             reason += f"; penalty strength alpha = {self.alpha_:g} (alpha='auto')"
         zcdp = mechanism.zcdp_calibration and mechanism.resolve_calibration(self.calibration) == "tight"

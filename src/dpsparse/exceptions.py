@@ -32,6 +32,11 @@ class ClassesFromDataWarning(PrivacyLeakWarning):
     differential-privacy guarantee."""
 
 
+class ConstantPredictorWarning(UserWarning):
+    """``mechanism="auto"`` released the constant predictor (a noisy label mean or majority class): the records are
+    too few for this epsilon to learn a feature (a public rule on n, p and epsilon; docs/defaults.md)."""
+
+
 class NoBetterThanConstantWarning(UserWarning):
     """A model's private score does not beat the constant predictor's by more than twice the noise of their
     difference: at this epsilon and number of records, predicting the majority class or the mean is as good."""
