@@ -108,6 +108,9 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
     plt.close(fig)
 
 
+UNNAMED = "x0 is the first column: the file's feature 1 where it numbers them from 1, as LIBSVM's files do"
+"""How unnamed features are called (0-based, as the bounds files' column indices): the card and the CLI say it."""
+
 PENALTY_WORDS = {"l1": "an L1", "l2": "an L2", "elasticnet": "an elastic-net", "linf": "an L-infinity",
                  "group-l2": "a group-L2", "group-linf": "a group-L-infinity"}
 """The penalties' names in a sentence of the card."""
@@ -347,8 +350,7 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     shown = [(n, c, e) for n, c, e in effects if e > 0][:COEFFICIENT_ROWS]
     coef_rows = [[n, round(float(c[0]), 6) if c.size == 1 else "; ".join(f"{v:.4g}" for v in c), round(e, 4)]
                  for n, c, e in shown]
-    unnamed = ("" if release.get("feature_names") else " Features without names are called by their 0-based "
-               "column: x0 is the first, the file's feature 1 where it numbers them from 1, as LIBSVM's files do.")
+    unnamed = "" if release.get("feature_names") else f" Features without names are called by their column: {UNNAMED}."
     quantitative = [("p", "The largest coefficients. 'Effect' is the change of the model's score (log-odds for a "
                           "classifier, the prediction for a regression) when the feature moves across half its "
                           f"public range: comparable across features.{unnamed}"),

@@ -646,10 +646,6 @@ def _score(job, est, seed):
     return score, [str(w.message) for w in caught if issubclass(w.category, NoBetterThanConstantWarning)]
 
 
-UNNAMED = "x0 is the first column: the file's feature 1 where it numbers them from 1, as LIBSVM's files do"
-"""How unnamed features are called (0-based, as the bounds files' column indices)."""
-
-
 def _top_features(est, names, k=TOP_FEATURES):
     """The released model's largest coefficients (bounded coordinates: comparable across features)."""
     coef = np.atleast_2d(est.coef_bounded_[..., :est.n_features_in_])
@@ -796,7 +792,7 @@ def _summary(job, est, release):
                      "noise, inside the same epsilon)")
     top = ", ".join(f"{t['feature']}" for t in release["support"]["top"])
     if top and release.get("feature_names") is None:
-        top += f" ({UNNAMED})"
+        top += f" ({card.UNNAMED})"
     constant = ("; the constant predictor (a noisy label mean): too few records for this epsilon to learn from the "
                 "features (docs/defaults.md)" if est.privacy_report_.mechanism == "constant" else "")
     lines.append(f"features used       {release['support']['size']} of {release['support']['features']} (the "
@@ -1009,7 +1005,7 @@ def predict(args):
         X = _columns(X, cols, model.get("feature_names"), args.data)
     else:
         X, labels = data.load_svmlight(args.data)
-        _note_other_data(X.shape[1], labels, model, args.data)
+        _note_other_data(X.shape[1], coef.shape[-1], labels, model.get("classes"), args.data)
         if X.shape[1] < coef.shape[-1]:  # svmlight leaves out zeros: trailing features never nonzero in the file
             X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], coef.shape[-1]))
     if X.shape[1] != coef.shape[-1]:
@@ -1030,15 +1026,14 @@ def predict(args):
     _write_predictions(args.out, pred)
 
 
-def _note_other_data(width, labels, model, path):
-    """Notes on stderr when an svmlight file looks like another dataset than the model's: fewer features (read as
-    0), or labels none of which is a class of the model."""
-    p = np.asarray(model["coef"]).shape[-1]
+def _note_other_data(width, p, labels, classes, path):
+    """Notes on stderr when an svmlight file of ``width`` features looks like another dataset than the model's (``p``
+    features, ``classes``): fewer features (read as 0), or labels none of which is a class of the model."""
     if width < p:
         print(f"note: {str(path)!r} has fewer features than the model ({p}): the missing ones are read as 0 (svmlight "
               "leaves zeros out), right only for data coded as the model's", file=sys.stderr)
     try:
-        classes = np.asarray(model.get("classes") or [], dtype=float)
+        classes = np.asarray(classes or [], dtype=float)
     except ValueError:  # named classes (a schema's): not svmlight's numbers
         return
     if classes.size and labels.size and not np.isin(labels, classes).any():
@@ -1082,12 +1077,12 @@ def audit(args):
     loss = {"logistic": _losses.Logistic, "huber": lambda: _losses.Huber(1.0),
             "squared": lambda: _losses.Squared(1.0)}[args.loss]()
     mech = REGISTRY[args.mechanism]
-    mech.check_compatible(loss, norms.build_penalty("l1", 1e-6, 2, True))  # refused before anything is printed
+    penalty = norms.build_penalty("l1", 1e-6, 2, True)
+    mech.check_compatible(loss, penalty)  # refused before anything is printed
     if args.one_run:
         return _one_run_audit(args, mech, loss, classification)
     args.delta = 1e-3 if args.delta is None else args.delta
     options = _audit.audit_options(mech)
-    penalty = norms.build_penalty("l1", 1e-6, 2, True)
     bounds, pairs = _audit.neighbouring_pairs(n=10, p=2, classification=classification)
     kw = dict(epsilon=args.epsilon, delta=args.delta, options=options, classification=classification)
     print(f"audit of {mech.name} ({mech.title}), claimed epsilon={args.epsilon:g}, delta={args.delta:g}")

@@ -291,20 +291,19 @@ class _DPLinearModel(BaseEstimator):
         self.coef_bounded_ = w
         self.support_ = np.flatnonzero(np.any(np.atleast_2d(self.coef_) != 0, axis=0))
 
-    _NUMBERS = (("alpha", lambda v: _is_auto(v) or 0 <= v < math.inf, "[0, inf) or 'auto'"),
-                ("l1_ratio", lambda v: 0 <= v <= 1, "[0, 1]"),
-                ("bounds_share", lambda v: 0 < v < 1, "(0, 1)"))
-    """Numeric parameters checked before any data is read: (name, test, allowed range in words)."""
+    _NUMBERS = (("alpha", lambda v: 0 <= v < math.inf, "[0, inf) or 'auto'", True),
+                ("l1_ratio", lambda v: 0 <= v <= 1, "[0, 1]", False),
+                ("bounds_share", lambda v: 0 < v < 1, "(0, 1)", False))
+    """Numeric parameters checked before any data is read: (name, test, allowed range in words, takes "auto")."""
 
     def _check_numbers(self):
         """ValueError naming a parameter outside its range (or of another type), before the data is read."""
-        for name, within, allowed in self._NUMBERS:
+        for name, within, allowed, takes_auto in self._NUMBERS:
             value = getattr(self, name, 0.5)  # absent (DPLinearRegression has no l1_ratio): nothing to check
-            if isinstance(value, bool) or not (isinstance(value, Real) or _is_auto(value)) or not within(value):
+            if takes_auto and _is_auto(value):
+                continue
+            if isinstance(value, bool) or not isinstance(value, Real) or not within(value):
                 raise ValueError(f"{name} must be a number in {allowed}, got {value!r}")
-        clip = getattr(self, "clip", "auto")  # the regressors' residual clip
-        if not (_is_auto(clip) or (isinstance(clip, Real) and not isinstance(clip, bool) and 0 < clip < math.inf)):
-            raise ValueError(f"clip must be 'auto' or a finite number > 0, got {clip!r}")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
         if self.noise not in NOISE_BACKENDS:
@@ -723,9 +722,13 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
         (the label range itself then narrowed to the labels' private spread, ``_design``)."""
         if _is_auto(self.clip):
             return AUTO_CLIP
-        if isinstance(self.clip, bool) or not isinstance(self.clip, (int, float, np.number)):
+        if isinstance(self.clip, bool) or not isinstance(self.clip, Real) or not 0 < self.clip < math.inf:
             raise ValueError(f"clip must be 'auto' or a finite number > 0, got {self.clip!r}")
         return float(self.clip)
+
+    def _check_numbers(self):
+        super()._check_numbers()
+        self._clip()  # the residual clip, checked with the rest before the data is read
 
     def _loss(self):
         if self.loss == "squared":
