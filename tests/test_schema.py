@@ -90,6 +90,27 @@ def test_the_template_reads_the_first_line_only(tmp_path):
         schema.load_schema(tmp_path / "t.json")
 
 
+def test_a_header_must_name_the_schema_columns_in_order_and_a_record_is_never_a_header(tmp_path, capsys):
+    with_header = {**SCHEMA, "csv": {"header": True, "missing": ["?"]}}
+    header = "age,colour,id,gain,y\n"
+    s_path, d_path = _write(tmp_path, with_header, header + "30, red, 7, 0, no\n")
+    assert schema.load_schema(s_path).read(d_path)[0].shape == (1, 5)
+    # a swapped pair of columns would be read as each other (by position): refused, naming the schema's column
+    s_path, d_path = _write(tmp_path, with_header, "age,colour,id,y,gain\n30, red, 7, no, 0\n")
+    with pytest.raises(ValueError, match="column 4 is 'gain' in the schema, another name in the header"):
+        schema.load_schema(s_path).read(d_path)
+    # a file without a header read as if it had one: its first record would be dropped; its values never printed
+    s_path, d_path = _write(tmp_path, with_header, "31, blue, 8, 12345, yes\n30, red, 7, 0, no\n")
+    with pytest.raises(ValueError, match="first line holds a number") as err:
+        schema.load_schema(s_path).read(d_path)
+    assert "12345" not in str(err.value) and '"header": false' in str(err.value)
+    # nor does the template take a record's values for the columns' names
+    with pytest.raises(ValueError, match="first line holds a number"):
+        schema.template(d_path)
+    assert main(["schema", "--data", str(d_path), "--out", str(tmp_path / "t.json")]) == 2
+    assert "--no-header" in capsys.readouterr().err and not (tmp_path / "t.json").exists()
+
+
 def test_cli_schema_writes_a_template_and_fit_refuses_conflicting_flags(tmp_path, capsys):
     s_path, d_path = _write(tmp_path)
     out = tmp_path / "t.json"

@@ -693,11 +693,8 @@ def load_csv(path, target=None):
     if len(rows) < 2:
         raise ValueError(f"data file {str(path)!r} has no data rows")
     header = [h.strip() for h in rows[0]]
-    # the header's fields are never printed: a file without a header line has a record there
-    if any(_is_number(h) or ":" in h for h in header):  # a number (or svmlight's "index:value"): a record
-        raise ValueError(f"data file {str(path)!r}: its first line holds a number, so it may be a record rather than "
-                         "column names (they would become the features' names in the model file); give the file a "
-                         "header line of names, or read it through a schema (dpsparse schema --help)")
+    check_header(header, path, "give the file a header line of names, or read it through a schema (dpsparse schema "
+                 "--help)")
     if target is not None and target not in header:
         raise ValueError(f"target column {target!r} is not among the {len(header)} names of the header line of "
                          f"{str(path)!r} (its first line: not shown here, in case it is a record); a file without a "
@@ -716,6 +713,20 @@ def load_csv(path, target=None):
     t = header.index(target) if target is not None else -1
     X = np.column_stack([v for k, v in enumerate(values) if k != t])
     return X, (values[t] if t >= 0 else None), [h for k, h in enumerate(header) if k != t]
+
+
+def check_header(fields, path, remedy):
+    """Refuse a first line that holds a number (or svmlight's ``index:value``): it may be a record, not column
+    names, and the names go into the model file. The fields are never printed (``remedy``: what to do instead).
+
+    Raises
+    ------
+    ValueError
+    """
+    if any(_is_number(h) or ":" in h for h in fields):
+        raise ValueError(f"data file {str(path)!r}: its first line holds a number, so it may be a record rather than "
+                         f"column names (they would become the features' names in the model file; the line is not "
+                         f"shown here); {remedy}")
 
 
 def _is_number(text):

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.preprocessing import OneHotEncoder
 
-from .data import Bounds, _check_file, _open
+from .data import Bounds, _check_file, _open, check_header
 
 __all__ = ["FORMAT", "Schema", "load_schema", "template"]
 
@@ -149,6 +149,7 @@ class Schema:
         except (OSError, UnicodeDecodeError, csv.Error) as exc:
             raise ValueError(f"data file {str(path)!r} cannot be read as CSV: {exc}") from None
         if self.header:
+            self._check_header(rows[0] if rows else [], path)
             rows = rows[1:]
         if not rows:
             raise ValueError(f"data file {str(path)!r} has no data rows")
@@ -157,6 +158,27 @@ class Schema:
             raise ValueError(f"data file {str(path)!r}: {bad} rows do not have the schema's {len(self.columns)} "
                              "fields")
         return rows
+
+    def _check_header(self, fields, path):
+        """The header line names the schema's columns, in order (the columns are read by position); its fields are
+        never printed (a file without a header has a record there).
+
+        Raises
+        ------
+        ValueError
+            A number in the line, or a field other than the schema's name at that position.
+        """
+        remedy = f"if the file has no header line, set \"header\": false in the schema's \"csv\" ({self.source})"
+        check_header([f.strip() for f in fields], path, remedy)
+        names = [c.name for c in self.columns]
+        wrong = [k for k, (c, f) in enumerate(zip(names, fields)) if c != f.strip()]
+        if len(fields) != len(names) or wrong:
+            where = (f"{len(fields)} fields for the schema's {len(names)} columns" if len(fields) != len(names) else
+                     f"column {wrong[0] + 1} is {names[wrong[0]]!r} in the schema, another name in the header, not "
+                     "shown")
+            raise ValueError(f"data file {str(path)!r}: its header line does not name the columns of schema "
+                             f"{self.source} in order ({where}); the columns are read by position, so a renamed or "
+                             "moved column would be read as another: name them as the header does, in its order")
 
     def _encode(self, column, values, path):
         values = np.char.strip(values.astype(str))
@@ -298,6 +320,9 @@ def template(path, header=True, delimiter=",", comment=None):
         first = next(_reader(fh, delimiter, comment), None)
     if not first:
         raise ValueError(f"data file {str(path)!r} is empty")
+    if header:
+        check_header([h.strip() for h in first], path, "without a header line, write the template with --no-header "
+                     "(header=False): the columns are then named column_1, column_2, ...")
     names = [h.strip() for h in first] if header else [f"column_{k + 1}" for k in range(len(first))]
     return {
         "format": FORMAT,
