@@ -659,15 +659,18 @@ def load_svmlight(path, n_features=None):
     Raises
     ------
     ValueError
-        Missing or unreadable file.
+        Missing or unreadable file (the offending line is never quoted).
     """
     from sklearn.datasets import load_svmlight_file
 
     _check_file(path)
     try:
         X, y = load_svmlight_file(str(path), n_features=n_features)
-    except Exception as exc:
-        raise ValueError(f"data file {str(path)!r} cannot be read as svmlight: {exc}") from None
+    except Exception as exc:  # the parser's words quote the line it failed on: a record, never printed
+        why = (f"it has features beyond the {n_features} expected" if "n_features" in str(exc) else
+               "a line is not 'label index:value ...' (not shown here, in case it is a record); a CSV file is read "
+               "with --format csv or a schema")
+        raise ValueError(f"data file {str(path)!r} cannot be read as svmlight: {why}") from None
     return sp.csr_matrix(X), y
 
 
