@@ -66,6 +66,20 @@ def test_report_prints_and_serializes():
     assert not rep.accounting_holds
 
 
+def test_the_holders_clipped_counts_stay_in_the_process():
+    """Counted on the private data without noise: in no released form, a pickle (of an estimator) or a copy."""
+    import copy
+    import pickle
+
+    rep = PrivacyReport(mechanism="m", calibration="tight", epsilon=1.0, delta=1e-5, accountant_epsilon=0.99,
+                        iterations=3, noise={}, clipped={"feature values": 3497, "labels": 199})
+    assert rep.clipped["labels"] == 199
+    for shown in (str(rep), repr(rep), rep.to_json()):
+        assert "3497" not in shown and "199" not in shown
+    for again in (pickle.loads(pickle.dumps(rep)), copy.deepcopy(rep), copy.copy(rep)):
+        assert again.clipped == {} and again == PrivacyReport(**{**rep.__dict__, "clipped": {}})
+
+
 def _gdp_delta(mu, eps):
     """Exact delta(eps) of mu-GDP (Dong, Roth & Su 2022, Corollary 2.13)."""
     from scipy.stats import norm

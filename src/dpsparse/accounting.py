@@ -742,8 +742,8 @@ class PrivacyReport:
         of fits, their share of the budget and the shape of the model, so no guarantee holds.
     clipped : dict
         Counts of clipped feature values, labels and rows: counted on the private data without
-        noise, for the data holder only, so neither ``str`` nor ``to_dict`` (the released
-        forms) shows them.
+        noise, for the data holder only, so neither ``str``, ``repr`` nor ``to_dict`` (the released
+        forms) shows them, and a pickled or copied report (a pickled estimator) leaves them behind.
     noise_source : str
     noise_seeded : bool
         True when the noise came from a fixed seed (``random_state``, ``--seed``): anyone who knows or guesses the
@@ -767,11 +767,15 @@ class PrivacyReport:
     bounds_source: str = "declared by the user"
     bounds_public: bool = True
     classes_public: bool = True
-    clipped: dict = field(default_factory=dict)
+    clipped: dict = field(default_factory=dict, repr=False)
     noise_source: str = ""
     noise_seeded: bool = False
     warnings: list = field(default_factory=list)
     support_size: int | None = None
+
+    def __getstate__(self):
+        """The state of a pickle or a copy: every field but ``clipped`` (for the data holder, in this process)."""
+        return {**self.__dict__, "clipped": {}}
 
     @property
     def accounting_holds(self):
