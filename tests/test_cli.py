@@ -216,7 +216,20 @@ def test_the_model_card_holds_the_summary_the_report_and_the_coefficients(tmp_pa
         assert png.read_bytes()[:4] == b"\x89PNG" and "card.coefficients.png" in text
 
 
-def test_sweep_writes_a_table_json_and_the_privacy_utility_figure(tmp_path, capsys):
+def _figure_headlines(monkeypatch):
+    """The suptitle of every figure saved from now on (None: none)."""
+    from matplotlib.figure import Figure
+
+    heads, save = [], Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda fig, *a, **k: (
+        heads.append(fig._suptitle.get_text() if fig._suptitle else None), save(fig, *a, **k))[1])
+    return heads
+
+
+def test_sweep_writes_a_table_json_and_the_privacy_utility_figure(tmp_path, capsys, monkeypatch):
+    from dpsparse.card import HOLDER_ONLY_FIGURE
+
+    heads = _figure_headlines(monkeypatch)
     out, plot, card = tmp_path / "s.json", tmp_path / "s.png", tmp_path / "s.html"
     assert main(["sweep", "--epsilons", "0.5,4", "--repeats", "2", "--seed", "0", "--no-tune", "--iterations", "5",
                  "--out", str(out), "--plot", str(plot), "--report", str(card)]) == 0
@@ -227,14 +240,17 @@ def test_sweep_writes_a_table_json_and_the_privacy_utility_figure(tmp_path, caps
     assert plot.read_bytes()[:4] == b"\x89PNG" and "data:image/png;base64," in card.read_text()
     assert res["delta_spent"] == pytest.approx(4 / 426**2)  # 4 fits, each at delta = 1 / n^2 of the 426 training rows
     assert "epsilon spent      9 and delta 2.2e-05 in all" in capsys.readouterr().out
+    assert heads == [HOLDER_ONLY_FIGURE]  # scores without noise: the figure says so on its face
     assert main(["sweep", "--epsilons", "0.5,-1", "--out", str(tmp_path / "t.json")]) == 2
     assert "epsilon must be a finite number > 0" in capsys.readouterr().err and not (tmp_path / "t.json").exists()
 
 
-def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_path, capsys):
+def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_path, capsys, monkeypatch):
+    heads = _figure_headlines(monkeypatch)
     out, plot = tmp_path / "s.json", tmp_path / "s.png"
     assert main(["sweep", "--private-score", "--epsilons", "1,4", "--repeats", "2",
                  "--out", str(out), "--plot", str(plot)]) == 0
+    assert heads == [None]
     res = json.loads(out.read_text())
     assert res["private"] and res["non_private"] is None and "holder_warnings" not in res
     assert all(len(r["values"]) == len(r["constants"]) == 2 for r in res["rows"])

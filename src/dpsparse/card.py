@@ -75,7 +75,11 @@ def plot_coefficients(path, names, coef):
     plt.close(fig)
 
 
-def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-utility trade-off"):
+HOLDER_ONLY_FIGURE = "NOT differentially private (no noise): for the data holder only"
+"""What a figure of scores measured on the private data without noise says on its face."""
+
+
+def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-utility trade-off", private=False):
     """Held-out metric against epsilon: mean and range over the repeats, with the constant and non-private lines.
 
     Parameters
@@ -84,6 +88,9 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
         One per epsilon: ``epsilon`` and ``values`` (the metric of each repeat).
     metric : str
     constant, nonprivate : float or None
+    private : bool
+        The values are private scores (noisy, inside each fit's budget); otherwise measured without noise, and
+        the figure says so (``HOLDER_ONLY_FIGURE``), since it may travel without the text beside it.
     """
     plt = _pyplot()
     eps = np.array([r["epsilon"] for r in rows])
@@ -100,8 +107,10 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
     ax.set_xticks(eps, [f"{e:g}" for e in eps])
     ax.minorticks_off()
     ax.set_xlabel("epsilon (privacy budget of each fit)")
-    ax.set_ylabel(f"held-out {metric}")
+    ax.set_ylabel(f"held-out {metric}" + (" (private score, noisy)" if private else " (without noise)"))
     ax.set_title(title, fontsize=10)
+    if not private:
+        fig.suptitle(HOLDER_ONLY_FIGURE, color="tab:red", fontsize=9, fontweight="bold")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

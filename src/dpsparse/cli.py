@@ -837,7 +837,7 @@ def _write_fit_card(path, job, est, release, model_path, sweep_results=None):
     if sweep_results is not None:
         curve = Path(path).with_suffix(".sweep.png")
         card.plot_sweep(curve, sweep_results["rows"], sweep_results["metric"], sweep_results["constant"],
-                        title="privacy-utility trade-off (private scores)")
+                        title="privacy-utility trade-off (private scores)", private=True)
     title, sections = card.model_card(release, str(est.privacy_report_), png, model_path, sweep_results, curve)
     _write_card(path, title, sections, [png] + ([curve] if curve else []))
 
@@ -898,7 +898,7 @@ def sweep(args):
               "epsilon, each charged; basic composition)"]
     table += [f"WARNING            {w}" for w in job.warnings + score_notes]
     title = f"privacy-utility trade-off: {Path(args.data).name}, n = {job.X_train.shape[0]}"
-    card.plot_sweep(args.plot, rows, key, constant, nonprivate_value, title=title)
+    card.plot_sweep(args.plot, rows, key, constant, nonprivate_value, title=title, private=args.private_score)
     if args.report:
         private = "private scores" if args.private_score else "for the data holder: not differentially private"
         _write_card(args.report, f"dpsparse privacy-utility sweep ({private})",
