@@ -117,6 +117,29 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
     plt.close(fig)
 
 
+def _score_table(score):
+    """The card's table of a private score: accuracy, or R^2 with the mean squared errors beside it."""
+    if score["metric"] == "accuracy":
+        return [("table", ["model", "held-out accuracy (noisy)", "noise (standard deviation)"],
+                 [["this model", round(score["model"], 4), round(score["noise_sd"], 4)],
+                  ["constant predictor", round(score["constant"], 4), round(score["noise_sd"], 4)]])]
+    if "model_mse" not in score:  # a model file written before the R^2's own spread was released
+        return [("table", ["model", "held-out R^2 (noisy)"], [["this model", round(score["model"], 4)],
+                                                               ["constant predictor", "0 (by definition)"]])]
+    r2 = ("not measurable here" if score["unreliable"] else round(score["model"], 4),
+          "-" if score["unreliable"] else round(score["model_sd"], 4))
+    sd = f"{score['mse_sd']:.2g}"
+    table = ("table", ["model", "held-out R^2 (noisy)", "its noise (sd)", "mean squared error (noisy)",
+                       "its noise (sd)"],
+             [["this model", *r2, f"{score['model_mse']:.4g}", sd],
+              ["constant predictor", "0 (by definition)", "-", f"{score['constant_mse']:.4g}", sd]])
+    if not score["unreliable"]:
+        return [table]
+    return [table, ("p", "The R^2 divides by the held-out labels' variance, released with noise: here that variance "
+                         "is not well above its noise, so the ratio is not a score (more held-out records or a larger "
+                         "epsilon make it one); the mean squared errors, in squared label units, are.")]
+
+
 UNNAMED = "x0 is the first column: the file's feature 1 where it numbers them from 1, as LIBSVM's files do"
 """How unnamed features are called (0-based, as the bounds files' column indices): the card and the CLI say it."""
 
@@ -342,13 +365,9 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                       "data without noise, so this section discloses them."), ("table", ["item", "value"], rows)]
     score = release.get("private_score")
     if score:
-        metric = "accuracy" if score["metric"] == "accuracy" else "R^2"
         evaluation = [("p", f"Measured on {score['records']} held-out records that did not train the model, with "
                             "noise, inside the same privacy budget (the held-out records and the training records "
-                            "are disjoint, so each record is used by one release only)."),
-                      ("table", ["model", f"held-out {metric} (noisy)", "noise (standard deviation)"],
-                       [["this model", round(score["model"], 4), round(score["noise_sd"], 4)],
-                        ["constant predictor", round(score["constant"], 4), round(score["noise_sd"], 4)]])]
+                            "are disjoint, so each record is used by one release only).")] + _score_table(score)
     else:
         held = data.get("held out for the score", 0)
         trained = (f"{held} records were held out for the data holder's own checks (not private, not in this card)"

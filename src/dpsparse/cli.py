@@ -768,11 +768,19 @@ def fit(args):
 
 
 def _score_line(score):
-    metric = "accuracy" if score["metric"] == "accuracy" else "R^2"
-    return (f"private score       held-out {metric} {score['model']:.3f}, constant predictor {score['constant']:.3f} "
-            f"(noisy, sd {score['noise_sd']:.2g} each, on {score['records']} held-out records, inside the same "
-            "epsilon)" + ("; the labels' noisy variance fell below its floor: disregard this R^2 (too few held-out "
-                          "records for the noise)" if score.get("variance_floored") else ""))
+    where = f"on {score['records']} held-out records, inside the same epsilon"
+    if score["metric"] == "accuracy":
+        return (f"private score       held-out accuracy {score['model']:.3f}, constant predictor "
+                f"{score['constant']:.3f} (noisy, sd {score['noise_sd']:.2g} each, {where})")
+    if "model_mse" not in score:  # a model file written before the R^2's own spread was released
+        return f"private score       held-out R^2 {score['model']:.3f}, constant predictor 0 ({where})"
+    mse = (f"mean squared error {score['model_mse']:.4g} against the constant predictor's {score['constant_mse']:.4g} "
+           f"(noisy, sd {score['mse_sd']:.2g} each, in squared label units, {where})")
+    if score["unreliable"]:
+        return ("private score       held-out R^2 not measurable here (the labels' noisy variance is within "
+                f"{scoring.RELIABLE:g} sd of its noise: too few held-out records for this epsilon); " + mse)
+    return (f"private score       held-out R^2 {score['model']:.3f} (sd {score['model_sd']:.2g} from the noise), "
+            f"constant predictor 0 by definition; {mse}")
 
 
 def _summary(job, est, release):
