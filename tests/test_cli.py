@@ -534,3 +534,22 @@ def test_a_csv_file_without_a_header_line_is_never_echoed_in_an_error(tmp_path, 
     assert main(["fit", "--data", str(path), "--target", "<=50K", "--classes", "<=50K,>50K"]) == 2
     err = capsys.readouterr().err
     assert "column 1 (of 3) has non-numeric values" in err and "Private" not in err
+
+
+def test_version_is_printed_without_a_command(capsys):
+    from dpsparse import __version__
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"dpsparse {__version__}"
+
+
+def test_a_penalty_a_mechanism_cannot_take_is_refused_in_words_with_the_mechanisms_that_can(tmp_path, capsys):
+    groups = tmp_path / "g.json"
+    groups.write_text(json.dumps({"groups": [[3 * k, 3 * k + 1, 3 * k + 2] for k in range(10)]}))
+    assert main(["fit", "--penalty", "group-l2", "--groups", str(groups), "--mechanism", "dp-gcd",
+                 "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "needs a penalty separable by coordinates (l1, l2, elasticnet)" in err and "prox_1d" not in err
+    assert "mechanisms that take it: " in err and "dp-gd" in err.split("mechanisms that take it: ")[1]
+    assert not (tmp_path / "m.json").exists()

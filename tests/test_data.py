@@ -116,8 +116,10 @@ def test_csv_loader(tmp_path):
     path.write_text("a,label\n1,x\n")
     with pytest.raises(ValueError, match=r"column 2 \(of 2\) has non-numeric values"):
         data.load(path, target="label")
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(ValueError, match="does not exist or is not a file$"):
         data.load(tmp_path / "nope.csv", target="a")
+    with pytest.raises(ValueError, match=r"'iris' does not exist .*\(the bundled datasets: breast_cancer, diabetes\)"):
+        data.load("iris")
 
 
 def test_svmlight_loader(tmp_path):

@@ -62,6 +62,7 @@ COMPARE_LIMIT = 5e6  # stored values of X up to which the non-private comparison
 
 def _parser():
     p = argparse.ArgumentParser(prog="dpsparse", description="Differentially private sparse learning.")
+    p.add_argument("--version", action="version", version=f"dpsparse {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     f = sub.add_parser("fit", help="train a private model and report privacy and accuracy",
                        formatter_class=_HelpFormatter)

@@ -640,7 +640,9 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
 
 def _check_file(path):
     if not Path(path).is_file():
-        raise ValueError(f"data file {str(path)!r} does not exist or is not a file")
+        bare = Path(str(path)).suffix == "" and "/" not in str(path)  # perhaps meant as a bundled dataset's name
+        hint = f" (the bundled datasets: {', '.join(sorted(BUNDLED))})" if bare else ""
+        raise ValueError(f"data file {str(path)!r} does not exist or is not a file{hint}")
 
 
 def _open(path):

@@ -320,8 +320,15 @@ class Mechanism:
                              f"{missing[0]} ({_LOSS_CAPABILITIES[missing[0]]})")
         missing = [c for c in self.penalty_needs if c not in penalty_capabilities(penalty)]
         if missing and penalty is not None:
-            raise ValueError(f"mechanism {self.name} needs a penalty with {', '.join(missing)}; "
-                             f"{type(penalty).__name__} lacks it (see docs/norms.md)")
+            from . import REGISTRY  # the registry imports this module
+
+            others = [m.name for m in REGISTRY.values()
+                      if m.penalty_needs and set(m.penalty_needs) <= penalty_capabilities(penalty)]
+            what = ("a penalty separable by coordinates (l1, l2, elasticnet)" if "separable" in missing else
+                    f"a penalty with the operations {', '.join(missing)}")
+            raise ValueError(f"mechanism {self.name} needs {what}; the {getattr(penalty, 'name', 'given')} penalty "
+                             f"is not one" + (f": mechanisms that take it: {', '.join(others)}" if others else "")
+                             + " (docs/norms.md)")
 
 
 _LOSS_CAPABILITIES = {
