@@ -553,3 +553,9 @@ def test_a_penalty_a_mechanism_cannot_take_is_refused_in_words_with_the_mechanis
     assert "needs a penalty separable by coordinates (l1, l2, elasticnet)" in err and "prox_1d" not in err
     assert "mechanisms that take it: " in err and "dp-gd" in err.split("mechanisms that take it: ")[1]
     assert not (tmp_path / "m.json").exists()
+
+
+def test_format_with_a_bundled_dataset_is_refused_not_ignored(tmp_path, capsys):
+    assert main(["fit", "--data", "breast_cancer", "--format", "csv", "--out", str(tmp_path / "m.json")]) == 2
+    assert "is a bundled dataset, read as it is: drop --format" in capsys.readouterr().err
+    assert not (tmp_path / "m.json").exists()

@@ -494,6 +494,9 @@ def _check_flag_pairs(args):
     if args.target is not None and (bundled or data.data_format(args.data, args.format) == "svmlight"):
         raise ValueError(f"--target names a column of a CSV file; {args.data!r} is read as svmlight (or is a bundled "
                          "set), whose label is each record's first field: drop --target")
+    if args.format is not None and bundled:
+        raise ValueError(f"--format is for a data file; {args.data!r} is a bundled dataset, read as it is: drop "
+                         "--format")
     mechanism = getattr(args, "mechanism", None)
     if args.iterations is not None and mechanism not in (None, "auto") and (
             "n_iter" not in REGISTRY[mechanism].option_names):
