@@ -715,6 +715,10 @@ SEEDED_NOTE = ("the noise came from a fixed seed (random_state, --seed): anyone 
 """The report's warning on seeded noise."""
 
 
+DATA_BOUNDS = "bounds were computed from the private data: no privacy guarantee"
+"""The report's warning on bounds read off the data (``Bounds.public`` false)."""
+
+
 @dataclass
 class PrivacyReport:
     """What a private fit guarantees and how: printable (``str``) and as JSON (``to_json``).

@@ -25,7 +25,7 @@ from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
 from sklearn.model_selection import train_test_split
 
 from . import __version__, card, data, norms, schema, scoring, solvers, tuning
-from .accounting import PrivacyReport, check_privacy_params, jsonable, weak_delta
+from .accounting import DATA_BOUNDS, PrivacyReport, check_privacy_params, jsonable, weak_delta
 from .estimators import MAX_CLASSES, DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from .exceptions import (
     ClassesFromDataWarning,
@@ -727,7 +727,8 @@ def fit(args):
     fits = [_fit_private(job, args.epsilon, seed) for seed in seeds]
     est = fits[0]
     report = est.privacy_report_
-    notes = list(dict.fromkeys([*job.warnings, *report.warnings]))  # one warning once, whoever raised it
+    said = [DATA_BOUNDS] if args.bounds_from_data else []  # the flag's own note says it, with the remedy
+    notes = list(dict.fromkeys([*job.warnings, *(w for w in report.warnings if w not in said)]))  # each once
     scores = None
     if args.private_score:
         scored = [_score(job, e, seed) for e, seed in zip(fits, seeds)]

@@ -39,6 +39,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import distributed
 from .accounting import (
+    DATA_BOUNDS,
     PrivacyReport,
     charge,
     check_budget,
@@ -365,7 +366,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             noise_source=noise.describe(), noise_seeded=noise.seeded,
         )
         if not design.bounds_public:
-            report.warnings.append("bounds were computed from the private data: no privacy guarantee")
+            report.warnings.append(DATA_BOUNDS)
         if self.estimator._classes_from_data():
             report.warnings.append(CLASSES_FROM_DATA)
         return report

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..accounting import (
+    DATA_BOUNDS,
     Ledger,
     PrivacyReport,
     charge,
@@ -394,7 +395,7 @@ def _report(mechanism, plan, info, design, noise):
         noise_source=noise.describe(), noise_seeded=noise.seeded, warnings=list(plan.warnings),
     )
     if not design.bounds_public:
-        report.warnings.append("bounds were computed from the private data: no privacy guarantee")
+        report.warnings.append(DATA_BOUNDS)
     return report
 
 
