@@ -559,3 +559,17 @@ def test_format_with_a_bundled_dataset_is_refused_not_ignored(tmp_path, capsys):
     assert main(["fit", "--data", "breast_cancer", "--format", "csv", "--out", str(tmp_path / "m.json")]) == 2
     assert "is a bundled dataset, read as it is: drop --format" in capsys.readouterr().err
     assert not (tmp_path / "m.json").exists()
+
+
+def test_integer_classes_of_a_csv_stay_integers_in_the_model_and_its_predictions(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    rows = "".join(f"{a:.3f},{b:.3f},{int(a > b)}\n" for a, b in rng.uniform(-1, 1, (300, 2)))
+    path = tmp_path / "d.csv"
+    path.write_text("a,b,label\n" + rows)
+    model = tmp_path / "m.json"
+    assert main(["fit", "--data", str(path), "--target", "label", "--classes", "0,1", "--bounds-from-data",
+                 "--out", str(model)]) == 0
+    assert json.loads(model.read_text())["classes"] == [0, 1]
+    capsys.readouterr()
+    assert main(["predict", "--model", str(model), "--data", str(path), "--target", "label"]) == 0
+    assert set(capsys.readouterr().out.split()) <= {"0", "1"}

@@ -257,6 +257,16 @@ def _check_out(path, flag="--out"):
         raise ValueError(f"{flag} {path!r}: the folder {folder!r} is not writable")
 
 
+def _integer_labels(declared, y):
+    """A CSV's labels are read as floats: with integer ``--classes`` (``0,1``) and integral labels, integers, so that
+    the model's classes and predictions read as declared (``1``, not ``1.0``); anything else unchanged (a label
+    outside the classes is refused at the fit)."""
+    y = np.asarray(y)
+    if y.dtype.kind != "f" or not all(re.fullmatch(r"[+-]?\d+", str(c).strip()) for c in declared):
+        return y
+    return y.astype(np.int64) if np.all(np.isfinite(y)) and np.all(y == np.round(y)) else y
+
+
 def _declared_classes(declared, y):
     """``--classes`` in the type of the labels."""
     try:
@@ -553,6 +563,7 @@ def _job(args, epsilons, holdout=True):
     _read_schema(args)
     X, y, bounds, names = _load(args)
     if args.classes is not None:
+        y = _integer_labels(args.classes, y)
         args.classes = _declared_classes(args.classes, y)
     classes = _classes(args, y, bounds)
     est = _estimator(args, classes)
