@@ -26,6 +26,7 @@ Two studies (``--study``):
   0.1-1, n 2000-20000, p 100 and 1000).
 - ``logistic-mechanism``: DP-GCD against DP-GD with its automatic clipping norm (50, 100, 200 steps) for the
   logistic loss, by the number of features and ``n epsilon / log p``; ``floor`` compares both to the constant.
+- ``start-imbalanced``: the warm start again, at epsilon 0.1-1 on imbalanced classes and more features.
 - ``steps-wide`` and ``steps-band``: DP-GCD's steps on more than ``auto.FEW`` features by ``n epsilon / log p``
   (``auto.GCD_BAND``).
 - ``alpha`` and ``alpha-regression``: the penalty strength under the logistic and least-squares rules
@@ -427,6 +428,38 @@ def study_steps_band(quick):
                                families=LOGISTIC_FAMILIES + ["categorical"])
 
 
+def study_start_imbalanced(quick):
+    """DP-GCD's warm start from the constant predictor's intercept (the option ``warm_start``: a noisy label mean,
+    ``SHARE`` of the budget) against a cold start, with the rule's steps and automatic clipping, where the classes
+    are imbalanced (the logistic families shifted to about 75 / 25 and 85 / 15, and the categorical family) and one
+    balanced family, at epsilon 0.1-1 and ``n epsilon / log p`` 300-2000 (the ``start`` study: epsilon 1, at most
+    300 features); the held-out accuracy's gain over the constant."""
+    sizes = [(5000, 150, 0.3), (10000, 300, 0.3), (20000, 1000, 0.2), (30000, 120, 0.1), (20000, 150, 0.2),
+             (10000, 150, 1.0)]
+    families = [("sparse", 0.0), ("sparse", -2.5), ("dense", -2.5), ("factor", -2.5), ("categorical", None)]
+    rows = []
+    for (n, p, eps), (family, offset), seed in itertools.product(sizes, families, range(1 if quick else 2)):
+        s = 500 + 1000 * seed + n + p
+        if family == "categorical":
+            Xtr, ytr, Xte, yte = categorical_family(n, p, s)
+        else:
+            k = {"sparse": 5, "dense": p, "factor": 1}[family]
+            Xtr, ytr, Xte, yte = logistic_family(n, p, k, 1.0 if family == "sparse" else 0.3, s, offset=offset,
+                                                 factor=family == "factor")
+        constant = float(max(np.mean(yte), 1 - np.mean(yte)))
+        steps = auto.GCD_FEW_STEPS if n * eps < auto.GCD_BAND * np.log(p) else auto.ITERATIONS
+        base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": f"{family}/{offset}",
+                "n eps / log p": round(n * eps / np.log(p), 0)}
+        for warm in (False, True):
+            est = DPLogisticRegression(epsilon=eps, bounds=Bounds(-np.ones(p), np.ones(p)), classes=[0, 1],
+                                       random_state=seed, mechanism="dp-gcd", max_iter=steps,
+                                       mechanism_options={"clipping_norm": "auto", "warm_start": warm})
+            rows.append({**base, "setting": "warm" if warm else "cold",
+                         "gain": float(_quiet(est.fit, Xtr, ytr).score(Xte, yte)) - constant})
+        print(f"n={n} p={p} epsilon={eps} {base['family']} seed={seed} done", flush=True)
+    return rows
+
+
 def study_alpha(quick):
     """The penalty strength ``alpha`` (L1, the estimators' default penalty) under the logistic rule, on the four
     logistic families and the categorical one above the floor, by ``n epsilon / log p``: the rule's mechanism and
@@ -576,13 +609,13 @@ def main(argv=None):
     ap.add_argument("--study", choices=["logistic", "start", "start-wide", "steps", "least-squares", "few-features",
                                         "floor", "floor-regression", "sparsity", "second-steps", "band",
                                         "logistic-mechanism", "logistic-wide", "steps-wide", "alpha",
-                                        "alpha-regression", "steps-band"],
+                                        "alpha-regression", "steps-band", "start-imbalanced"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
-                      "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band"):
+                      "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-regression": (study_floor_regression, floor_table),
                            "steps": (study_steps, steps_table),
@@ -594,7 +627,9 @@ def main(argv=None):
                            "steps-wide": (study_steps_wide, band_table),
                            "alpha": (study_alpha, mechanism_table),
                            "alpha-regression": (study_alpha_regression, mechanism_table),
-                           "steps-band": (study_steps_band, ratio_table)}[args.study]
+                           "steps-band": (study_steps_band, ratio_table),
+                           "start-imbalanced": (study_start_imbalanced, lambda rows: ratio_table(rows) + [
+                               t for t in wide_table(rows) if "family" in t])}[args.study]
         rows = study(args.quick)
         table = tabulate(rows)
         for t in table:
