@@ -77,7 +77,7 @@ def test_the_holders_clipped_counts_stay_in_the_process():
     for shown in (str(rep), repr(rep), rep.to_json()):
         assert "3497" not in shown and "199" not in shown
     for again in (pickle.loads(pickle.dumps(rep)), copy.deepcopy(rep), copy.copy(rep)):
-        assert again.clipped == {} and again == PrivacyReport(**{**rep.__dict__, "clipped": {}})
+        assert again.clipped == {} and again == rep  # the counts take no part in equality
 
 
 def _gdp_delta(mu, eps):

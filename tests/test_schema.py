@@ -101,10 +101,14 @@ def test_a_header_must_name_the_schema_columns_in_order_and_a_record_is_never_a_
         schema.load_schema(s_path).read(d_path)
     # a file without a header read as if it had one: its first record would be dropped; its values never printed
     s_path, d_path = _write(tmp_path, with_header, "31, blue, 8, 12345, yes\n30, red, 7, 0, no\n")
-    with pytest.raises(ValueError, match="first line holds a number") as err:
+    with pytest.raises(ValueError, match="column 1 is 'age' in the schema, another name in the header") as err:
         schema.load_schema(s_path).read(d_path)
     assert "12345" not in str(err.value) and '"header": false' in str(err.value)
+    # a byte-order mark and a trailing delimiter on the header line are not names
+    s_path, d_path = _write(tmp_path, with_header, "\ufeff" + header.replace("\n", ",\n") + "30, red, 7, 0, no\n")
+    assert schema.load_schema(s_path).read(d_path)[0].shape == (1, 5)
     # nor does the template take a record's values for the columns' names
+    s_path, d_path = _write(tmp_path, with_header, "31, blue, 8, 12345, yes\n30, red, 7, 0, no\n")
     with pytest.raises(ValueError, match="first line holds a number"):
         schema.template(d_path)
     assert main(["schema", "--data", str(d_path), "--out", str(tmp_path / "t.json")]) == 2

@@ -143,3 +143,16 @@ def test_the_private_r2_spread_is_its_noise_and_a_noise_dominated_ratio_is_no_sc
     with pytest.warns(NoBetterThanConstantWarning, match="the private R\\^2 is not a score here"):
         score = private_score(est, X, y, 1.0, 1e-5, NoiseSource(np.random.default_rng(0), seeded=True))
     assert score["unreliable"] and score["model"] <= 1.0
+
+
+def test_a_floored_variance_is_never_a_score_and_each_mse_has_its_own_noise():
+    """A variance below ``VARIANCE_FLOOR`` with tiny noise (many records) is still no divisor (the floor would set
+    the R^2); the constant's mean squared error is the noisy variance, whose noise is ``sigma sqrt(1 + 4 mean^2)``."""
+    from dpsparse.scoring import VARIANCE_FLOOR, _r2
+
+    mean = 0.9
+    score = _r2(np.array([4e-4, mean, mean**2 + 5e-4]), 1e-6, 60.0)
+    assert 5e-4 < VARIANCE_FLOOR and score["variance_floored"] and score["unreliable"]
+    score = _r2(np.array([0.1, mean, mean**2 + 0.2]), 1e-3, 2.0)
+    assert not score["unreliable"] and score["model"] == pytest.approx(0.5)
+    assert score["mse_sd"] == pytest.approx(4e-3) and score["constant_mse_sd"] == pytest.approx(4e-3 * math.sqrt(4.24))

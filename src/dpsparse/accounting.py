@@ -771,7 +771,7 @@ class PrivacyReport:
     bounds_source: str = "declared by the user"
     bounds_public: bool = True
     classes_public: bool = True
-    clipped: dict = field(default_factory=dict, repr=False)
+    clipped: dict = field(default_factory=dict, repr=False, compare=False)
     noise_source: str = ""
     noise_seeded: bool = False
     warnings: list = field(default_factory=list)

@@ -132,7 +132,8 @@ def _score_table(score):
     table = ("table", ["model", "held-out R^2 (noisy)", "its noise (sd)", "mean squared error (noisy)",
                        "its noise (sd)"],
              [["this model", *r2, f"{score['model_mse']:.4g}", sd],
-              ["constant predictor", "0 (by definition)", "-", f"{score['constant_mse']:.4g}", sd]])
+              ["constant predictor", "0 (by definition)", "-", f"{score['constant_mse']:.4g}",
+               f"{score['constant_mse_sd']:.2g}"]])
     if not score["unreliable"]:
         return [table]
     return [table, ("p", "The R^2 divides by the held-out labels' variance, released with noise: here that variance "

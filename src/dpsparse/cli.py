@@ -789,9 +789,12 @@ def _score_line(score):
         return (f"private score       held-out accuracy {score['model']:.3f}, constant predictor "
                 f"{score['constant']:.3f} (noisy, sd {score['noise_sd']:.2g} each, {where})")
     if "model_mse" not in score:  # a model file written before the R^2's own spread was released
-        return f"private score       held-out R^2 {score['model']:.3f}, constant predictor 0 ({where})"
-    mse = (f"mean squared error {score['model_mse']:.4g} against the constant predictor's {score['constant_mse']:.4g} "
-           f"(noisy, sd {score['mse_sd']:.2g} each, in squared label units, {where})")
+        return (f"private score       held-out R^2 {score['model']:.3f}, constant predictor 0 ({where})"
+                + ("; the labels' noisy variance fell below its floor: disregard this R^2" if
+                   score.get("variance_floored") else ""))
+    mse = (f"mean squared error {score['model_mse']:.4g} (sd {score['mse_sd']:.2g}) against the constant "
+           f"predictor's {score['constant_mse']:.4g} (sd {score['constant_mse_sd']:.2g}), noisy, in squared label "
+           f"units, {where}")
     if score["unreliable"]:
         return ("private score       held-out R^2 not measurable here (the labels' noisy variance is within "
                 f"{scoring.RELIABLE:g} sd of its noise: too few held-out records for this epsilon); " + mse)

@@ -166,10 +166,11 @@ class Schema:
         Raises
         ------
         ValueError
-            A number in the line, or a field other than the schema's name at that position.
+            A field other than the schema's name at that position (a record taken for a header among them).
         """
-        remedy = f"if the file has no header line, set \"header\": false in the schema's \"csv\" ({self.source})"
-        check_header([f.strip() for f in fields], path, remedy)
+        fields = [f.strip().lstrip("\ufeff") for f in fields]  # a byte-order mark (Excel's "CSV UTF-8")
+        while fields and not fields[-1]:  # a trailing delimiter
+            fields.pop()
         names = [c.name for c in self.columns]
         wrong = [k for k, (c, f) in enumerate(zip(names, fields)) if c != f.strip()]
         if len(fields) != len(names) or wrong:
@@ -178,7 +179,8 @@ class Schema:
                      "shown")
             raise ValueError(f"data file {str(path)!r}: its header line does not name the columns of schema "
                              f"{self.source} in order ({where}); the columns are read by position, so a renamed or "
-                             "moved column would be read as another: name them as the header does, in its order")
+                             "moved column would be read as another: name them as the header does, in its order; if "
+                             f"the file has no header line, set \"header\": false in the schema's \"csv\"")
 
     def _encode(self, column, values, path):
         values = np.char.strip(values.astype(str))

@@ -84,8 +84,8 @@ def private_score(estimator, X, y, epsilon, delta, noise):
         standard deviation in the model's score; for R^2 to first order through the ratio), ``noise_sd`` (of
         each released coordinate), ``difference_sd`` (the noise of ``model - constant``, to first order),
         ``records`` (m), ``rho``, ``source``; for a regression also ``unreliable`` (the noisy variance within
-        ``RELIABLE`` deviations of its noise: disregard the R^2), ``variance_floored``, and ``model_mse``,
-        ``constant_mse`` and ``mse_sd`` (label units squared).
+        ``RELIABLE`` deviations of its noise, or floored: disregard the R^2), ``variance_floored``, and
+        ``model_mse``, ``constant_mse``, their noise ``mse_sd`` and ``constant_mse_sd`` (label units squared).
     """
     y = np.asarray(y)
     m = y.shape[0]
@@ -115,7 +115,8 @@ def private_score(estimator, X, y, epsilon, delta, noise):
             f"the private R^2 is not a score here: the held-out labels' noisy variance is within {RELIABLE:g} "
             f"standard deviations of its noise ({m} held-out records at this epsilon); the mean squared errors "
             f"released beside it are (the model's {score['model_mse']:.4g} against the constant's "
-            f"{score['constant_mse']:.4g}, noise sd {score['mse_sd']:.2g} each); more held-out records or a larger "
+            f"{score['constant_mse']:.4g}, noise sd {score['mse_sd']:.2g} and {score['constant_mse_sd']:.2g}); "
+            "more held-out records or a larger "
             "epsilon make the R^2 a score", NoBetterThanConstantWarning, stacklevel=2)
     elif score["model"] <= score["constant"] + margin:
         warnings.warn(
@@ -140,5 +141,5 @@ def _r2(noisy, sigma, half_range):
     units = half_range**2
     return {"metric": "r2", "model": min(1.0 - mse / variance, 1.0), "constant": 0.0, "model_sd": r2_sd,
             "difference_sd": r2_sd, "variance_floored": raw < VARIANCE_FLOOR,
-            "unreliable": raw < RELIABLE * variance_sd, "model_mse": mse * units, "constant_mse": raw * units,
-            "mse_sd": sigma * units}
+            "unreliable": raw < max(RELIABLE * variance_sd, VARIANCE_FLOOR), "model_mse": mse * units,
+            "constant_mse": raw * units, "mse_sd": sigma * units, "constant_mse_sd": variance_sd * units}
