@@ -128,10 +128,9 @@ def _score_table(score):
                                                                ["constant predictor", "0 (by definition)"]])]
     r2 = ("not measurable here" if score["unreliable"] else round(score["model"], 4),
           "-" if score["unreliable"] else round(score["model_sd"], 4))
-    sd = f"{score['mse_sd']:.2g}"
     table = ("table", ["model", "held-out R^2 (noisy)", "its noise (sd)", "mean squared error (noisy)",
                        "its noise (sd)"],
-             [["this model", *r2, f"{score['model_mse']:.4g}", sd],
+             [["this model", *r2, f"{score['model_mse']:.4g}", f"{score['mse_sd']:.2g}"],
               ["constant predictor", "0 (by definition)", "-", f"{score['constant_mse']:.4g}",
                f"{score['constant_mse_sd']:.2g}"]])
     if not score["unreliable"]:

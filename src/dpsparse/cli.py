@@ -258,9 +258,9 @@ def _check_out(path, flag="--out"):
 
 
 def _integer_labels(declared, y):
-    """A CSV's labels are read as floats: with integer ``--classes`` (``0,1``) and integral labels, integers, so that
-    the model's classes and predictions read as declared (``1``, not ``1.0``); anything else unchanged (a label
-    outside the classes is refused at the fit)."""
+    """Labels read as floats (a CSV's, svmlight's): with integer ``--classes`` (``0,1``) and integral labels,
+    integers, so that the model's classes and predictions read as declared (``1``, not ``1.0``); anything else
+    unchanged (a label outside the classes is refused at the fit)."""
     y = np.asarray(y)
     if y.dtype.kind != "f" or not all(re.fullmatch(r"[+-]?\d+", str(c).strip()) for c in declared):
         return y
