@@ -285,6 +285,24 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
     assert "measured without noise" in capsys.readouterr().err and not (tmp_path / "n.json").exists()
 
 
+def test_a_private_sweep_summarizes_no_r2_that_is_noise(tmp_path, capsys):
+    """Where the private R^2's draws are noise (``unreliable``: diabetes' 111 held-out records at epsilon 0.5), the
+    sweep's table gives no mean of them and its figure leaves that epsilon out, saying so; ``fit --repeats`` lists
+    such a draw as not measurable."""
+    out, plot = tmp_path / "s.json", tmp_path / "s.png"
+    assert main(["sweep", "--data", "diabetes", "--private-score", "--epsilons", "0.5,50", "--repeats", "2",
+                 "--out", str(out), "--plot", str(plot)]) == 0
+    text = capsys.readouterr().out
+    rows = json.loads(out.read_text())["rows"]
+    assert rows[0]["unreliable"] == 2 and rows[1]["unreliable"] == 0
+    assert "     0.5  not measurable: 2 of 2 private R^2 draws are noise here" in text
+    assert re.search(r"\n      50   0\.\d{4}  ", text)  # a summary where the score is one
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+    assert main(["fit", "--data", "diabetes", "--private-score", "--repeats", "2", "--epsilon", "0.5",
+                 "--out", str(tmp_path / "m.json")]) == 0
+    assert "private scores not measurable, not measurable; together" in capsys.readouterr().out
+
+
 def test_unknown_options_are_refused(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["fit", "--penalty", "l9"])

@@ -156,3 +156,5 @@ def test_a_floored_variance_is_never_a_score_and_each_mse_has_its_own_noise():
     score = _r2(np.array([0.1, mean, mean**2 + 0.2]), 1e-3, 2.0)
     assert not score["unreliable"] and score["model"] == pytest.approx(0.5)
     assert score["mse_sd"] == pytest.approx(4e-3) and score["constant_mse_sd"] == pytest.approx(4e-3 * math.sqrt(4.24))
+    score = _r2(np.array([-0.3, 0.0, -0.2]), 0.1, 2.0)  # noise below zero: no negative mean squared error released
+    assert score["unreliable"] and score["model_mse"] == score["constant_mse"] == 0.0

@@ -85,7 +85,8 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
     Parameters
     ----------
     rows : list of dict
-        One per epsilon: ``epsilon`` and ``values`` (the metric of each repeat).
+        One per epsilon: ``epsilon`` and ``values`` (the metric of each repeat); a row whose ``unreliable`` count
+        is above 0 (private R^2 draws that are noise) is left out of the curve.
     metric : str
     constant, nonprivate : float or None
     private : bool
@@ -93,20 +94,25 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
         the figure says so (``HOLDER_ONLY_FIGURE``), since it may travel without the text beside it.
     """
     plt = _pyplot()
-    eps = np.array([r["epsilon"] for r in rows])
-    vals = [np.asarray(r["values"], dtype=float) for r in rows]
-    mean = np.array([v.mean() for v in vals])
+    shown = [r for r in rows if not r.get("unreliable")]
+    eps = np.array([r["epsilon"] for r in shown])
+    vals = [np.asarray(r["values"], dtype=float) for r in shown]
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.fill_between(eps, [v.min() for v in vals], [v.max() for v in vals], color="tab:red", alpha=0.2,
-                    label=f"private: range over {len(vals[0])} fits")
-    ax.plot(eps, mean, "o-", color="tab:red", label="private: mean")
+    if shown:
+        ax.fill_between(eps, [v.min() for v in vals], [v.max() for v in vals], color="tab:red", alpha=0.2,
+                        label=f"private: range over {len(vals[0])} fits")
+        ax.plot(eps, [v.mean() for v in vals], "o-", color="tab:red", label="private: mean")
+    missing = ", ".join(f"{r['epsilon']:g}" for r in rows if r.get("unreliable"))
     ax.axhline(constant, color="gray", ls="--", label="constant predictor")
     if nonprivate is not None:
         ax.axhline(nonprivate, color="tab:blue", ls=":", label="non-private")
     ax.set_xscale("log")
-    ax.set_xticks(eps, [f"{e:g}" for e in eps])
+    every = np.array([r["epsilon"] for r in rows])
+    ax.set_xlim(every.min() / 1.5, every.max() * 1.5)
+    ax.set_xticks(every, [f"{e:g}" for e in every])
     ax.minorticks_off()
-    ax.set_xlabel("epsilon (privacy budget of each fit)")
+    ax.set_xlabel("epsilon (privacy budget of each fit)" + (f"\nnot measurable at epsilon {missing}: too few "
+                                                            "held-out records for the noise" if missing else ""))
     ax.set_ylabel(f"held-out {metric}" + (" (private score, noisy)" if private else " (without noise)"))
     ax.set_title(title, fontsize=10)
     if not private:

@@ -769,8 +769,9 @@ def fit(args):
         return
     print("\n".join(_summary(job, est, release)))
     if scores is not None and len(scores) > 1:
-        print(f"spread              {len(scores)} fits, private scores " + ", ".join(f"{x['model']:.3f}" for x in
-              scores) + f"; together they spend epsilon = {len(scores) * args.epsilon:g}; the first is written")
+        print(f"spread              {len(scores)} fits, private scores " + ", ".join(
+            "not measurable" if x.get("unreliable") else f"{x['model']:.3f}" for x in scores)
+            + f"; together they spend epsilon = {len(scores) * args.epsilon:g}; the first is written")
     print(f"model written to    {args.out}" + (f"; model card: {args.report}" if args.report else ""))
     if diagnostics is not None:
         print()
@@ -887,9 +888,20 @@ def _private_sweep(args, job):
         notes += [w for _, ws in scored for w in ws][:1]
         rows.append({"epsilon": eps, "values": [sc["model"] for sc, _ in scored],
                      "constants": [sc["constant"] for sc, _ in scored],
+                     "unreliable": sum(bool(sc.get("unreliable")) for sc, _ in scored),
                      "guarantee_holds": all(e.privacy_report_.guarantee_holds for e, _ in fits)})
     constant = float(np.mean([c for r in rows for c in r["constants"]]))
     return rows, constant, fits[0][0], notes
+
+
+def _sweep_row(row):
+    """One epsilon of the sweep's table: mean, std, min and max of its fits' scores; no summary where a private R^2
+    is not measurable (``scoring.private_score``'s ``unreliable``: its draws are noise, their mean too)."""
+    v = row["values"]
+    if row.get("unreliable"):
+        return (f"{row['epsilon']:>8g}  not measurable: {row['unreliable']} of {len(v)} private R^2 draws are noise "
+                "here (WARNING below)")
+    return f"{row['epsilon']:>8g}  {np.mean(v):>7.4f}  {np.std(v):>6.4f}  {np.min(v):>7.4f}  {np.max(v):>7.4f}"
 
 
 def sweep(args):
@@ -917,8 +929,7 @@ def sweep(args):
     delta_spent = args.repeats * len(args.epsilons) * est.privacy_report_.delta  # every fit at the same delta
     table = [heading, f"{'epsilon':>8}  {'mean':>7}  {'std':>6}  {'min':>7}  {'max':>7}   held-out {key}, "
                       f"{args.repeats} fits each"]
-    table += [f"{r['epsilon']:>8g}  {np.mean(r['values']):>7.4f}  {np.std(r['values']):>6.4f}  "
-              f"{np.min(r['values']):>7.4f}  {np.max(r['values']):>7.4f}" for r in rows]
+    table += [_sweep_row(r) for r in rows]
     table += [f"constant predictor {constant:.4f}",
               f"non-private        {nonprivate_value:.4f}" if nonprivate_value is not None else f"non-private: {why}",
               f"epsilon spent      {spent:g} and delta {delta_spent:.3g} in all ({args.repeats} fits at each "

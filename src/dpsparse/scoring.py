@@ -24,8 +24,8 @@ onto [-1, 1] by the released label range, predictions clipped to it as ``predict
   the mean squared errors of the model and of the constant (the variance), in label units,
   are released beside it, each with its plain Gaussian noise.
 
-The noisy accuracy is clipped to [0, 1] and the R^2 to at most 1 (post-processing: the
-exact values lie there).
+The noisy accuracy is clipped to [0, 1], the R^2 to at most 1 and the mean squared errors to at
+least 0 (post-processing: the exact values lie there).
 
 The vector is released at once with Gaussian noise of L2 sensitivity the norm of the
 per-coordinate ones: ``sigma = sensitivity / sqrt(2 rho)`` (Bun & Steinke, "Concentrated
@@ -141,5 +141,5 @@ def _r2(noisy, sigma, half_range):
     units = half_range**2
     return {"metric": "r2", "model": min(1.0 - mse / variance, 1.0), "constant": 0.0, "model_sd": r2_sd,
             "difference_sd": r2_sd, "variance_floored": raw < VARIANCE_FLOOR,
-            "unreliable": raw < max(RELIABLE * variance_sd, VARIANCE_FLOOR), "model_mse": mse * units,
-            "constant_mse": raw * units, "mse_sd": sigma * units, "constant_mse_sd": variance_sd * units}
+            "unreliable": raw < max(RELIABLE * variance_sd, VARIANCE_FLOOR), "model_mse": max(mse, 0.0) * units,
+            "constant_mse": max(raw, 0.0) * units, "mse_sd": sigma * units, "constant_mse_sd": variance_sd * units}
