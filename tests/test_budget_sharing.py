@@ -68,3 +68,26 @@ def test_a_copy_in_another_process_refuses_to_be_charged():
             "try:\n    b.spend(0.1, 1e-6)\nexcept BudgetExceededError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(budget), capture_output=True, check=True)
     assert b"copied into another process" in out.stdout and budget.spent == []
+
+
+def test_a_search_s_choice_has_no_guarantee_and_cross_validation_without_a_budget_warns():
+    """GridSearchCV chooses by scores without noise: every fit inside it warns and its report (the refitted
+    ``best_estimator_``'s too) says NO guarantee. cross_val_score without a budget warns that each fit spends its
+    epsilon; with a budget it is silent (the budget keeps the total), and a plain fit says nothing of either."""
+    from dpsparse.exceptions import PrivacyLeakWarning
+
+    X, y, est, _ = _setup(total=10.0, epsilon=1.0)
+    with pytest.warns(PrivacyLeakWarning, match="scikit-learn search") as caught:
+        grid = GridSearchCV(est, {"alpha": [1e-3, 1e-2]}, cv=2).fit(X, y)
+    report = grid.best_estimator_.privacy_report_
+    assert report.chosen_without_noise and not report.guarantee_holds and report.accounting_holds
+    assert "NO differential-privacy guarantee" in str(report) and report.to_dict()["guarantee_holds"] is False
+    assert {w.filename for w in caught if issubclass(w.category, PrivacyLeakWarning)} == {__file__}
+    free = clone(est).set_params(budget=None)
+    with pytest.warns(PrivacyLeakWarning, match="k fits k epsilon"):
+        cross_val_score(free, X, y, cv=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        cross_val_score(clone(est), X, y, cv=2)  # charged to the shared budget: no warning
+        fitted = clone(free).fit(X, y)
+    assert fitted.privacy_report_.accounting_holds and not fitted.privacy_report_.chosen_without_noise

@@ -303,6 +303,27 @@ def test_a_private_sweep_summarizes_no_r2_that_is_noise(tmp_path, capsys):
     assert "private scores not measurable, not measurable; together" in capsys.readouterr().out
 
 
+def test_the_model_file_names_the_data_file_not_its_path_and_bounds_names_must_match_the_header(tmp_path, capsys):
+    """The released file says which file trained it by its name only (the data holder's directories are not
+    released); bounds whose feature names differ from the CSV's header are refused before any fit."""
+    rng = np.random.default_rng(0)
+    path = tmp_path / "records.csv"
+    path.write_text("a,b,label\n" + "".join(f"{rng.uniform():.3f},{rng.uniform():.3f},{rng.integers(2)}\n"
+                                             for _ in range(400)))
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"feature_low": [0, 0], "feature_high": [1, 1], "feature_names": ["a", "b"]}))
+    out = tmp_path / "m.json"
+    assert main(["fit", "--data", str(path), "--target", "label", "--classes", "0,1", "--bounds", str(bounds),
+                 "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["data"]["source"] == "records.csv"
+    bounds.write_text(json.dumps({"feature_low": [0, 0], "feature_high": [1, 1], "feature_names": ["b", "a"]}))
+    capsys.readouterr()
+    assert main(["fit", "--data", str(path), "--target", "label", "--classes", "0,1", "--bounds", str(bounds),
+                 "--out", str(tmp_path / "n.json")]) == 2
+    assert "column 0 is 'a' in the data and 'b' in the bounds" in capsys.readouterr().err
+    assert not (tmp_path / "n.json").exists()
+
+
 def test_unknown_options_are_refused(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["fit", "--penalty", "l9"])

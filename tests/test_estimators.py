@@ -357,3 +357,35 @@ def test_the_regressors_clip_is_auto_or_a_positive_number(clip):
     X, y, bounds, _ = data.load_bundled("diabetes")
     with pytest.raises(ValueError, match="clip must be 'auto' or a finite number > 0"):
         DPLasso(bounds=bounds, clip=clip).fit(X, y)
+
+
+def test_what_a_newcomer_gets_wrong_is_said_at_the_fit():
+    """Bounds whose feature names differ from a DataFrame's columns are refused (the ranges go by position); one
+    feature in other units than its bounds warns, naming it, at the caller's line; a NaN is refused with advice
+    that keeps the fit private; an epsilon above 10 warns in Python as in the CLI."""
+    import pandas as pd
+
+    from dpsparse.exceptions import ClippingWarning, WeakGuaranteeWarning
+
+    X, y, bounds, names = data.load_bundled("breast_cancer")
+    frame = pd.DataFrame(X, columns=names)
+    est = DPLogisticRegression(epsilon=1.0, bounds=bounds, classes=[0, 1], random_state=0)
+    with pytest.raises(ValueError, match="column 0 is 'mean texture' in the data and 'mean radius' in the bounds; "
+                                         "reorder"):
+        clone(est).fit(frame[names[1:2] + names[:1] + names[2:]], y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clone(est).fit(frame, y)  # the bounds' order: accepted
+    units = X.copy()
+    units[:, 3] /= 100  # 'mean area' in other units: 3 % of all values, every row of one feature
+    with pytest.warns(ClippingWarning, match=r"mean area \(100% of its rows\)") as caught:
+        clone(est).fit(units, y)
+    assert {w.filename for w in caught if issubclass(w.category, ClippingWarning)} == {__file__}
+    holes = X.copy()
+    holes[5, 2] = np.nan
+    with pytest.raises(ValueError, match="Input X contains NaN: drop those records, or replace a missing value by a "
+                                         "public constant"):
+        clone(est).fit(holes, y)
+    with pytest.warns(WeakGuaranteeWarning, match="epsilon = 20 is above 10"):
+        fitted = clone(est).set_params(epsilon=20.0).fit(X, y)
+    assert any("epsilon = 20 is above 10" in w for w in fitted.privacy_report_.warnings)

@@ -58,6 +58,24 @@ def check_privacy_params(epsilon, delta, smallest=MIN_EPSILON):
         raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}")
 
 
+WEAK_EPSILON = 10.0
+"""Above it the guarantee is weak, and the CLI and the estimators say so (``weak_epsilon``)."""
+
+
+def odds(epsilon):
+    """``e^epsilon`` in words (its value when it fits in a float)."""
+    return f"e^{epsilon:g}" + (f" = {math.exp(epsilon):.3g}" if epsilon < 700 else "")
+
+
+def weak_epsilon(epsilon):
+    """The warning an epsilon above ``WEAK_EPSILON`` deserves, or None: the odds of any outcome may change by
+    ``e^epsilon`` with one record."""
+    if epsilon <= WEAK_EPSILON:
+        return None
+    return (f"epsilon = {epsilon:g} is above {WEAK_EPSILON:g}: the guarantee allows a change of odds by "
+            f"{odds(epsilon)}, which protects little")
+
+
 def weak_delta(delta, n):
     """The warning a delta above ``1 / n`` deserves, or None.
 
@@ -752,6 +770,10 @@ class PrivacyReport:
     noise_seeded : bool
         True when the noise came from a fixed seed (``random_state``, ``--seed``): anyone who knows or guesses the
         seed regenerates the noise and subtracts it, so no guarantee holds (for experiments only).
+    chosen_without_noise : bool
+        True when the fit ran inside a scikit-learn search (``GridSearchCV`` and its kind), which chooses its
+        settings by held-out scores computed without noise on the same records: the model it picks and refits
+        depends on the data beyond this fit's budget, so no guarantee holds (``DPSearchCV`` chooses privately).
     warnings : list of str
     support_size : int or None
         Nonzero coefficients of the released model (the intercept excluded), set by the
@@ -774,6 +796,7 @@ class PrivacyReport:
     clipped: dict = field(default_factory=dict, repr=False, compare=False)
     noise_source: str = ""
     noise_seeded: bool = False
+    chosen_without_noise: bool = False
     warnings: list = field(default_factory=list)
     support_size: int | None = None
 
@@ -789,8 +812,9 @@ class PrivacyReport:
 
     @property
     def guarantee_holds(self):
-        """True when ``accounting_holds`` and the noise is not from a fixed seed (``noise_seeded``)."""
-        return self.accounting_holds and not self.noise_seeded
+        """True when ``accounting_holds``, the noise is not from a fixed seed (``noise_seeded``) and no search chose
+        the fit's settings by scores without noise (``chosen_without_noise``)."""
+        return self.accounting_holds and not self.noise_seeded and not self.chosen_without_noise
 
     @classmethod
     def from_dict(cls, d):

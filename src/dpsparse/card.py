@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .accounting import SEEDED_NOTE
+from .accounting import SEEDED_NOTE, odds
 
 __all__ = ["guarantee_sentence", "model_card", "plot_coefficients", "plot_sweep", "render_card"]
 
@@ -22,11 +22,6 @@ __all__ = ["guarantee_sentence", "model_card", "plot_coefficients", "plot_sweep"
 def guarantee_sentence(report):
     """The privacy guarantee of a report (a ``PrivacyReport``) in one plain sentence."""
     return _guarantee_text(report.to_dict())
-
-
-def odds(epsilon):
-    """``e^epsilon`` in words (its value when it fits in a float)."""
-    return f"e^{epsilon:g}" + (f" = {math.exp(epsilon):.3g}" if epsilon < 700 else "")
 
 
 def check_matplotlib():

@@ -25,7 +25,15 @@ from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
 from sklearn.model_selection import train_test_split
 
 from . import __version__, card, data, norms, schema, scoring, solvers, tuning
-from .accounting import DATA_BOUNDS, PrivacyReport, check_privacy_params, jsonable, weak_delta
+from .accounting import (
+    DATA_BOUNDS,
+    WEAK_EPSILON,
+    PrivacyReport,
+    check_privacy_params,
+    jsonable,
+    weak_delta,
+    weak_epsilon,
+)
 from .estimators import MAX_CLASSES, DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from .exceptions import (
     ClassesFromDataWarning,
@@ -55,7 +63,6 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
-WEAK_EPSILON = 10.0  # above it the CLI warns that the guarantee is weak
 MAX_REPEATS = 100
 COMPARE_LIMIT = 5e6  # stored values of X up to which the non-private comparison runs by default
 
@@ -226,6 +233,7 @@ def _load(args):
         bounds = "from-data" if args.bounds_from_data else "private"
     if args.bounds:
         bounds = data.Bounds.from_json(args.bounds)
+        data.check_feature_names(bounds.feature_names, names)
     declared = getattr(bounds, "classes", None)
     if args.classes is None and declared is not None and args.loss not in ("squared", "huber"):
         args.classes = [str(c) for c in declared]  # the bounds' public label set
@@ -551,9 +559,8 @@ def _check_run_args(args, epsilons):
     if args.seed is not None:
         notes.append("--seed fixes the privacy noise, so the fit has NO privacy guarantee: for experiments only, "
                      "never for a model you release")
-    if max(epsilons) > WEAK_EPSILON:
-        notes.append(f"epsilon = {max(epsilons):g} is above {WEAK_EPSILON:g}: the guarantee allows a change of odds by "
-                f"{card.odds(max(epsilons))}, which protects little")
+    if weak_epsilon(max(epsilons)):
+        notes.append(weak_epsilon(max(epsilons)))
     return notes
 
 
@@ -688,7 +695,7 @@ def _release(job, est, scores, notes):
         "params": {k: v for k, v in est.get_params().items() if k not in ("bounds", "budget")},
         "penalty_strength": est.alpha_,
         "privacy_report": report.to_dict(),
-        "data": {"source": str(job.args.data), "training records": int(job.X_train.shape[0]),
+        "data": {"source": Path(str(job.args.data)).name, "training records": int(job.X_train.shape[0]),
                  "held out for the score": 0 if job.X_test is None else int(job.X_test.shape[0]),
                  "features": int(est.n_features_in_)},
         "software": __version__,

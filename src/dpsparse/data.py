@@ -36,6 +36,7 @@ __all__ = [
     "Bounds",
     "bounds_from_data",
     "check_data",
+    "check_feature_names",
     "clipping_warnings",
     "dense_if_dense",
     "design_row_norm",
@@ -55,9 +56,31 @@ CLIPPED_WARNING_SHARE = 0.05
 """A larger share of clipped feature values, or of clipped labels, gets a ``ClippingWarning``."""
 
 
+def check_feature_names(declared, names):
+    """ValueError when the bounds' ``feature_names`` and the data's column names (either may be None: nothing to
+    compare) differ: the ranges are matched to the columns by position, so a column in another place would be
+    clipped to another feature's range. Reads names only, no value."""
+    if declared is None or names is None:
+        return
+    theirs, ours = [str(v) for v in declared], [str(v) for v in names]
+    if theirs == ours:
+        return
+    k = next((i for i, (a, b) in enumerate(zip(theirs, ours)) if a != b), min(len(theirs), len(ours)))
+    fix = ("reorder the data's columns as the bounds name them (X[bounds.feature_names])"
+           if sorted(theirs) == sorted(ours) else "declare bounds for the data's columns")
+    raise ValueError(f"bounds: the ranges are for the features {theirs[:3]}... in that order, but the data's columns "
+                     f"are {ours[:3]}...: column {k} is {ours[k] if k < len(ours) else 'missing'!r} in the data and "
+                     f"{theirs[k] if k < len(theirs) else 'missing'!r} in the bounds; {fix}")
+
+
+_USER = 4  # the stack level of the user's ``fit`` seen from ``clipping_warnings`` (its caller's ``_design``)
+
+
 def clipping_warnings(X, y, bounds):
-    """Warn (``ClippingWarning``) when more than ``CLIPPED_WARNING_SHARE`` of the stored feature values, or of
-    the labels, lie outside the declared ``bounds`` (whatever narrower range a fit then buys inside them).
+    """Warn (``ClippingWarning``) when more than ``CLIPPED_WARNING_SHARE`` of the stored feature values, of one
+    feature's rows (the warning names up to three such features), or of the labels lie outside the declared
+    ``bounds`` (whatever narrower range a fit then buys inside them): a feature in other units than its bounds.
+    Said at the line of the user's ``fit`` (``_USER``).
 
     Counted on the private data: for the data holder, never released. A dask array is not counted (a pass
     over the data for a warning). Nothing as large as ``X`` is allocated (``_count_outside``)."""
@@ -67,35 +90,50 @@ def clipping_warnings(X, y, bounds):
     low, high = np.asarray(full.feature_low, dtype=float), np.asarray(full.feature_high, dtype=float)
     if sp.issparse(X):
         X = sp.csr_matrix(X)  # the estimators' format: no copy
-        outside, stored = _count_outside(X.data, X.indices, low, high), X.nnz
+        by_column, stored = _count_outside(X.data, X.indices, low, high, columns=X.shape[1]), X.nnz
     else:
         X = np.asarray(X)
-        outside, stored = _count_outside(X, None, low, high), X.size
+        by_column, stored = _count_outside(X, None, low, high, columns=X.shape[1]), X.size
+    outside = int(by_column.sum())
+    many = np.flatnonzero(by_column > CLIPPED_WARNING_SHARE * X.shape[0])
     if outside > CLIPPED_WARNING_SHARE * max(stored, 1):
         warnings.warn(f"{outside} feature values ({outside / stored:.0%}) lie outside the declared bounds and are "
                       f"clipped: check that the bounds match the data's units ({HOLDER_ONLY})", ClippingWarning,
-                      stacklevel=3)
+                      stacklevel=_USER)
+    elif many.size:
+        names = full.feature_names or [f"column {j}" for j in range(X.shape[1])]
+        worst = many[np.argsort(-by_column[many], kind="stable")][:3]
+        said = ", ".join(f"{names[j]} ({by_column[j] / X.shape[0]:.0%} of its rows)" for j in worst)
+        warnings.warn(f"{many.size} feature(s) have more than {CLIPPED_WARNING_SHARE:.0%} of their values outside "
+                      f"the declared bounds, clipped: {said}; check that their bounds match their units "
+                      f"({HOLDER_ONLY})", ClippingWarning, stacklevel=_USER)
     if bounds.label_low is not None:
         labels = np.asarray(y, dtype=float)
         outside = int(np.sum((labels < bounds.label_low) | (labels > bounds.label_high)))
         if outside > CLIPPED_WARNING_SHARE * labels.size:
             warnings.warn(f"{outside} labels ({outside / labels.size:.0%}) lie outside the declared label range "
                           f"and are clipped: check that it matches the labels' units ({HOLDER_ONLY})", ClippingWarning,
-                          stacklevel=3)
+                          stacklevel=_USER)
 
 
-def _count_outside(values, cols, low, high, blocks=32):
-    """How many entries of ``values`` lie outside their feature's ``[low, high]``.
+def _count_outside(values, cols, low, high, blocks=32, columns=None):
+    """How many entries of ``values`` lie outside their feature's ``[low, high]``; with ``columns`` (p), an int
+    array (p,) of the counts by column.
 
     ``values`` is a dense (n, p) or (n,) array (``cols`` None) or the stored values of a CSR matrix with their
     column indices ``cols``. Counted over about ``blocks`` blocks of rows (or of stored values), so that the
     temporaries (comparisons, the gathered bounds) stay a small fraction of ``values``.
     """
-    count = 0
+    count = 0 if columns is None else np.zeros(columns, dtype=np.int64)
     indices = repeat(None) if cols is None else _row_blocks(cols, blocks)
     for part, index in zip(_row_blocks(values, blocks), indices):
         lo, hi = (low, high) if index is None else (low[index], high[index])
-        count += int(np.count_nonzero(part < lo)) + int(np.count_nonzero(part > hi))
+        if columns is None:
+            count += int(np.count_nonzero(part < lo)) + int(np.count_nonzero(part > hi))
+        elif index is None:
+            count += np.count_nonzero((part < lo) | (part > hi), axis=0)
+        else:
+            count += np.bincount(index[(part < lo) | (part > hi)], minlength=columns)
     return count
 
 

@@ -21,17 +21,18 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import distributed, losses, norms, private_labels
-from .accounting import charge, check_privacy_params, weak_delta, zcdp_budget, zcdp_epsilon
+from .accounting import charge, check_privacy_params, weak_delta, weak_epsilon, zcdp_budget, zcdp_epsilon
 from .data import (
     CLASSES_FROM_DATA,
     Bounds,
     bounds_from_data,
+    check_feature_names,
     clipping_warnings,
     dense_if_dense,
     linear_decision,
     prepare,
 )
-from .exceptions import ClassesFromDataWarning, ConstantPredictorWarning, WeakGuaranteeWarning
+from .exceptions import ClassesFromDataWarning, ConstantPredictorWarning, PrivacyLeakWarning, WeakGuaranteeWarning
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
 from .noise import BACKENDS as NOISE_BACKENDS
 from .noise import make_noise
@@ -50,6 +51,42 @@ target, most likely)."""
 
 FROM_DATA = "from-data"
 """``bounds="from-data"``: read the bounds off the private data (no guarantee; experiments only)."""
+
+
+SEARCH_NOT_PRIVATE = ("fitted inside a scikit-learn search (GridSearchCV or its kind), which chooses its settings by "
+                      "held-out scores computed without noise on the same records: the model it picks has NO "
+                      "differential-privacy guarantee, whatever each fit spent; DPSearchCV chooses privately "
+                      "(docs/sklearn.md)")
+CROSS_VALIDATION_SPENDS = ("fitted inside scikit-learn's cross-validation without a budget: each fit spends its "
+                           "epsilon on the same records, k fits k epsilon; a PrivacyBudget shared by the fits keeps "
+                           "the total (docs/sklearn.md)")
+
+
+def _model_selection_caller():
+    """``(kind, level)``: ``kind`` ``"search"`` or ``"validation"`` when the fit runs inside scikit-learn's model
+    selection (a search, or a cross-validation), by the modules on the call stack, else None; ``level`` the stack
+    level, seen from the caller, of the code that called scikit-learn (the user's line)."""
+    frame, level, found, user = sys._getframe(1), 1, None, 2
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("sklearn.model_selection"):
+            found, user = "search" if "_search" in module else found or "validation", None
+        elif user is None and not module.startswith("sklearn"):
+            user = level
+        frame, level = frame.f_back, level + 1
+    return found, user or 2
+
+
+def _note_model_selection(report, budget):
+    """The report and a ``PrivacyLeakWarning`` of a fit inside scikit-learn's model selection: a search's choice has
+    no guarantee (``chosen_without_noise``); a cross-validation without a shared budget spends each fit's epsilon."""
+    caller, level = _model_selection_caller()
+    if caller == "search":
+        report.chosen_without_noise = True
+        report.warnings.append(SEARCH_NOT_PRIVATE)
+        warnings.warn(SEARCH_NOT_PRIVATE, PrivacyLeakWarning, stacklevel=level)
+    elif caller == "validation" and budget is None:
+        warnings.warn(CROSS_VALIDATION_SPENDS, PrivacyLeakWarning, stacklevel=level)
 
 
 def _is_auto(value):
@@ -165,7 +202,10 @@ class _DPLinearModel(BaseEstimator):
         Warns
         -----
         PrivacyLeakWarning
-            When ``bounds="from-data"``: bounds come from the data and the fit is not private.
+            When ``bounds="from-data"``: bounds come from the data and the fit is not private. Inside a
+            scikit-learn search (``GridSearchCV`` and its kind): it chooses by scores without noise, so the model it
+            picks has no guarantee (the report says so; ``DPSearchCV`` is private). Inside scikit-learn's
+            cross-validation without a ``budget``: each fit spends its epsilon on the same records.
         """
         if self.mechanism != "auto":
             get(self.mechanism)  # a bad name is refused before the data is read
@@ -175,9 +215,9 @@ class _DPLinearModel(BaseEstimator):
         n = X.shape[0]
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
-        weak = weak_delta(delta, n)
-        if weak:
-            warnings.warn(weak, WeakGuaranteeWarning, stacklevel=2)
+        weak = [w for w in (weak_epsilon(self.epsilon), weak_delta(delta, n)) if w]
+        for w in weak:
+            warnings.warn(w, WeakGuaranteeWarning, stacklevel=2)
         mechanism, options, reason = self._chosen_mechanism(n, X.shape[1])
         self.alpha_ = self._strength(reason is not None, X.shape[1])
         if reason is not None and mechanism.name == "constant":
@@ -214,8 +254,8 @@ class _DPLinearModel(BaseEstimator):
             report.classes_public = False
         if reason is not None:
             report.noise = {"mechanism chosen (mechanism='auto')": reason, **report.noise}
-        if weak:
-            report.warnings.append(weak)
+        report.warnings += weak
+        _note_model_selection(report, self.budget)
         self._set_fitted(design, w)
         report.support_size = int(self.support_.size)
         self.privacy_report_ = report
@@ -223,9 +263,13 @@ class _DPLinearModel(BaseEstimator):
         return self
 
     def _check_declared_bounds(self, n_features):
-        """ValueError for declared bounds of the wrong type or number of features (reads no value of the data)."""
+        """ValueError for declared bounds of the wrong type or number of features, or whose feature names differ
+        from X's column names (reads no value of the data: the ranges are matched to the columns by position)."""
         if not (isinstance(self.bounds, str) and self.bounds in ("private", FROM_DATA)):
             _resolve_bounds(self.bounds, None, None, not self._classification).for_features(n_features)
+        declared = _declared_bounds(self.bounds)
+        if declared is not None:
+            check_feature_names(declared.feature_names, getattr(self, "feature_names_in_", None))
 
     def _declared_classes(self):
         """``classes=``, else the bounds' ``classes``, else None; a string ("private", "from-data") as given."""
@@ -320,8 +364,16 @@ class _DPLinearModel(BaseEstimator):
             y = np.asarray(y) if self._classification else np.asarray(y, dtype=float)
             self.n_features_in_ = X.shape[1]
         else:
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
-                                 y_numeric=not self._classification)
+            try:
+                X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                                     y_numeric=not self._classification)
+            except ValueError as exc:
+                if "NaN" not in str(exc) and "infinity" not in str(exc):
+                    raise
+                raise ValueError(f"{str(exc).splitlines()[0].split('.')[0]}: drop those records, or replace a missing "
+                                 "value by a public constant (an imputer that learns a mean from the data is not "
+                                 "private); for a raw CSV, a schema declares each column's missing value "
+                                 "(docs/schema.md)") from None
         if X.shape[0] < 2:
             raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {X.shape[0]}")
         return dense_if_dense(X), y
