@@ -91,3 +91,29 @@ def test_a_search_s_choice_has_no_guarantee_and_cross_validation_without_a_budge
         cross_val_score(clone(est), X, y, cv=2)  # charged to the shared budget: no warning
         fitted = clone(free).fit(X, y)
     assert fitted.privacy_report_.accounting_holds and not fitted.privacy_report_.chosen_without_noise
+
+
+def test_a_pipeline_step_that_learns_without_noise_voids_the_guarantee():
+    """After scikit-learn's StandardScaler (exact means and deviations, carried by the pipeline) the fit warns, at
+    the user's line, and its report says NO guarantee (``inputs_private``); after dpsparse's private scaler, or a
+    step that reads only the number of features, it does not."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+
+    from dpsparse.exceptions import PrivacyLeakWarning
+    from dpsparse.preprocessing import DPStandardScaler
+
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    last = DPLogisticRegression(epsilon=1.0, bounds=data.Bounds(-3.0, 3.0), classes=[0, 1])
+    with pytest.warns(PrivacyLeakWarning, match="step\\(s\\) standardscaler before this fit learned") as caught:
+        pipe = make_pipeline(StandardScaler(), clone(last)).fit(X, y)
+    assert {w.filename for w in caught if issubclass(w.category, PrivacyLeakWarning)} == {__file__}
+    report = pipe[-1].privacy_report_
+    assert not report.inputs_private and not report.guarantee_holds and report.accounting_holds
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        pipe = make_pipeline(DPStandardScaler(epsilon=0.2, bounds=bounds), clone(last)).fit(X, y)
+        assert pipe[-1].privacy_report_.guarantee_holds
+        pipe = make_pipeline(PolynomialFeatures(1, include_bias=False),
+                             clone(last).set_params(bounds=bounds)).fit(X, y)
+        assert pipe[-1].privacy_report_.inputs_private

@@ -774,6 +774,10 @@ class PrivacyReport:
         True when the fit ran inside a scikit-learn search (``GridSearchCV`` and its kind), which chooses its
         settings by held-out scores computed without noise on the same records: the model it picks and refits
         depends on the data beyond this fit's budget, so no guarantee holds (``DPSearchCV`` chooses privately).
+    inputs_private : bool
+        False when a step before this fit in a scikit-learn pipeline learned from the same records without noise
+        (``StandardScaler`` and its kind): every record's features then depend on the others, beyond the
+        sensitivity this fit assumes, and the pipeline carries those statistics, so no guarantee holds.
     warnings : list of str
     support_size : int or None
         Nonzero coefficients of the released model (the intercept excluded), set by the
@@ -797,6 +801,7 @@ class PrivacyReport:
     noise_source: str = ""
     noise_seeded: bool = False
     chosen_without_noise: bool = False
+    inputs_private: bool = True
     warnings: list = field(default_factory=list)
     support_size: int | None = None
 
@@ -812,9 +817,11 @@ class PrivacyReport:
 
     @property
     def guarantee_holds(self):
-        """True when ``accounting_holds``, the noise is not from a fixed seed (``noise_seeded``) and no search chose
-        the fit's settings by scores without noise (``chosen_without_noise``)."""
-        return self.accounting_holds and not self.noise_seeded and not self.chosen_without_noise
+        """True when ``accounting_holds``, the noise is not from a fixed seed (``noise_seeded``), no search chose
+        the fit's settings by scores without noise (``chosen_without_noise``) and no pipeline step before it learned
+        from the records without noise (``inputs_private``)."""
+        return (self.accounting_holds and not self.noise_seeded and not self.chosen_without_noise
+                and self.inputs_private)
 
     @classmethod
     def from_dict(cls, d):

@@ -62,30 +62,61 @@ CROSS_VALIDATION_SPENDS = ("fitted inside scikit-learn's cross-validation withou
                            "the total (docs/sklearn.md)")
 
 
-def _model_selection_caller():
-    """``(kind, level)``: ``kind`` ``"search"`` or ``"validation"`` when the fit runs inside scikit-learn's model
-    selection (a search, or a cross-validation), by the modules on the call stack, else None; ``level`` the stack
-    level, seen from the caller, of the code that called scikit-learn (the user's line)."""
-    frame, level, found, user = sys._getframe(1), 1, None, 2
+SHAPE_ONLY = ("PolynomialFeatures",)
+"""scikit-learn transformers whose ``fit`` reads the number of features only."""
+
+
+def _sklearn_context():
+    """``(kind, pipeline, level)`` of a fit called by scikit-learn, from the call stack: ``kind`` ``"search"`` or
+    ``"validation"`` inside its model selection (else None), ``pipeline`` the innermost ``Pipeline`` whose step
+    this fit is (else None), ``level`` the stack level, seen from the caller, of the code that called scikit-learn
+    (the user's line; 2 when scikit-learn is not on the stack)."""
+    from sklearn.pipeline import Pipeline
+
+    frame, level, kind, pipeline, user, seen = sys._getframe(1), 1, None, None, None, False
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
-        if module.startswith("sklearn.model_selection"):
-            found, user = "search" if "_search" in module else found or "validation", None
-        elif user is None and not module.startswith("sklearn"):
+        if module.startswith("sklearn"):
+            seen, user = True, None
+            if module.startswith("sklearn.model_selection"):
+                kind = "search" if "_search" in module else kind or "validation"
+            if pipeline is None and module == "sklearn.pipeline" and isinstance(frame.f_locals.get("self"), Pipeline):
+                pipeline = frame.f_locals["self"]
+        elif seen and user is None:
             user = level
         frame, level = frame.f_back, level + 1
-    return found, user or 2
+    return kind, pipeline, user or 2
+
+
+def _steps_without_noise(pipeline):
+    """Names of the steps before the last of ``pipeline`` that learn from the data without noise: every step that
+    needs a fit (scikit-learn's ``requires_fit`` tag) but dpsparse's own and ``SHAPE_ONLY``."""
+    from sklearn.utils import get_tags
+
+    return [name for name, step in pipeline.steps[:-1] if step not in (None, "passthrough")
+            and not type(step).__module__.startswith("dpsparse") and type(step).__name__ not in SHAPE_ONLY
+            and get_tags(step).requires_fit]
 
 
 def _note_model_selection(report, budget):
-    """The report and a ``PrivacyLeakWarning`` of a fit inside scikit-learn's model selection: a search's choice has
-    no guarantee (``chosen_without_noise``); a cross-validation without a shared budget spends each fit's epsilon."""
-    caller, level = _model_selection_caller()
-    if caller == "search":
+    """The report and a ``PrivacyLeakWarning`` of a fit inside scikit-learn's tools: after pipeline steps that
+    learned without noise (``inputs_private``) or in a search (``chosen_without_noise``) no guarantee holds; a
+    cross-validation without a shared budget spends each fit's epsilon."""
+    kind, pipeline, level = _sklearn_context()
+    learned = [] if pipeline is None else _steps_without_noise(pipeline)
+    if learned:
+        note = (f"the pipeline's step(s) {', '.join(learned)} before this fit learned from the same records without "
+                "noise: the pipeline carries those statistics and every record's features depend on the others, so "
+                "NO differential-privacy guarantee holds; dpsparse.preprocessing has private scalers "
+                "(docs/sklearn.md)")
+        report.inputs_private = False
+        report.warnings.append(note)
+        warnings.warn(note, PrivacyLeakWarning, stacklevel=level)
+    if kind == "search":
         report.chosen_without_noise = True
         report.warnings.append(SEARCH_NOT_PRIVATE)
         warnings.warn(SEARCH_NOT_PRIVATE, PrivacyLeakWarning, stacklevel=level)
-    elif caller == "validation" and budget is None:
+    elif kind == "validation" and budget is None:
         warnings.warn(CROSS_VALIDATION_SPENDS, PrivacyLeakWarning, stacklevel=level)
 
 
