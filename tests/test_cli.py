@@ -405,6 +405,16 @@ def test_audit_prints_the_replay_of_every_pair_and_catches_the_mutant(capsys):
     composed, claimed = re.findall(r"ledger replay .*: epsilon ([0-9.]+) for a claimed ([0-9.]+): within the claim",
                                    out)[0]
     assert float(composed) == pytest.approx(float(claimed), rel=1e-6) and 0.99 < float(claimed) <= 1.0
+    assert out.rstrip().splitlines()[-1].startswith("PASS: no check exceeded the claim") and "was caught" in out
+
+
+def test_the_audit_verdict_names_what_failed():
+    from dpsparse.cli import _audit_verdict
+
+    said = _audit_verdict(["the ledger replay", "the sensitivity of minimizer (label flip)"], True, 0.25)
+    assert said.startswith("FAIL: the ledger replay, the sensitivity of minimizer (label flip) exceeded the claim")
+    assert "was not caught: more --runs" in _audit_verdict([], False, 0.25)
+    assert _audit_verdict([], None, 0.25).endswith("not of a model file)")
 
 
 @pytest.mark.parametrize("args,match", [

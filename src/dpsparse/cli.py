@@ -108,7 +108,11 @@ def _parser():
                         "epsilon) instead of without noise: a curve that can be published (dpsparse fit --sweep)")
     _add_fit_arguments(w)
     a = sub.add_parser("audit", help="audit a mechanism: sensitivity replay, black-box lower bound, mutation check",
-                       formatter_class=_HelpFormatter, description="docs/audit.md explains each check.")
+                       formatter_class=_HelpFormatter,
+                       description="Checks a mechanism's code, on small synthetic neighbouring datasets, against "
+                                   "its own privacy claim (not a model file: a model's mechanism and options are in "
+                                   "its report, 'dpsparse report'). Ends with PASS, or FAIL and exit status 1. "
+                                   "docs/audit.md explains each check.")
     a.add_argument("--mechanism", choices=sorted(REGISTRY), help="the mechanism to audit (required unless "
                    "--one-run --pipeline)")
     a.add_argument("--loss", choices=["logistic", "huber", "squared"],
@@ -1135,25 +1139,49 @@ def audit(args):
                     else "L1 penalty of strength 1e-6")
     print(f"setting: {args.loss} loss, n=10, p=2, features in [-1, 1], {penalty_text}, options {options}")
     print("sensitivity replay (change / declared sensitivity, largest of 5 seeds; above 1 breaks the claim):")
+    failed = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, pair in pairs.items():
             ratios = _audit.sensitivity_replay(mech, pair, bounds, loss, penalty, seed=args.seed, repeats=5, **kw)
             print(f"  {name:<25} " + ", ".join(f"{k} {v:.3f}" for k, v in ratios.items()))
+            failed += [f"the sensitivity of {k} ({name})" for k, v in ratios.items() if v > 1.0 + 1e-9]
         design = data.prepare(*pairs["label flip"][0], bounds, classification, fit_intercept=True)
         check = _audit.ledger_replay(mech, design, loss, penalty, epsilon=args.epsilon, delta=args.delta,
                                      options=options, seed=args.seed)
         verdict = "within the claim" if check.holds else "ABOVE THE CLAIM: the ledger books less than is drawn"
         print(f"ledger replay (the noise drawn, {check.draws} releases and selections, composed by the accountant): "
               f"epsilon {check.composed:.6f} for a claimed {check.claimed:.6f}: {verdict}")
+        failed += [] if check.holds else ["the ledger replay"]
+        caught = None
         if args.runs:
             for factor in sorted({1.0, args.mutation}, reverse=True):
                 res = _audit.black_box_audit(mech, pairs["isolated label flip"], bounds, loss, penalty,
                                              runs=args.runs, seed=args.seed, noise_factor=factor, **kw)
                 what = "as declared" if factor == 1 else f"mutant, noise x{factor:g}"
-                verdict = "above the claim" if res.epsilon_lower_bound > args.epsilon else "within the claim"
+                above = res.epsilon_lower_bound > args.epsilon
                 print(f"black-box lower bound ({what}): epsilon >= {res.epsilon_lower_bound:.3f} (95%, "
-                      f"{args.runs} runs per dataset, isolated label flip): {verdict}")
+                      f"{args.runs} runs per dataset, isolated label flip): "
+                      f"{'above the claim' if above else 'within the claim'}")
+                if factor == 1 and above:
+                    failed.append("the black-box lower bound")
+                elif factor != 1:
+                    caught = above
+    print(_audit_verdict(failed, caught, args.mutation))
+    if failed:
+        raise SystemExit(1)
+
+
+def _audit_verdict(failed, caught, mutation):
+    """The audit's last line: PASS or FAIL in words, and whether the mutation check shows that it can see a leak."""
+    if failed:
+        return ("FAIL: " + ", ".join(failed) + " exceeded the claim: the mechanism's code releases more than its "
+                "privacy report says (docs/audit.md)")
+    power = ("" if caught is None else f"; the mutant with noise x{mutation:g} was caught, so a leak of that size "
+             "would show" if caught else f"; the mutant with noise x{mutation:g} was not caught: more --runs give "
+             "the test the power to see a leak")
+    return ("PASS: no check exceeded the claim (a check of the mechanism's code on small synthetic neighbouring "
+            "datasets, not of a model file)" + power)
 
 
 def _check_audit_flags(args):
