@@ -52,6 +52,10 @@ def test_report_prints_the_privacy_report_of_a_model_file(tmp_path, capsys):
     assert main(["report", str(out)]) == 0
     text = capsys.readouterr().out
     assert text.startswith("This model is (1, ") and "Privacy report" in text and "Bassily" in text
+    plain = text[text.index("In plain words"):text.index("Privacy report")]  # before the technical list
+    n = json.loads(out.read_text())["data"]["training records"]
+    assert f"  - Protected: each one of the {n} training records" in plain and "  - Feature ranges: published" in plain
+    assert "the budget paid for: clipping norm" in plain and "  - The model: a linear model with" in plain
     assert main(["report", str(tmp_path / "missing.json")]) == 2
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from .accounting import SEEDED_NOTE, odds
 
-__all__ = ["guarantee_sentence", "model_card", "plot_coefficients", "plot_sweep", "render_card"]
+__all__ = ["guarantee_sentence", "model_card", "plain_words", "plot_coefficients", "plot_sweep", "render_card"]
 
 
 
@@ -399,12 +399,7 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                   f"and delta {_sweep_delta(sweep, delta)} in all (basic composition: the epsilons add up, and so do "
                   "the deltas)."),
             ("figure", "Held-out score against epsilon (private scores, noisy)", curve)]
-    shares = [[k, _cell(v)] for k, v in rep["noise"].items()
-              if any(w in k for w in ("share", "budget", "rho")) or "budget" in str(v)]
-    shares += [[k, f"{_cell(v)}: each record's influence on the model is capped at this size, set from the data "
-                   "with noise, its cost inside the epsilon above"]
-               for k, v in rep["noise"].items() if k.endswith("clipping norm (released)")
-               or k.endswith("clipping threshold (released)")]
+    shares = _shares(rep)
     together = ([("p", f"This card publishes the model and a privacy-utility curve measured on the same records: "
                       f"together they are {_card_total(sweep, eps, delta)}-differentially private (basic "
                       "composition: the epsilons add up, and so do the deltas). The model alone:")]
@@ -435,6 +430,37 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                 ("Evaluation", evaluation), ("Quantitative analyses", quantitative), ("Privacy", privacy),
                 ("Caveats and recommendations", caveats)]
     return title, sections
+
+
+def _shares(rep):
+    """Rows ``[item, value]`` of a released report's budget shares and released clipping thresholds."""
+    shares = [[k, _cell(v)] for k, v in rep["noise"].items()
+              if any(w in k for w in ("share", "budget", "rho")) or "budget" in str(v)]
+    return shares + [[k, f"{_cell(v)}: each record's influence on the model is capped at this size, set from the "
+                         "data with noise, its cost inside the epsilon above"]
+                     for k, v in rep["noise"].items() if k.endswith("clipping norm (released)")
+                     or k.endswith("clipping threshold (released)")]
+
+
+def plain_words(release):
+    """What a model file's privacy report says, in plain words for a reader who has not read the papers: what is
+    protected, where the feature ranges came from, what besides the training spent the budget, what the model
+    uses. Lines of text, from the released file only."""
+    rep = release["privacy_report"]
+    n = release.get("data", {}).get("training records")
+    lines = [_meaning(rep),
+             f"Protected: each one of the {n} training records (a dataset and the same with one record replaced)."
+             if n else "Protected: each one training record (a dataset and the same with one record replaced).",
+             f"Feature ranges: {rep['bounds_source']}."]
+    spent = [f"{k}: {v}" for k, v in _shares(rep)]
+    lines.append("Besides the training, the budget paid for: " + "; ".join(spent) + "." if spent else
+                 "The whole budget went to the training.")
+    support = rep.get("support_size")
+    if support == 0:
+        lines.append("The model: the constant predictor (every coefficient 0); it reads no feature.")
+    elif support is not None:
+        lines.append(f"The model: a linear model with {support} nonzero coefficients.")
+    return lines
 
 
 def _meaning(rep):

@@ -15,6 +15,7 @@ import os
 import re
 import sys
 import tempfile
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -1027,6 +1028,10 @@ def report(args):
         raise ValueError(f"model file {args.model!r} has no complete privacy report: write it with 'dpsparse fit'")
     rep = PrivacyReport.from_dict(d)
     print(card.guarantee_sentence(rep))
+    print()
+    print("In plain words")
+    for line in card.plain_words({**model, "privacy_report": rep.to_dict()}):
+        print(textwrap.fill(line, 100, initial_indent="  - ", subsequent_indent="    "))
     print()
     print(rep)
 

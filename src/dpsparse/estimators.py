@@ -166,18 +166,22 @@ def _declared_bounds(bounds):
 
 class _Progress:
     """Prints the iteration count and the support (nonzero coefficients of the ``n_features`` features, the
-    intercept excluded) to stderr at most once a second."""
+    intercept excluded) to stderr at most once a second; with ``classes`` set (one-vs-rest), which class's fit
+    (a fit starts again at its first iteration)."""
 
     def __init__(self, total, n_features):
         self.total, self.n_features, self.last, self.printed = total, n_features, time.monotonic(), False
+        self.classes, self.fit = None, 0
 
     def __call__(self, t, w):
         now = time.monotonic()
+        self.fit += t == 0
         if now - self.last >= 1.0 or (self.printed and t + 1 == self.total):
             self.last, self.printed = now, True
             of = "" if self.total is None else f"/{self.total}"
+            which = "" if self.classes is None else f"class {self.fit}/{self.classes}, "
             support = int(np.count_nonzero(np.asarray(w)[..., :self.n_features]))
-            print(f"  iteration {t + 1}{of}, support {support}", file=sys.stderr, flush=True)
+            print(f"  {which}iteration {t + 1}{of}, support {support}", file=sys.stderr, flush=True)
 
 
 class _DPLinearModel(BaseEstimator):
@@ -221,6 +225,9 @@ class _DPLinearModel(BaseEstimator):
         Returns
         -------
         self
+
+        No ``sample_weight``: a record's weight would scale its influence beyond the sensitivity the noise is
+        set for.
 
         Raises
         ------
@@ -271,6 +278,8 @@ class _DPLinearModel(BaseEstimator):
         design = self._design(X, y, None if mechanism.name == "constant" else (self.epsilon, kw["delta"], zcdp,
                                                                               kw.get("zcdp")))
         if self._multiclass:
+            if kw["callback"] is not None:
+                kw["callback"].classes = self._fit_classes.size
             w, report = fit_one_vs_rest(mechanism, design, design.y.astype(int), self._fit_classes.size, loss,
                                         penalty, **kw)
         else:

@@ -120,9 +120,11 @@ def tail_share(n, epsilon_q, k):
     error = rank_error(epsilon_q, k)
     if error / n > MAX_TAIL:
         raise ValueError(
-            f"bounds='private': {n} records are too few to buy {k} private quantiles with this share of "
-            f"the budget (epsilon {epsilon_q:.3g} per selection: each could miss its quantile by {error:.0f} "
-            f"records); declare public bounds (docs/bounds.md), raise bounds_share (--bounds-share) or epsilon, or "
+            f"bounds='private': declare public bounds instead (Bounds(feature_low=[...], feature_high=[...]) or "
+            f"--bounds FILE: each feature's range from its documentation, docs/bounds.md): {n} records are too "
+            f"few to buy its {k} private quantiles with this share of the budget, which would need about "
+            f"{math.ceil(error / MAX_TAIL):,} records (epsilon {epsilon_q:.3g} a selection: each could land "
+            f"{error:.0f} records away from its quantile); or raise bounds_share (--bounds-share) or epsilon, or "
             f"read them off the data for an experiment without guarantee (bounds='from-data', --bounds-from-data)")
     return float(max(MIN_TAIL, error / (4.0 * n)))
 
