@@ -443,6 +443,8 @@ def test_one_run_audit_of_dp_gcd_finds_the_fit_within_its_claim_and_the_mutant_a
     res = json.loads(capsys.readouterr().out)
     assert res["mechanism"] == "dp-gcd" and res["claim_epsilon"] == 1.0 and res["canaries"] == 1000
     assert res["lower_bound"] <= 1.0 < res["mutant_lower_bound"]
+    assert main(["audit", "--one-run", "--mechanism", "dp-gcd", "--mutation", "0.1"]) == 0
+    assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith("PASS: no check exceeded the claim")
 
 
 def test_the_default_fit_is_the_rules_single_fit_and_tune_searches_around_it(tmp_path, capsys):

@@ -1185,8 +1185,8 @@ def _audit_verdict(failed, caught, mutation):
     power = ("" if caught is None else f"; the mutant with noise x{mutation:g} was caught, so a leak of that size "
              "would show" if caught else f"; the mutant with noise x{mutation:g} was not caught: more --runs give "
              "the test the power to see a leak")
-    return ("PASS: no check exceeded the claim (a check of the mechanism's code on small synthetic neighbouring "
-            "datasets, not of a model file)" + power)
+    return "PASS: no check exceeded the claim (a check of the mechanism's code on synthetic data, not of a model file)" \
+        + power
 
 
 def _check_audit_flags(args):
@@ -1238,6 +1238,10 @@ def _one_run_audit(args, mech, loss, classification):
             verdict = "above the claim" if res.lower_bound > args.epsilon else "within the claim"
             print(f"one-run lower bound ({what}): epsilon >= {res.lower_bound:.3f} (95%, {res.correct} of "
                   f"{res.guesses} guesses right on {res.canaries} canaries): {verdict}")
+    failed = ["the one-run lower bound"] if real.lower_bound > args.epsilon else []
+    print(_audit_verdict(failed, None if mutant is None else mutant.lower_bound > args.epsilon, args.mutation))
+    if failed:
+        raise SystemExit(1)
 
 
 def write_schema(args):
