@@ -1185,8 +1185,8 @@ def _audit_verdict(failed, caught, mutation):
     power = ("" if caught is None else f"; the mutant with noise x{mutation:g} was caught, so a leak of that size "
              "would show" if caught else f"; the mutant with noise x{mutation:g} was not caught: more --runs give "
              "the test the power to see a leak")
-    return "PASS: no check exceeded the claim (a check of the mechanism's code on synthetic data, not of a model file)" \
-        + power
+    return ("PASS: no check exceeded the claim (a check of the mechanism's code on synthetic data, not of a model "
+            "file)" + power)
 
 
 def _check_audit_flags(args):
