@@ -236,6 +236,57 @@ def study_floor(quick):
     return rows
 
 
+FLOOR_BANDS = (10, 15, 20, 30, 40, 50, 70, 100, 200, 400)
+"""Values of ``n epsilon / log p`` of the ``floor-gcd`` study (n set from them)."""
+
+
+def study_floor_gcd(quick):
+    """The logistic floor on more than ``auto.FEW`` features again, with DP-GCD as the rule now runs it below
+    ``GCD_BAND`` (``GCD_FEW_STEPS`` steps, automatic clipping; the ``floor`` study ran 100): DP-GCD beside the
+    constant predictor at ``n epsilon / log p`` in ``FLOOR_BANDS``, p = 300, 1000, 3000, epsilon 0.3 and 1, the
+    ``floor`` study's three families (5 informative features with classes about 75 / 25, every feature informative
+    about 60 / 40, the latent factor) and the categorical one (about 75 / 25)."""
+    rows = []
+    sizes = itertools.product(FLOOR_BANDS, (300, 1000, 3000), (0.3, 1.0), range(2 if quick else 4),
+                              ("sparse", "dense", "factor", "categorical"))
+    for band, p, eps, seed, family in sizes:
+        n = int(round(band * np.log(p) / eps))
+        data_seed = 31 * seed + n + p
+        if family == "categorical":
+            Xtr, ytr, Xte, yte = categorical_family(n, p, data_seed)
+        else:
+            k, offset = (5, 3.0) if family == "sparse" else (p, 1.0)
+            Xtr, ytr, Xte, yte = logistic_family(n, p, k, 1.0, data_seed, offset=offset, factor=family == "factor")
+        bounds = Bounds(-np.ones(p), np.ones(p))
+        base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": family, "n eps / log p": band}
+        for name, options in (("dp-gcd", {"mechanism": "dp-gcd", "max_iter": auto.GCD_FEW_STEPS,
+                                          "mechanism_options": {"clipping_norm": "auto"}}),
+                              ("dp-gcd warm", {"mechanism": "dp-gcd", "max_iter": auto.GCD_FEW_STEPS,
+                                               "mechanism_options": {"clipping_norm": "auto", "warm_start": True}}),
+                              ("constant", {"mechanism": "constant"})):
+            est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed, **options)
+            rows.append({**base, "mechanism": name, "accuracy": float(_quiet(est.fit, Xtr, ytr).score(Xte, yte))})
+    return rows
+
+
+def floor_gcd_table(rows):
+    """By ``n epsilon / log p``: DP-GCD's mean gain over the constant predictor, its standard error over the fits,
+    and by family."""
+    pairs = {}
+    for r in rows:
+        key = (r["n eps / log p"], r["p"], r["epsilon"], r["seed"], r["family"])
+        pairs.setdefault(key, {})[r["mechanism"]] = r["accuracy"]
+    table = []
+    for band, learner in itertools.product(sorted({k[0] for k in pairs}), ("dp-gcd", "dp-gcd warm")):
+        gains = {k: v[learner] - v["constant"] for k, v in pairs.items() if k[0] == band}
+        g = np.array(list(gains.values()))
+        table.append({"n eps / log p": band, "learner": learner, "fits": int(g.size), "gain": float(g.mean()),
+                      "se": float(g.std(ddof=1) / np.sqrt(g.size)),
+                      **{f: float(np.mean([v for k, v in gains.items() if k[4] == f]))
+                         for f in ("sparse", "dense", "factor", "categorical")}})
+    return table
+
+
 def study_floor_regression(quick):
     """The same for least squares: the rule's learner (what ``auto.choose`` picks above any floor) beside the
     constant predictor, on planted 5-sparse regressions."""
@@ -609,14 +660,16 @@ def main(argv=None):
     ap.add_argument("--study", choices=["logistic", "start", "start-wide", "steps", "least-squares", "few-features",
                                         "floor", "floor-regression", "sparsity", "second-steps", "band",
                                         "logistic-mechanism", "logistic-wide", "steps-wide", "alpha",
-                                        "alpha-regression", "steps-band", "start-imbalanced"],
+                                        "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
-                      "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced"):
+                      "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
+                      "floor-gcd"):
         study, tabulate = {"floor": (study_floor, floor_table),
+                           "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
                            "steps": (study_steps, steps_table),
                            "sparsity": (study_sparsity, sparsity_table),

@@ -13,7 +13,8 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
   ``n epsilon < FLOOR_FEW log p`` (too few records for the budget), otherwise DP-GD with ``GD_STEPS`` steps (its
   clipping norm set privately); on more, the constant predictor when ``n epsilon < FLOOR log p``, otherwise
   DP-GCD with its clipping threshold set privately (``clipping_norm="auto"``), ``GCD_FEW_STEPS`` steps below
-  ``n epsilon = GCD_BAND log p`` and ``ITERATIONS`` above;
+  ``n epsilon = GCD_BAND log p`` and ``ITERATIONS`` above, started from the constant predictor's intercept (a noisy
+  label mean, ``warm_start``);
 - the hinge loss: the one-pass noisy SGD (the only mechanism without a smoothness need);
 - a structured norm: DP-SGD (the prox of the whole norm); any other loss: DP-GCD.
 
@@ -165,7 +166,7 @@ def choose(loss, penalty, n, p, epsilon):
     if name == "logistic":
         ratio = n * epsilon / math.log(p)
         steps = GCD_FEW_STEPS if ratio < GCD_BAND else ITERATIONS
-        return ("dp-gcd", {"n_iter": steps, "clipping_norm": "auto"},
+        return ("dp-gcd", {"n_iter": steps, "clipping_norm": "auto", "warm_start": True},
                 f"logistic loss on {p} > {FEW} features, n epsilon / log p = {ratio:.3g}: DP-GCD, {steps} steps, "
-                "automatic clipping")
+                "automatic clipping, started from the constant predictor's intercept")
     return "dp-gcd", {}, "a smooth loss with a separable penalty: DP-GCD"
