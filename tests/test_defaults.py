@@ -81,25 +81,31 @@ def test_the_logistic_rule_takes_fewer_dp_gcd_steps_where_records_are_few_for_th
     name, options, reason = auto.choose(losses.Logistic(), norms.build_penalty("l1", 1e-4, p, True), n, p, epsilon)
     assert name == "dp-gcd" and options["n_iter"] == steps and f"DP-GCD, {steps} steps" in reason
     assert (n * epsilon < auto.GCD_BAND * math.log(p)) == (steps == auto.GCD_FEW_STEPS)
-    assert options["warm_start"] and "started from the constant predictor's intercept" in reason
+    assert options["warm_start"] == (steps == auto.GCD_FEW_STEPS)
+    assert ("started from the constant predictor's intercept" in reason) == options["warm_start"]
 
 
 def test_the_rules_dp_gcd_starts_from_the_noisy_label_mean_and_reports_it():
-    """Under the rule a DP-GCD fit's intercept starts at the constant predictor's (a noisy label mean, its own share
-    of the budget, in the report): on 80 / 20 classes with uninformative features the model stays near the
-    constant predictor's accuracy rather than the coin flip a cold start leaves after its noisy steps."""
+    """Below ``GCD_BAND`` the rule's DP-GCD starts from the constant predictor's intercept (a noisy label mean, its
+    own share of the budget, in the report): on 80 / 20 classes with uninformative features (n epsilon / log p = 53)
+    it stays nearer the constant predictor's accuracy than the same fit started cold, whose few noisy steps leave
+    it near a coin flip on some draws (8 draws each: measured 0.680 against 0.626, the constant 0.8)."""
     rng = np.random.default_rng(0)
     X, y = rng.uniform(-1, 1, (6000, 300)), (rng.random(6000) < 0.8).astype(int)
     bounds = data.Bounds(-np.ones(300), np.ones(300))
-    scores = []
-    for seed in range(4):
+    rule, cold = [], []
+    for seed in range(8):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             est = DPLogisticRegression(epsilon=0.3, bounds=bounds, classes=[0, 1], random_state=seed)
             est.fit(X[:1000], y[:1000])
+            same = DPLogisticRegression(epsilon=0.3, bounds=bounds, classes=[0, 1], random_state=seed, alpha=est.alpha_,
+                                        mechanism="dp-gcd", max_iter=auto.GCD_FEW_STEPS,
+                                        mechanism_options={"clipping_norm": "auto"}).fit(X[:1000], y[:1000])
         assert est.privacy_report_.mechanism == "dp-gcd" and "warm start" in est.privacy_report_.noise
-        scores.append(est.score(X[1000:], y[1000:]))
-    assert np.mean(scores) > 0.66  # measured: 0.705 (a cold start 0.582; the constant 0.8)
+        rule.append(est.score(X[1000:], y[1000:]))
+        cold.append(same.score(X[1000:], y[1000:]))
+    assert np.mean(rule) > np.mean(cold) + 0.03
 
 
 @pytest.mark.parametrize("n,epsilon,sparsity,steps", [
@@ -390,3 +396,27 @@ def test_the_rule_says_so_when_it_releases_the_constant_predictor():
         warnings.simplefilter("always")
         DPLogisticRegression(epsilon=0.1, classes=[0, 1], bounds=data.Bounds(-1.0, 1.0), mechanism="constant").fit(X, y)
     assert not any(issubclass(w.category, ConstantPredictorWarning) for w in caught)  # named: the user chose it
+
+
+def test_the_warm_start_shrinks_the_noisy_label_mean_by_twice_its_noise(monkeypatch):
+    """The start's intercept is the log-odds of the noisy label mean soft-thresholded towards 0 by
+    ``WARM_SHRINK`` noise standard deviations (post-processing of the one release): the mean the noise source
+    returns, shrunk, gives the intercept in closed form; a mean within the threshold gives 0 (balanced classes keep
+    the cold start's intercept, which the noise alone would move)."""
+    from dpsparse.mechanisms import constant as constant_mod
+    from dpsparse.mechanisms import dp_gcd, make_plan
+    from dpsparse.noise import make_noise
+
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (400, 4)), np.where(rng.random(400) < 0.9, 1.0, -1.0)
+    design = data.prepare(X, y, data.Bounds(-np.ones(4), np.ones(4)), True)
+    plan = make_plan(dp_gcd.MECHANISM, design, losses.Logistic(), norms.build_penalty("l1", 1e-4, 4, True), 1.0,
+                     1e-5, None, {"n_iter": 1, "warm_start": True})
+    sd = plan.params["warm_multiplier"] * 2.0 / 400
+    starts = []
+    monkeypatch.setattr(dp_gcd, "gcd", lambda *a, **k: starts.append(k.get("w0", a[-1])) or np.zeros(5))
+    for noisy, expected in ((0.8, math.log((1.8 - 2 * sd) / (0.2 + 2 * sd))), (1.5 * sd, 0.0), (-1.5 * sd, 0.0),
+                            (-0.5, -math.log((1.5 - 2 * sd) / (0.5 + 2 * sd)))):
+        monkeypatch.setattr(constant_mod, "label_mean", lambda *a, noisy=noisy, **k: noisy)
+        dp_gcd.MECHANISM.run(design, plan, make_noise(np.random.default_rng(0)), None)
+        assert starts[-1][-1] == pytest.approx(expected)

@@ -78,6 +78,9 @@ UPDATES = ("gaussian", "laplace")
 # exponential mechanism, composed as zCDP) and the update noise that gave the lower
 # error on the benchmark problems (measurements in docs/privacy.md).
 TIGHT_DEFAULT = ("gumbel", "gaussian")
+WARM_SHRINK = 2.0
+"""The warm start's noisy label mean is shrunk towards 0 by this many standard deviations of its noise (a soft
+threshold, post-processing): only a label set clearly away from balance moves the start's intercept."""
 
 
 def selection_scores(g, w, M, penalty, rule):
@@ -438,6 +441,9 @@ def _run(design, plan, noise, callback):
     if q["warm_multiplier"] is not None and design.fit_intercept:
         sens = 2.0 / design.n
         mean = constant.label_mean(design.y, q["warm_multiplier"] * sens, sens, noise)
+        # shrunk towards 0 by twice its noise (public): a balanced label set keeps the intercept at 0, which its
+        # noise alone would move enough to flip every prediction where the features' margins are small
+        mean = math.copysign(max(abs(mean) - WARM_SHRINK * q["warm_multiplier"] * sens, 0.0), mean)
         w0[-1] = constant.intercept(mean, getattr(info.loss, "name", "") == "logistic")
     return gcd(X, design.y, info.loss, info.penalty, q["M"], o["n_iter"], o["rule"], scale * q["select_scales"],
                scale * q["update_scales"], noise, callback, q["selection"], q["update"],
