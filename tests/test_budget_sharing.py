@@ -77,14 +77,14 @@ def test_a_search_s_choice_has_no_guarantee_and_cross_validation_without_a_budge
     from dpsparse.exceptions import PrivacyLeakWarning
 
     X, y, est, _ = _setup(total=10.0, epsilon=1.0)
-    with pytest.warns(PrivacyLeakWarning, match="scikit-learn search") as caught:
+    with pytest.warns(PrivacyLeakWarning, match="a scikit-learn tool that chooses by held-out scores") as caught:
         grid = GridSearchCV(est, {"alpha": [1e-3, 1e-2]}, cv=2).fit(X, y)
     report = grid.best_estimator_.privacy_report_
     assert report.chosen_without_noise and not report.guarantee_holds and report.accounting_holds
     assert "NO differential-privacy guarantee" in str(report) and report.to_dict()["guarantee_holds"] is False
     assert {w.filename for w in caught if issubclass(w.category, PrivacyLeakWarning)} == {__file__}
     free = clone(est).set_params(budget=None)
-    with pytest.warns(PrivacyLeakWarning, match="k fits k epsilon"):
+    with pytest.warns(PrivacyLeakWarning, match="model selection without a budget: .* k fits k epsilon"):
         cross_val_score(free, X, y, cv=2)
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
@@ -117,3 +117,40 @@ def test_a_pipeline_step_that_learns_without_noise_voids_the_guarantee():
         pipe = make_pipeline(PolynomialFeatures(1, include_bias=False),
                              clone(last).set_params(bounds=bounds)).fit(X, y)
         assert pipe[-1].privacy_report_.inputs_private
+
+
+def test_the_call_stack_check_sees_nested_pipelines_composites_and_every_tool_that_chooses():
+    """A scaler in an outer pipeline voids the guarantee of a fit in an inner one; a ColumnTransformer of
+    passthrough columns, a fit that is itself the first step (SelectFromModel) and DPSearchCV alone do not; a tuned
+    decision threshold chooses by scores without noise (a search), and DPSearchCV after a scaler is flagged too."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.feature_selection import SelectFromModel
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import TunedThresholdClassifierCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+
+    from dpsparse import DPSearchCV
+
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+
+    def est(b=None):
+        return DPLogisticRegression(epsilon=1.0, bounds=data.Bounds(-3.0, 3.0) if b is None else b, classes=[0, 1])
+
+    def holds(fit):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return fit().guarantee_holds
+
+    inner = make_pipeline(PolynomialFeatures(1, include_bias=False), est())
+    assert not holds(lambda: make_pipeline(StandardScaler(), inner).fit(X, y)[-1][-1].privacy_report_)
+    passthrough = ColumnTransformer([("p", "passthrough", list(range(30)))])
+    assert holds(lambda: make_pipeline(passthrough, est(bounds)).fit(X, y)[-1].privacy_report_)
+    first = make_pipeline(SelectFromModel(est(bounds)), LogisticRegression(max_iter=20))
+    assert holds(lambda: first.fit(X, y)[0].estimator_.privacy_report_)
+    tuned = TunedThresholdClassifierCV(est(bounds), cv=2)
+    assert not holds(lambda: tuned.fit(X, y).estimator_.privacy_report_)
+    search = DPSearchCV(est(bounds), {"alpha": [1e-3, 1e-2]}, epsilon=1.0)
+    assert holds(lambda: search.fit(X, y).privacy_report_)
+    scaled = make_pipeline(StandardScaler(), DPSearchCV(est(), {"alpha": [1e-3, 1e-2]}, epsilon=1.0))
+    assert not holds(lambda: scaled.fit(X, y)[-1].privacy_report_)

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import re
 
@@ -54,8 +55,14 @@ def test_report_prints_the_privacy_report_of_a_model_file(tmp_path, capsys):
     assert text.startswith("This model is (1, ") and "Privacy report" in text and "Bassily" in text
     plain = text[text.index("In plain words"):text.index("Privacy report")]  # before the technical list
     n = json.loads(out.read_text())["data"]["training records"]
-    assert f"  - Protected: each one of the {n} training records" in plain and "  - Feature ranges: published" in plain
+    assert f"  - Protected: each of the {n} training records" in plain and "  - Feature ranges: published" in plain
     assert "the budget paid for: clipping norm" in plain and "  - The model: a linear model with" in plain
+    assert "mechanism chosen" not in plain  # a reason, not a spend
+    seeded = tmp_path / "seeded.json"
+    assert main(["fit", "--seed", "1", "--out", str(seeded)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(seeded)]) == 0
+    assert "  - Protected: nothing (each of the" in capsys.readouterr().out  # no guarantee, nothing protected
     assert main(["report", str(tmp_path / "missing.json")]) == 2
 
 
@@ -410,6 +417,28 @@ def test_audit_prints_the_replay_of_every_pair_and_catches_the_mutant(capsys):
                                    out)[0]
     assert float(composed) == pytest.approx(float(claimed), rel=1e-6) and 0.99 < float(claimed) <= 1.0
     assert out.rstrip().splitlines()[-1].startswith("PASS: no check exceeded the claim") and "was caught" in out
+
+
+def test_an_audit_that_finds_a_leak_says_fail_and_exits_1(monkeypatch, capsys):
+    """A replayed sensitivity above its declaration (a mutated replay) ends the audit with FAIL and exit status 1,
+    and so does a one-run lower bound above the claim, in text and in --json (with ``passed`` false)."""
+    from dpsparse import audit as audit_mod
+
+    real = audit_mod.sensitivity_replay
+    monkeypatch.setattr(audit_mod, "sensitivity_replay",
+                        lambda *a, **k: {key: 2.0 * v for key, v in real(*a, **k).items()})
+    with pytest.raises(SystemExit) as exc:
+        main(["audit", "--mechanism", "output", "--runs", "0"])
+    assert exc.value.code == 1 and "FAIL: the sensitivity of minimizer (label flip)" in capsys.readouterr().out
+    from dpsparse import losses
+
+    found = audit_mod.one_run_audit("dp-gd", losses.Logistic(), epsilon=1.0, delta=1e-6, canaries=200, seed=0)
+    monkeypatch.setattr(audit_mod, "one_run_audit", lambda *a, **k: dataclasses.replace(found, lower_bound=5.0))
+    for extra in ([], ["--json"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["audit", "--one-run", "--mechanism", "dp-gd", "--canaries", "200", *extra])
+        out = capsys.readouterr().out
+        assert exc.value.code == 1 and ('"passed": false' in out if extra else "FAIL: the one-run lower bound" in out)
 
 
 def test_the_audit_verdict_names_what_failed():

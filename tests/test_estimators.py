@@ -389,3 +389,36 @@ def test_what_a_newcomer_gets_wrong_is_said_at_the_fit():
     with pytest.warns(WeakGuaranteeWarning, match="epsilon = 20 is above 10"):
         fitted = clone(est).set_params(epsilon=20.0).fit(X, y)
     assert any("epsilon = 20 is above 10" in w for w in fitted.privacy_report_.warnings)
+
+
+def test_the_per_feature_clipping_warning_on_sparse_input_with_any_names_and_integer_columns():
+    """One feature in other units warns on CSR input too, named from an array of names, or by its index when the
+    names do not cover the features; a DataFrame with integer columns in another order than the bounds' names is
+    refused; without an intercept the rule's DP-GCD buys no warm start."""
+    import pandas as pd
+    import scipy.sparse as sp
+
+    from dpsparse.exceptions import ClippingWarning
+
+    X, y, bounds, names = data.load_bundled("breast_cancer")
+    units = X.copy()
+    units[:, 3] /= 100
+    named = data.Bounds(bounds.feature_low, bounds.feature_high, feature_names=np.array(names))
+    est = DPLogisticRegression(epsilon=1.0, bounds=named, classes=[0, 1], random_state=0)
+    with pytest.warns(ClippingWarning, match=r"mean area \(100% of its rows\)"):
+        clone(est).fit(sp.csr_matrix(units), y)
+    short = data.Bounds(bounds.feature_low, bounds.feature_high, feature_names=names[:2])
+    with pytest.warns(ClippingWarning, match=r"column 3 \(100% of its rows\)"):
+        clone(est).set_params(bounds=short).fit(units, y)
+    numbered = data.Bounds(bounds.feature_low, bounds.feature_high, feature_names=list(range(30)))
+    with pytest.raises(ValueError, match="column 0 is '1' in the data and '0' in the bounds"):
+        clone(est).set_params(bounds=numbered).fit(pd.DataFrame(X)[[1, 0, *range(2, 30)]], y)
+    rng = np.random.default_rng(0)
+    Xw, yw = rng.uniform(-1, 1, (1000, 300)), (rng.random(1000) < 0.8).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = DPLogisticRegression(epsilon=0.3, bounds=data.Bounds(-1.0, 1.0), classes=[0, 1],
+                                      fit_intercept=False, random_state=0).fit(Xw, yw)
+    report = fitted.privacy_report_
+    assert report.mechanism == "dp-gcd" and "warm start" not in report.noise
+    assert "intercept" not in report.noise["mechanism chosen (mechanism='auto')"]

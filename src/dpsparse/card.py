@@ -448,11 +448,13 @@ def plain_words(release):
     uses. Lines of text, from the released file only."""
     rep = release["privacy_report"]
     n = release.get("data", {}).get("training records")
+    records = f"each of the {n} training records" if n else "each training record"
     lines = [_meaning(rep),
-             f"Protected: each one of the {n} training records (a dataset and the same with one record replaced)."
-             if n else "Protected: each one training record (a dataset and the same with one record replaced).",
+             f"Protected: {records} (a dataset and the same with one record replaced)." if rep["guarantee_holds"]
+             else f"Protected: nothing ({records} may be revealed beyond the target; above).",
              f"Feature ranges: {rep['bounds_source']}."]
-    spent = [f"{k}: {v}" for k, v in _shares(rep)]
+    spent = [f"{k}: {v}" for k, v in _shares(rep) if not k.startswith("mechanism chosen")
+             and ("of the zCDP budget" in str(v) or "share" in k or "(released)" in k or k.startswith("label set"))]
     lines.append("Besides the training, the budget paid for: " + "; ".join(spent) + "." if spent else
                  "The whole budget went to the training.")
     support = rep.get("support_size")

@@ -1224,10 +1224,14 @@ def _one_run_audit(args, mech, loss, classification):
         real = run()
         mutant = None if args.mutation == 1 else run(noise_factor=args.mutation)
     name = "pipeline" if mech is None else mech.name
+    failed = ["the one-run lower bound"] if real.lower_bound > args.epsilon else []
     if args.json:
         print(json.dumps({"mechanism": name, "claim_epsilon": real.claim_epsilon, "lower_bound": real.lower_bound,
                           "guesses": real.guesses, "correct": real.correct, "canaries": real.canaries,
-                          "mutant_lower_bound": None if mutant is None else mutant.lower_bound}))
+                          "mutant_lower_bound": None if mutant is None else mutant.lower_bound,
+                          "passed": not failed}))
+        if failed:
+            raise SystemExit(1)
         return
     what = ("the default fit of 'dpsparse fit' (bounds " + ("bought privately" if args.private_bounds else
             "[-1, 1] declared") + ")" if mech is None else f"{name} ({args.loss} loss)")
@@ -1238,7 +1242,6 @@ def _one_run_audit(args, mech, loss, classification):
             verdict = "above the claim" if res.lower_bound > args.epsilon else "within the claim"
             print(f"one-run lower bound ({what}): epsilon >= {res.lower_bound:.3f} (95%, {res.correct} of "
                   f"{res.guesses} guesses right on {res.canaries} canaries): {verdict}")
-    failed = ["the one-run lower bound"] if real.lower_bound > args.epsilon else []
     print(_audit_verdict(failed, None if mutant is None else mutant.lower_bound > args.epsilon, args.mutation))
     if failed:
         raise SystemExit(1)

@@ -101,7 +101,9 @@ def clipping_warnings(X, y, bounds):
                       f"clipped: check that the bounds match the data's units ({HOLDER_ONLY})", ClippingWarning,
                       stacklevel=_USER)
     elif many.size:
-        names = full.feature_names or [f"column {j}" for j in range(X.shape[1])]
+        declared = full.feature_names
+        names = ([str(v) for v in declared] if declared is not None and len(declared) == X.shape[1] else
+                 [f"column {j}" for j in range(X.shape[1])])
         worst = many[np.argsort(-by_column[many], kind="stable")][:3]
         said = ", ".join(f"{names[j]} ({by_column[j] / X.shape[0]:.0%} of its rows)" for j in worst)
         warnings.warn(f"{many.size} feature(s) have more than {CLIPPED_WARNING_SHARE:.0%} of their values outside "

@@ -53,57 +53,71 @@ FROM_DATA = "from-data"
 """``bounds="from-data"``: read the bounds off the private data (no guarantee; experiments only)."""
 
 
-SEARCH_NOT_PRIVATE = ("fitted inside a scikit-learn search (GridSearchCV or its kind), which chooses its settings by "
-                      "held-out scores computed without noise on the same records: the model it picks has NO "
+SEARCH_NOT_PRIVATE = ("fitted inside a scikit-learn tool that chooses by held-out scores computed without noise on "
+                      "the same records (GridSearchCV, a tuned threshold, their kind): the model it picks has NO "
                       "differential-privacy guarantee, whatever each fit spent; DPSearchCV chooses privately "
                       "(docs/sklearn.md)")
-CROSS_VALIDATION_SPENDS = ("fitted inside scikit-learn's cross-validation without a budget: each fit spends its "
+CROSS_VALIDATION_SPENDS = ("fitted inside scikit-learn's model selection without a budget: each fit spends its "
                            "epsilon on the same records, k fits k epsilon; a PrivacyBudget shared by the fits keeps "
-                           "the total (docs/sklearn.md)")
-
-
+                           "the total (n_jobs=1 or joblib's threading back-end; docs/sklearn.md)")
 SHAPE_ONLY = ("PolynomialFeatures",)
 """scikit-learn transformers whose ``fit`` reads the number of features only."""
+_NOT_CHOOSING = ("sklearn.model_selection._validation", "sklearn.model_selection._split")
+"""Modules of scikit-learn's model selection that fit and score without choosing anything from the scores."""
 
 
 def _sklearn_context():
-    """``(kind, pipeline, level)`` of a fit called by scikit-learn, from the call stack: ``kind`` ``"search"`` or
-    ``"validation"`` inside its model selection (else None), ``pipeline`` the innermost ``Pipeline`` whose step
-    this fit is (else None), ``level`` the stack level, seen from the caller, of the code that called scikit-learn
-    (the user's line; 2 when scikit-learn is not on the stack)."""
+    """``(kind, learned, level)`` of a fit called by scikit-learn, from the call stack: ``kind`` ``"search"`` inside
+    a model-selection tool that chooses from scores, ``"validation"`` inside a cross-validation only, else None;
+    ``learned`` the names of the steps before this fit, in every ``Pipeline`` that encloses it, that learn from the
+    data without noise (``_learns_without_noise``); ``level`` the stack level, seen from the caller, of the code
+    that called scikit-learn (the user's line; 2 when scikit-learn is not on the stack)."""
     from sklearn.pipeline import Pipeline
 
-    frame, level, kind, pipeline, user, seen = sys._getframe(1), 1, None, None, None, False
+    frame, level, kind, learned, user, seen, pipelines = sys._getframe(1), 1, None, [], None, False, set()
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if module.startswith("sklearn"):
             seen, user = True, None
-            if module.startswith("sklearn.model_selection"):
-                kind = "search" if "_search" in module else kind or "validation"
-            if pipeline is None and module == "sklearn.pipeline" and isinstance(frame.f_locals.get("self"), Pipeline):
-                pipeline = frame.f_locals["self"]
+            if module.startswith("sklearn.model_selection") and module not in _NOT_CHOOSING:
+                kind = "search"
+            elif module.startswith("sklearn.model_selection") and kind is None:
+                kind = "validation"
+            pipeline = frame.f_locals.get("self")
+            if module == "sklearn.pipeline" and isinstance(pipeline, Pipeline) and id(pipeline) not in pipelines:
+                # the step being fitted: the loop's index in ``_fit`` (its innermost frame), else the final estimator
+                pipelines.add(id(pipeline))
+                upto = frame.f_locals.get("step_idx", len(pipeline.steps) - 1)
+                learned += [name for name, step in pipeline.steps[:upto] if _learns_without_noise(step)]
         elif seen and user is None:
             user = level
         frame, level = frame.f_back, level + 1
-    return kind, pipeline, user or 2
+    return kind, list(dict.fromkeys(learned)), user or 2
 
 
-def _steps_without_noise(pipeline):
-    """Names of the steps before the last of ``pipeline`` that learn from the data without noise: every step that
-    needs a fit (scikit-learn's ``requires_fit`` tag) but dpsparse's own and ``SHAPE_ONLY``."""
+def _learns_without_noise(step):
+    """Whether a pipeline step learns from the data without noise: a step that needs a fit (scikit-learn's
+    ``requires_fit`` tag), but not dpsparse's own, ``SHAPE_ONLY``, a frozen step (fitted beforehand) or a
+    composite (``Pipeline``, ``ColumnTransformer``) whose parts do not."""
     from sklearn.utils import get_tags
 
-    return [name for name, step in pipeline.steps[:-1] if step not in (None, "passthrough")
-            and not type(step).__module__.startswith("dpsparse") and type(step).__name__ not in SHAPE_ONLY
-            and get_tags(step).requires_fit]
+    if step is None or isinstance(step, str):  # "passthrough", "drop"
+        return False
+    name = type(step).__name__
+    if type(step).__module__.startswith("dpsparse") or name in SHAPE_ONLY or name == "FrozenEstimator":
+        return False
+    parts = getattr(step, "steps", None) if name == "Pipeline" else \
+        getattr(step, "transformers", None) if name == "ColumnTransformer" else None
+    if parts is not None:
+        return any(_learns_without_noise(part[1]) for part in parts)
+    return bool(get_tags(step).requires_fit)
 
 
-def _note_model_selection(report, budget):
+def note_sklearn_context(report, budget):
     """The report and a ``PrivacyLeakWarning`` of a fit inside scikit-learn's tools: after pipeline steps that
-    learned without noise (``inputs_private``) or in a search (``chosen_without_noise``) no guarantee holds; a
-    cross-validation without a shared budget spends each fit's epsilon."""
-    kind, pipeline, level = _sklearn_context()
-    learned = [] if pipeline is None else _steps_without_noise(pipeline)
+    learned without noise (``inputs_private``) or in a tool that chooses by scores (``chosen_without_noise``) no
+    guarantee holds; a cross-validation without a shared budget spends each fit's epsilon."""
+    kind, learned, level = _sklearn_context()
     if learned:
         note = (f"the pipeline's step(s) {', '.join(learned)} before this fit learned from the same records without "
                 "noise: the pipeline carries those statistics and every record's features depend on the others, so "
@@ -248,8 +262,9 @@ class _DPLinearModel(BaseEstimator):
         if self.mechanism != "auto":
             get(self.mechanism)  # a bad name is refused before the data is read
         self._check_numbers()
+        columns = getattr(X, "columns", None)  # a DataFrame's, whatever their type (the fitted names need strings)
         X, y = self._validate_xy(X, y)
-        self._check_declared_bounds(X.shape[1])  # before the label set is bought or anything charged
+        self._check_declared_bounds(X.shape[1], columns)  # before the label set is bought or anything charged
         n = X.shape[0]
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
@@ -295,21 +310,21 @@ class _DPLinearModel(BaseEstimator):
         if reason is not None:
             report.noise = {"mechanism chosen (mechanism='auto')": reason, **report.noise}
         report.warnings += weak
-        _note_model_selection(report, self.budget)
+        note_sklearn_context(report, self.budget)
         self._set_fitted(design, w)
         report.support_size = int(self.support_.size)
         self.privacy_report_ = report
         self.n_iter_ = report.iterations
         return self
 
-    def _check_declared_bounds(self, n_features):
+    def _check_declared_bounds(self, n_features, columns=None):
         """ValueError for declared bounds of the wrong type or number of features, or whose feature names differ
         from X's column names (reads no value of the data: the ranges are matched to the columns by position)."""
         if not (isinstance(self.bounds, str) and self.bounds in ("private", FROM_DATA)):
             _resolve_bounds(self.bounds, None, None, not self._classification).for_features(n_features)
         declared = _declared_bounds(self.bounds)
         if declared is not None:
-            check_feature_names(declared.feature_names, getattr(self, "feature_names_in_", None))
+            check_feature_names(declared.feature_names, columns)
 
     def _declared_classes(self):
         """``classes=``, else the bounds' ``classes``, else None; a string ("private", "from-data") as given."""
@@ -427,6 +442,9 @@ class _DPLinearModel(BaseEstimator):
         if self.mechanism_options:
             raise ValueError("mechanism_options need a named mechanism: mechanism='auto' chooses its own options")
         name, options, reason = auto.choose(self._loss(), self._penalty(p, auto.ALPHA), n, p, self.epsilon)
+        if options.get("warm_start") and not self.fit_intercept:  # no intercept to start from: nothing to buy
+            options = {**options, "warm_start": False}
+            reason = reason.replace(", started from the constant predictor's intercept", "")
         mechanism = get(name)
         if self.max_iter is not None and "n_iter" in mechanism.option_names:
             reason += f"; max_iter={self.max_iter} given: {self.max_iter} steps instead"

@@ -49,6 +49,7 @@ from .accounting import (
     zcdp_budget,
 )
 from .data import CLASSES_FROM_DATA
+from .estimators import note_sklearn_context
 from .mechanisms import auto, constant, get, make_plan
 from .noise import make_noise
 from .private_bounds import PendingDesign
@@ -325,6 +326,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.privacy_report_ = est.privacy_report_ = self._report(design, rho, delta, mean, score, candidates, index,
                                                                   noise, pending)
         self.privacy_report_.support_size = int(est.support_.size)
+        note_sklearn_context(self.privacy_report_, getattr(self.estimator, "budget", None))
         est.n_iter_ = None
         self.best_estimator_ = est
         return self
