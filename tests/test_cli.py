@@ -296,7 +296,7 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
     assert "measured without noise" in capsys.readouterr().err and not (tmp_path / "n.json").exists()
 
 
-def test_a_private_sweep_summarizes_no_r2_that_is_noise(tmp_path, capsys):
+def test_a_private_sweep_summarizes_no_r2_that_is_noise(tmp_path, capsys, monkeypatch):
     """Where the private R^2's draws are noise (``unreliable``: diabetes' 111 held-out records at epsilon 0.5), the
     sweep's table gives no mean of them and its figure leaves that epsilon out, saying so; ``fit --repeats`` lists
     such a draw as not measurable."""
@@ -309,6 +309,16 @@ def test_a_private_sweep_summarizes_no_r2_that_is_noise(tmp_path, capsys):
     assert "     0.5  not measurable: 2 of 2 private R^2 draws are noise here" in text
     assert re.search(r"\n      50   0\.\d{4}  ", text)  # a summary where the score is one
     assert plot.read_bytes()[:4] == b"\x89PNG"
+    import matplotlib.axes
+
+    from dpsparse import card as card_mod
+
+    drawn = []
+    real_plot = matplotlib.axes.Axes.plot
+    monkeypatch.setattr(matplotlib.axes.Axes, "plot",
+                        lambda self, *a, **k: drawn.append(list(a[0])) or real_plot(self, *a, **k))
+    card_mod.plot_sweep(tmp_path / "t.png", rows, "r2", 0.0, private=True)
+    assert drawn == [[50.0]]  # the curve has the measurable epsilon only
     assert main(["fit", "--data", "diabetes", "--private-score", "--repeats", "2", "--epsilon", "0.5",
                  "--out", str(tmp_path / "m.json")]) == 0
     assert "private scores not measurable, not measurable; together" in capsys.readouterr().out
