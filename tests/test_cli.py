@@ -337,6 +337,11 @@ def test_the_model_file_names_the_data_file_not_its_path_and_bounds_names_must_m
     assert main(["fit", "--data", str(path), "--target", "label", "--classes", "0,1", "--bounds", str(bounds),
                  "--out", str(out)]) == 0
     assert json.loads(out.read_text())["data"]["source"] == "records.csv"
+    card = tmp_path / "sweep.md"
+    assert main(["sweep", "--private-score", "--data", str(path), "--target", "label", "--classes", "0,1",
+                 "--bounds", str(bounds), "--epsilons", "1", "--repeats", "1", "--out", str(tmp_path / "s.json"),
+                 "--plot", str(tmp_path / "s.png"), "--report", str(card)]) == 0
+    assert "records.csv: " in card.read_text() and str(tmp_path) not in card.read_text()
     bounds.write_text(json.dumps({"feature_low": [0, 0], "feature_high": [1, 1], "feature_names": ["b", "a"]}))
     capsys.readouterr()
     assert main(["fit", "--data", str(path), "--target", "label", "--classes", "0,1", "--bounds", str(bounds),

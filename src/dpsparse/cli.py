@@ -952,8 +952,8 @@ def sweep(args):
     if args.report:
         private = "private scores" if args.private_score else "for the data holder: not differentially private"
         _write_card(args.report, f"dpsparse privacy-utility sweep ({private})",
-                    [("Data", [("p", f"{args.data}: {job.X_train.shape[0]} train / {job.X_test.shape[0]} test rows, "
-                                     f"{job.X_train.shape[1]} features")]),
+                    [("Data", [("p", f"{Path(args.data).name}: {job.X_train.shape[0]} train / "
+                                     f"{job.X_test.shape[0]} test rows, {job.X_train.shape[1]} features")]),
                      ("Results", [("pre", table), ("figure", f"held-out {key} against epsilon", Path(args.plot))]),
                      ("How each model was trained (the last fit)",
                       [("details", "The privacy report", str(est.privacy_report_))])],
