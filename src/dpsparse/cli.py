@@ -564,8 +564,9 @@ def _check_run_args(args, epsilons):
     if args.seed is not None:
         notes.append("--seed fixes the privacy noise, so the fit has NO privacy guarantee: for experiments only, "
                      "never for a model you release")
-    if weak_epsilon(max(epsilons)):
-        notes.append(weak_epsilon(max(epsilons)))
+    weak = weak_epsilon(max(epsilons))
+    if weak:
+        notes.append(weak)
     return notes
 
 
@@ -700,7 +701,7 @@ def _release(job, est, scores, notes):
         "params": {k: v for k, v in est.get_params().items() if k not in ("bounds", "budget")},
         "penalty_strength": est.alpha_,
         "privacy_report": report.to_dict(),
-        "data": {"source": Path(str(job.args.data)).name, "training records": int(job.X_train.shape[0]),
+        "data": {"source": Path(job.args.data).name, "training records": int(job.X_train.shape[0]),
                  "held out for the score": 0 if job.X_test is None else int(job.X_test.shape[0]),
                  "features": int(est.n_features_in_)},
         "software": __version__,
@@ -1157,7 +1158,8 @@ def audit(args):
         verdict = "within the claim" if check.holds else "ABOVE THE CLAIM: the ledger books less than is drawn"
         print(f"ledger replay (the noise drawn, {check.draws} releases and selections, composed by the accountant): "
               f"epsilon {check.composed:.6f} for a claimed {check.claimed:.6f}: {verdict}")
-        failed += [] if check.holds else ["the ledger replay"]
+        if not check.holds:
+            failed.append("the ledger replay")
         caught = None
         if args.runs:
             for factor in sorted({1.0, args.mutation}, reverse=True):
@@ -1182,9 +1184,12 @@ def _audit_verdict(failed, caught, mutation):
     if failed:
         return ("FAIL: " + ", ".join(failed) + " exceeded the claim: the mechanism's code releases more than its "
                 "privacy report says (docs/audit.md)")
-    power = ("" if caught is None else f"; the mutant with noise x{mutation:g} was caught, so a leak of that size "
-             "would show" if caught else f"; the mutant with noise x{mutation:g} was not caught: more --runs give "
-             "the test the power to see a leak")
+    power = ""
+    if caught:
+        power = f"; the mutant with noise x{mutation:g} was caught, so a leak of that size would show"
+    elif caught is not None:
+        power = (f"; the mutant with noise x{mutation:g} was not caught: more --runs give the test the power to see "
+                 "a leak")
     return ("PASS: no check exceeded the claim (a check of the mechanism's code on synthetic data, not of a model "
             "file)" + power)
 

@@ -441,10 +441,8 @@ class _DPLinearModel(BaseEstimator):
             return mechanism, self._mechanism_options(mechanism), None
         if self.mechanism_options:
             raise ValueError("mechanism_options need a named mechanism: mechanism='auto' chooses its own options")
-        name, options, reason = auto.choose(self._loss(), self._penalty(p, auto.ALPHA), n, p, self.epsilon)
-        if options.get("warm_start") and not self.fit_intercept:  # no intercept to start from: nothing to buy
-            options = {**options, "warm_start": False}
-            reason = reason.replace(", started from the constant predictor's intercept", "")
+        name, options, reason = auto.choose(self._loss(), self._penalty(p, auto.ALPHA), n, p, self.epsilon,
+                                            self.fit_intercept)
         mechanism = get(name)
         if self.max_iter is not None and "n_iter" in mechanism.option_names:
             reason += f"; max_iter={self.max_iter} given: {self.max_iter} steps instead"

@@ -86,7 +86,7 @@ def rule_grid(estimator, n, p, epsilon):
         calibration (nothing to search).
     """
     penalty = estimator._penalty(p, auto.ALPHA)  # the rule reads its kind, not its strength
-    name, options, _ = auto.choose(estimator._loss(), penalty, n, p, epsilon)
+    name, options, _ = auto.choose(estimator._loss(), penalty, n, p, epsilon, estimator.fit_intercept)
     if name == "constant" or not get(name).zcdp_calibration:
         return None
     key = "sparsity" if "sparsity" in options else "n_iter" if "n_iter" in options else None
@@ -135,7 +135,8 @@ class _Candidate:
         self.estimator = clone(estimator).set_params(**params)
         rule, by_rule = {}, self.estimator.mechanism == "auto"
         if by_rule:  # the public rule's mechanism and options at this shape
-            name, rule, _ = auto.choose(self.estimator._loss(), self.estimator._penalty(p, auto.ALPHA), n, p, epsilon)
+            name, rule, _ = auto.choose(self.estimator._loss(), self.estimator._penalty(p, auto.ALPHA), n, p, epsilon,
+                                        self.estimator.fit_intercept)
             self.estimator.set_params(mechanism=name)
         self.mechanism = get(self.estimator.mechanism)
         self.options = self.estimator._mechanism_options(self.mechanism, rule)

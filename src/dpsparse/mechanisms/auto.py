@@ -118,7 +118,7 @@ def least_squares_selection(n, p, epsilon):
             "n_iter": steps}
 
 
-def choose(loss, penalty, n, p, epsilon):
+def choose(loss, penalty, n, p, epsilon, fit_intercept=True):
     """The mechanism of ``mechanism="auto"``.
 
     Parameters
@@ -128,6 +128,8 @@ def choose(loss, penalty, n, p, epsilon):
     n, p : int
         Records and features (the intercept excluded).
     epsilon : float
+    fit_intercept : bool
+        Without an intercept there is none to start DP-GCD from (no warm start bought).
 
     Returns
     -------
@@ -167,9 +169,9 @@ def choose(loss, penalty, n, p, epsilon):
                 f"logistic loss on {p} <= {FEW} features: DP-GD, {GD_STEPS} steps, automatic clipping norm")
     if name == "logistic":
         ratio = n * epsilon / math.log(p)
-        few = ratio < GCD_BAND
-        steps = GCD_FEW_STEPS if few else ITERATIONS
-        return ("dp-gcd", {"n_iter": steps, "clipping_norm": "auto", "warm_start": few},
+        steps = GCD_FEW_STEPS if ratio < GCD_BAND else ITERATIONS
+        warm = ratio < GCD_BAND and fit_intercept
+        return ("dp-gcd", {"n_iter": steps, "clipping_norm": "auto", "warm_start": warm},
                 f"logistic loss on {p} > {FEW} features, n epsilon / log p = {ratio:.3g}: DP-GCD, {steps} steps, "
-                "automatic clipping" + (", started from the constant predictor's intercept" if few else ""))
+                "automatic clipping" + (", started from the constant predictor's intercept" if warm else ""))
     return "dp-gcd", {}, "a smooth loss with a separable penalty: DP-GCD"
