@@ -10,6 +10,7 @@ from sklearn.base import clone
 from sklearn.model_selection import train_test_split
 
 from dpsparse import DPLasso, DPLogisticRegression, PrivacyBudget, data
+from dpsparse.exceptions import WeakGuaranteeWarning
 from dpsparse.noise import NoiseSource
 from dpsparse.tuning import DPSearchCV, _Candidate, search_epsilon, search_zcdp
 
@@ -183,6 +184,16 @@ def test_a_search_charges_its_budget_once_and_refuses_bad_settings_before_chargi
         warnings.simplefilter("ignore")
         DPSearchCV(est, GRID, epsilon=1.0, delta=1e-5, budget=budget, random_state=0).fit(X, y)
     assert budget.remaining == pytest.approx((0.5, 9e-5))
+
+
+def test_a_search_warns_of_a_weak_guarantee_as_the_estimators_do():
+    X, y, bounds = _breast_cancer()
+    est = DPLogisticRegression(bounds=bounds, classes=[0, 1])
+    for params, match in [({"epsilon": 20.0}, "epsilon = 20 is above 10"), ({"delta": 0.01}, "above 1/n")]:
+        with pytest.warns(WeakGuaranteeWarning, match=match) as caught:
+            search = DPSearchCV(est, {"max_iter": [5]}, repetitions="each", random_state=0, **params).fit(X, y)
+        assert {w.filename for w in caught if issubclass(w.category, WeakGuaranteeWarning)} == {__file__}
+        assert any(match.split(" is")[0] in w for w in search.privacy_report_.warnings)
 
 
 def test_the_constant_predictor_wins_when_the_features_carry_nothing():

@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
-__all__ = ["check_privacy_params", "weak_delta", "Ledger", "LoggedDraw", "calibrate", "compose_log", "log_ledger",
-           "PrivacyReport", "PrivacyBudget", "BudgetExceededError", "REPLACE_ONE"]
+__all__ = ["check_privacy_params", "weak_delta", "weak_guarantee", "Ledger", "LoggedDraw", "calibrate", "compose_log",
+           "log_ledger", "PrivacyReport", "PrivacyBudget", "BudgetExceededError", "REPLACE_ONE"]
 
 REPLACE_ONE = "replace-one (datasets at Hamming distance 1)"
 
@@ -87,6 +87,11 @@ def weak_delta(delta, n):
         return None
     return (f"delta = {delta:g} is above 1/n = {1.0 / n:.3g}: a mechanism may then reveal a whole record with "
             "probability delta (the default is 1/n^2)")
+
+
+def weak_guarantee(epsilon, delta, n):
+    """The warnings (``weak_epsilon``, ``weak_delta``) that a fit at ``(epsilon, delta)`` on ``n`` records deserves."""
+    return [w for w in (weak_epsilon(epsilon), weak_delta(delta, n)) if w]
 
 
 class Ledger:

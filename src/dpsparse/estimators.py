@@ -21,7 +21,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import distributed, losses, norms, private_labels
-from .accounting import charge, check_privacy_params, weak_delta, weak_epsilon, zcdp_budget, zcdp_epsilon
+from .accounting import charge, check_privacy_params, weak_guarantee, zcdp_budget, zcdp_epsilon
 from .data import (
     CLASSES_FROM_DATA,
     Bounds,
@@ -268,7 +268,7 @@ class _DPLinearModel(BaseEstimator):
         n = X.shape[0]
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
-        weak = [w for w in (weak_epsilon(self.epsilon), weak_delta(delta, n)) if w]
+        weak = weak_guarantee(self.epsilon, delta, n)
         for w in weak:
             warnings.warn(w, WeakGuaranteeWarning, stacklevel=2)
         mechanism, options, reason = self._chosen_mechanism(n, X.shape[1])

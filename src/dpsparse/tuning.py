@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -46,10 +47,12 @@ from .accounting import (
     check_privacy_params,
     epsilon_of_zcdp,
     largest_zcdp,
+    weak_guarantee,
     zcdp_budget,
 )
 from .data import CLASSES_FROM_DATA
 from .estimators import note_sklearn_context
+from .exceptions import WeakGuaranteeWarning
 from .mechanisms import auto, constant, get, make_plan
 from .noise import make_noise
 from .private_bounds import PendingDesign
@@ -210,6 +213,11 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         random_state, noise, calibration, bounds), a mechanism without zCDP calibration, an
         invalid epsilon, delta, mean_repetitions or validation_fraction (all before the
         data is read or the budget charged).
+
+    Warns
+    -----
+    WeakGuaranteeWarning
+        An epsilon above 10 or a delta above ``1 / n``, as the estimators do.
     """
 
     def __init__(self, estimator, param_grid, *, epsilon=1.0, delta=None, repetitions="geometric",
@@ -281,6 +289,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"n_samples = {n} is too small for validation_fraction = {self.validation_fraction}")
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
+        weak = weak_guarantee(self.epsilon, delta, n)
+        for w in weak:
+            warnings.warn(w, WeakGuaranteeWarning, stacklevel=2)
         candidates = [_Candidate(base, params, n - m, p, self.epsilon) for params in grid]
         design = base._design(X, y, (self.epsilon, delta, True, None))
         if base._multiclass:
@@ -327,6 +338,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.privacy_report_ = est.privacy_report_ = self._report(design, rho, delta, mean, score, candidates, index,
                                                                   noise, pending)
         self.privacy_report_.support_size = int(est.support_.size)
+        self.privacy_report_.warnings += weak
         note_sklearn_context(self.privacy_report_, getattr(self.estimator, "budget", None))
         est.n_iter_ = None
         self.best_estimator_ = est
