@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from joblib import parallel_backend
 from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import GridSearchCV, cross_val_score, cross_validate
@@ -83,6 +84,11 @@ def test_a_search_s_choice_has_no_guarantee_and_cross_validation_without_a_budge
     assert report.chosen_without_noise and not report.guarantee_holds and report.accounting_holds
     assert "NO differential-privacy guarantee" in str(report) and report.to_dict()["guarantee_holds"] is False
     assert {w.filename for w in caught if issubclass(w.category, PrivacyLeakWarning)} == {__file__}
+    with parallel_backend("threading"), warnings.catch_warnings(record=True) as caught:  # the search not on the
+        warnings.simplefilter("always")  # workers' stacks: their fits are still a search's candidates
+        GridSearchCV(clone(est).set_params(budget=None), {"alpha": [1e-3, 1e-2]}, cv=2, n_jobs=2).fit(X, y)
+    leaks = {str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)}
+    assert leaks and all("chooses by held-out scores" in m for m in leaks)
     free = clone(est).set_params(budget=None)
     with pytest.warns(PrivacyLeakWarning, match="model selection without a budget: .* k fits k epsilon"):
         cross_val_score(free, X, y, cv=2)

@@ -79,9 +79,10 @@ def _sklearn_context():
         module = frame.f_globals.get("__name__", "")
         if module.startswith("sklearn"):
             seen, user = True, None
-            if module.startswith("sklearn.model_selection") and module not in _NOT_CHOOSING:
+            selection = module.startswith("sklearn.model_selection")
+            if selection and (module not in _NOT_CHOOSING or _scores_a_candidate(frame)):
                 kind = "search"
-            elif module.startswith("sklearn.model_selection") and kind is None:
+            elif selection and kind is None:
                 kind = "validation"
             pipeline = frame.f_locals.get("self")
             if module == "sklearn.pipeline" and isinstance(pipeline, Pipeline) and id(pipeline) not in pipelines:
@@ -93,6 +94,13 @@ def _sklearn_context():
             user = level
         frame, level = frame.f_back, level + 1
     return kind, list(dict.fromkeys(learned)), user or 2
+
+
+def _scores_a_candidate(frame):
+    """Whether ``frame`` is scikit-learn's ``_fit_and_score`` given a candidate's ``parameters``: a search's fit (or
+    ``validation_curve``'s, whose scores are compared as a search's are), also where the search itself is not on the
+    stack (a joblib worker of ``n_jobs > 1``); ``cross_validate`` passes none."""
+    return frame.f_code.co_name == "_fit_and_score" and frame.f_locals.get("parameters") is not None
 
 
 def _learns_without_noise(step):
