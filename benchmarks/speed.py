@@ -7,7 +7,9 @@ Measured side by side in one process, BLAS on one thread (``threadpoolctl``):
 - DP-CD: one epoch (``p`` coordinate updates) on a dense 10,000 x 1,000 matrix and on
   news20; targets <= 3 and <= 10; beside it, without a target, the same epoch on the dense
   matrix for the clipped squared loss (an oracle: the loop with a derivative that needs no
-  exponential and no division, what the logistic loss's exact derivative adds);
+  exponential and no division, what the logistic loss's exact derivative adds), and the
+  logistic derivative alone on the ``n p`` margins of an epoch (another oracle: the
+  exponentials and divisions of an epoch, nothing read from X);
 - private Frank-Wolfe: one iteration on the dense matrix and news20; target <= 2;
 - DP-SGD: the fixed cost before its first step (planning, i.e. calibration, on a fresh
   process's first call and on a repeated setting); target <= 0.5 s;
@@ -47,11 +49,13 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 from threadpoolctl import threadpool_limits
 
 import bench
 import exact
 from dpsparse import data, losses, norms
+from dpsparse._kernels import _derivative
 from dpsparse.mechanisms import get, make_plan
 from dpsparse.noise import make_noise
 
@@ -96,6 +100,26 @@ def matvec_time(design, repeats):
 
 ORACLES = {"dp-cd on dense, squared loss": ("dp-cd", "dense 10000x1000", losses.Squared(clip=1.0))}
 """Loops timed without a target: name -> (mechanism, matrix, loss)."""
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")
+def _derivative_sums(z, y, times):
+    """``sum_i f'(z_i + t, y_i)`` of the logistic loss for ``t`` = 0 .. ``times - 1`` (times 1e-12): the derivative's
+    arithmetic over ``times`` passes of the margins, as the kernel of the coordinate methods computes it."""
+    s = 0.0
+    for t in range(times):
+        for i in range(z.shape[0]):
+            s += _derivative(0, 0.0, z[i] + t * 1e-12, y[i])
+    return s
+
+
+def derivative_ratio(design, matvec, repeats):
+    """Time of the logistic derivative on the margins of one DP-CD epoch (``n`` values, ``p`` times) over one
+    ``X^T v``."""
+    z = np.random.default_rng(0).standard_normal(design.n)
+    y = np.asarray(design.y, dtype=float)
+    _derivative_sums(z, y, 1)  # compiled
+    return _median_time(lambda: _derivative_sums(z, y, design.p), repeats) / matvec
 
 
 def loop_ratio(name, design, matvec, repeats, loss=None):
@@ -289,6 +313,9 @@ def run(data_dir, repeats, max_rows=10**6, dask_gb=None):
         for name, (mech, matrix, loss) in ORACLES.items():
             out["ratios"][name] = {"ratio": loop_ratio(mech, ds[matrix], out["matvec_s"][matrix], repeats, loss),
                                    "target": None}
+        dense = "dense 10000x1000"
+        out["ratios"]["logistic derivative, one epoch"] = {
+            "ratio": derivative_ratio(ds[dense], out["matvec_s"][dense], repeats), "target": None}
     first, again = sgd_fixed_cost()
     out["dp-sgd fixed cost"] = {"first_s": first, "repeated_s": again, "target_s": SGD_FIXED_TARGET}
     out["cli"] = cli_split(None)
