@@ -7,7 +7,7 @@ import pytest
 from dp_accounting import dp_event
 from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
 from sklearn.base import clone
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import cross_val_score, train_test_split
 
 from dpsparse import DPLasso, DPLogisticRegression, PrivacyBudget, data
 from dpsparse.exceptions import WeakGuaranteeWarning
@@ -194,6 +194,31 @@ def test_a_search_warns_of_a_weak_guarantee_as_the_estimators_do():
             search = DPSearchCV(est, {"max_iter": [5]}, repetitions="each", random_state=0, **params).fit(X, y)
         assert {w.filename for w in caught if issubclass(w.category, WeakGuaranteeWarning)} == {__file__}
         assert any(match.split(" is")[0] in w for w in search.privacy_report_.warnings)
+
+
+def test_a_search_on_a_label_set_read_off_the_data_has_no_guarantee():
+    """As the estimators: the released label values come from the data, so the search warns and its report (and its
+    best estimator's) says NO guarantee."""
+    from dpsparse.exceptions import ClassesFromDataWarning
+
+    X, y, bounds = _breast_cancer()
+    est = DPLogisticRegression(bounds=bounds, classes="from-data")
+    with pytest.warns(ClassesFromDataWarning) as caught:
+        search = DPSearchCV(est, {"max_iter": [5]}, repetitions="each", random_state=0).fit(X, y)
+    assert {w.filename for w in caught if issubclass(w.category, ClassesFromDataWarning)} == {__file__}
+    for report in (search.privacy_report_, search.best_estimator_.privacy_report_):
+        assert not report.classes_public and not report.guarantee_holds
+
+
+def test_a_search_with_a_budget_inside_cross_validation_does_not_warn_of_spending():
+    from dpsparse.exceptions import PrivacyLeakWarning
+
+    X, y, bounds = _breast_cancer()
+    search = DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1]), {"max_iter": [5]}, repetitions="each",
+                        random_state=0, budget=PrivacyBudget(10.0, 1e-3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        cross_val_score(search, X, y, cv=2)
 
 
 def test_the_constant_predictor_wins_when_the_features_carry_nothing():

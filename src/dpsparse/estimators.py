@@ -142,6 +142,14 @@ def note_sklearn_context(report, budget):
         warnings.warn(CROSS_VALIDATION_SPENDS, PrivacyLeakWarning, stacklevel=level)
 
 
+def note_classes_from_data(report):
+    """The report and the warning of a fit whose label set was read off the data: no guarantee (the label values are
+    released with the model). Warns at the line that called the caller's ``fit``."""
+    warnings.warn(CLASSES_FROM_DATA, ClassesFromDataWarning, stacklevel=3)
+    report.warnings.append(CLASSES_FROM_DATA)
+    report.classes_public = False
+
+
 def _is_auto(value):
     """Whether a parameter is the string ``"auto"`` (its rule's choice)."""
     return isinstance(value, str) and value == "auto"
@@ -312,9 +320,7 @@ class _DPLinearModel(BaseEstimator):
             report.delta, report.accountant_epsilon = delta, zcdp_epsilon(labels[0], kw["delta"])
             report.noise = {**report.noise, **labels[1]}
         if self._classes_from_data():
-            warnings.warn(CLASSES_FROM_DATA, ClassesFromDataWarning, stacklevel=2)
-            report.warnings.append(CLASSES_FROM_DATA)
-            report.classes_public = False
+            note_classes_from_data(report)
         if reason is not None:
             report.noise = {"mechanism chosen (mechanism='auto')": reason, **report.noise}
         report.warnings += weak

@@ -50,8 +50,7 @@ from .accounting import (
     weak_guarantee,
     zcdp_budget,
 )
-from .data import CLASSES_FROM_DATA
-from .estimators import note_sklearn_context
+from .estimators import note_classes_from_data, note_sklearn_context
 from .exceptions import WeakGuaranteeWarning
 from .mechanisms import auto, constant, get, make_plan
 from .noise import make_noise
@@ -339,7 +338,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
                                                                   noise, pending)
         self.privacy_report_.support_size = int(est.support_.size)
         self.privacy_report_.warnings += weak
-        note_sklearn_context(self.privacy_report_, getattr(self.estimator, "budget", None))
+        if base._classes_from_data():
+            note_classes_from_data(self.privacy_report_)
+        note_sklearn_context(self.privacy_report_, self.budget)
         est.n_iter_ = None
         self.best_estimator_ = est
         return self
@@ -382,8 +383,6 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         )
         if not design.bounds_public:
             report.warnings.append(DATA_BOUNDS)
-        if self.estimator._classes_from_data():
-            report.warnings.append(CLASSES_FROM_DATA)
         return report
 
     def predict(self, X):
