@@ -545,6 +545,21 @@ def test_an_output_folder_is_refused_and_integer_labels_are_classes_or_a_regress
             assert set(pred.read_text().split()) <= {str(float(k)) for k in range(5)}
 
 
+def test_tune_refuses_an_undeclared_label_set_without_counting_the_labels(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    csv, bounds = tmp_path / "d.csv", tmp_path / "b.json"
+    csv.write_text("a,b,label\n" + "\n".join(f"{u:.3f},{v:.3f},{k}" for u, v, k in
+                                            zip(rng.random(300), rng.random(300), rng.integers(3, size=300))) + "\n")
+    bounds.write_text(json.dumps({"feature_low": 0, "feature_high": 1}))
+    common = ["fit", "--data", str(csv), "--target", "label", "--bounds", str(bounds), "--tune", "--out",
+              str(tmp_path / "m.json")]
+    assert main([*common, "--loss", "logistic"]) == 2
+    err = capsys.readouterr().err
+    assert "--tune needs the label set declared" in err and "3" not in err  # the private labels' count unsaid
+    assert main([*common, "--classes", "0,1,2"]) == 2
+    assert "the search supports two classes, 3 are declared" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_news20_runs_one_vs_rest_with_its_20_classes_and_one_range_for_all_features(tmp_path, capsys, shared_data):
     bounds = tmp_path / "b.json"

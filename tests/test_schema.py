@@ -125,6 +125,23 @@ def test_cli_schema_writes_a_template_and_fit_refuses_conflicting_flags(tmp_path
     assert "drop --target" in capsys.readouterr().err and not (tmp_path / "m.json").exists()
 
 
+def test_no_command_writes_over_a_file_it_reads_nor_a_template_over_a_schema(tmp_path, capsys):
+    s_path, d_path = _write(tmp_path)
+    before = {p: p.read_bytes() for p in (s_path, d_path)}
+    for argv, flag in [(["fit", "--data", str(d_path), "--schema", str(s_path), "--out", str(d_path)], "--data"),
+                       (["fit", "--data", str(d_path), "--schema", str(s_path), "--out", str(tmp_path / "m.json"),
+                         "--report", str(s_path)], "--schema"),
+                       (["schema", "--data", str(d_path), "--no-header", "--comment", "#", "--out", str(d_path)],
+                        "--data"),
+                       (["predict", "--model", str(tmp_path / "m.json"), "--data", str(d_path), "--schema",
+                         str(s_path), "--out", str(d_path)], "--data")]:
+        assert main(argv) == 2
+        assert f"is the file {flag} reads: writing it would replace it" in capsys.readouterr().err
+    assert main(["schema", "--data", str(d_path), "--no-header", "--comment", "#", "--out", str(s_path)]) == 2
+    assert "the template does not replace it" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in (s_path, d_path)} == before
+
+
 def test_raw_adult_fits_and_predicts_through_its_schema(tmp_path, capsys, shared_data):
     adult = shared_data / "adult"
     out = tmp_path / "m.json"

@@ -414,8 +414,11 @@ def _search(args, est, shape, classes, epsilon, seed):
     names = ["mechanism", "iterations", "alpha", "calibration"] + sorted(
         {o.name for m in REGISTRY.values() for o in m.options} - _OWN_FLAGS)
     fixed = [_flag(name) for name in names if getattr(args, name, None) is not None]
-    if classes is not None and classes.size > 2:
-        raise ValueError(f"--tune: the search supports two classes, the labels have {classes.size}; drop --tune "
+    if classes is not None and args.classes is None and not args.bounds_from_data:  # to be selected privately
+        raise ValueError("--tune needs the label set declared (--classes, a schema or the bounds' classes): the "
+                         "search's candidates share one label set")
+    if classes is not None and classes.size > 2:  # declared: public
+        raise ValueError(f"--tune: the search supports two classes, {classes.size} are declared; drop --tune "
                          "(a one-vs-rest fit with the default or given hyperparameters)")
     if fixed:
         raise ValueError(f"--tune searches around the public rule's choice; drop {', '.join(fixed)} or --tune")
@@ -1278,9 +1281,29 @@ def _joined_negative_values(argv):
     return out
 
 
+_READS, _WRITES = ("data", "schema", "bounds", "model", "sweep"), ("out", "plot", "report")
+"""The path arguments a command reads and those it writes."""
+
+
+def _check_outputs_spare_inputs(args):
+    """No output path names a file the command reads (it would be replaced, the data or the schema lost); a schema
+    template never replaces an existing file (a schema filled in by hand)."""
+    reads = {os.path.realpath(path): name for name in _READS
+             if isinstance(path := getattr(args, name, None), str) and os.path.isfile(path)}
+    for name in _WRITES:
+        path = getattr(args, name, None)
+        if isinstance(path, str) and os.path.realpath(path) in reads:
+            raise ValueError(f"--{name} {path!r} is the file --{reads[os.path.realpath(path)]} reads: writing it would "
+                             "replace it; give another file name")
+    if args.command == "schema" and args.out and os.path.exists(args.out):
+        raise ValueError(f"--out {args.out!r} exists (a schema filled in by hand, perhaps): the template does not "
+                         "replace it; give another file name, or remove it first")
+
+
 def main(argv=None):
     args = _parser().parse_args(_joined_negative_values(sys.argv[1:] if argv is None else list(argv)))
     try:
+        _check_outputs_spare_inputs(args)
         {"fit": fit, "sweep": sweep, "predict": predict, "audit": audit, "schema": write_schema,
          "report": report}[args.command](args)
     except ValueError as exc:
