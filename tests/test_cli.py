@@ -506,6 +506,10 @@ def test_the_default_fit_is_the_rules_single_fit_and_tune_searches_around_it(tmp
     assert rep["epsilon"] == 1.0 and rep["accountant_epsilon"] <= 1.0
     assert "constant predictor" in rep["noise"]["what was searched"]
     assert rep["noise"]["base runs"] == "each of the 2 settings once (composed in zCDP)"
+    assert "RepeatAndSelect" not in rep["noise"]["source"] and "run once" in rep["noise"]["source"]
+    counts = json.loads((tmp_path / "t.json").read_text())["data"]  # the search trains on a part only
+    assert counts["validation records"] == rep["noise"]["validation records"] > 0
+    assert counts["training records"] + counts["validation records"] == 569
 
 
 @pytest.mark.parametrize("args,match", [(["--tune", "--iterations", "5"], "drop --iterations"),

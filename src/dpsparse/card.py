@@ -348,8 +348,11 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                  "relying on it, and do not use it to make decisions about individuals without a validation on "
                  "data you are allowed to look at.")]
     labels = (", ".join(str(c) for c in release["classes"]) if classification and release["classes"] else None)
-    rows = [["source", str(data["source"])], ["training records", str(data["training records"])],
-            ["features", str(data["features"])], ["feature ranges (bounds)", rep["bounds_source"]]]
+    rows = [["source", str(data["source"])], ["training records", str(data["training records"])]]
+    if data.get("validation records"):
+        rows.append(["validation records (they scored the private search's candidates)",
+                     str(data["validation records"])])
+    rows += [["features", str(data["features"])], ["feature ranges (bounds)", rep["bounds_source"]]]
     if labels:
         chosen = ("selected privately (each label's noisy count against a threshold, inside the epsilon above)"
                   if "label set" in rep["noise"] else "declared" if rep.get("classes_public", True) else
@@ -370,9 +373,10 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                             "noise, inside the same privacy budget (the held-out records and the training records "
                             "are disjoint, so each record is used by one release only).")] + _score_table(score)
     else:
-        held = data.get("held out for the score", 0)
+        held, validation = data.get("held out for the score", 0), data.get("validation records", 0)
         trained = (f"{held} records were held out for the data holder's own checks (not private, not in this card)"
-                   if held else "the model was trained on every record")
+                   if held else f"the private search scored its candidates on {validation} records, with noise, and "
+                   "released only its choice" if validation else "the model was trained on every record")
         evaluation = [("p", f"No evaluation was released: {trained}. `dpsparse fit --private-score` holds out a "
                             "share of the records and releases a noisy score inside the same privacy budget.")]
     effects = _effects(release)
@@ -447,8 +451,10 @@ def plain_words(release):
     protected, where the feature ranges came from, what besides the training spent the budget, what the model
     uses. Lines of text, from the released file only."""
     rep = release["privacy_report"]
-    n = release.get("data", {}).get("training records")
-    records = f"each of the {n} training records" if n else "each training record"
+    counts = release.get("data", {})
+    n, validation = counts.get("training records"), counts.get("validation records", 0)
+    records = (f"each of the {n + validation} training and validation records" if n and validation else
+               f"each of the {n} training records" if n else "each training record")
     lines = [_meaning(rep),
              f"Protected: {records} (a dataset and the same with one record replaced)." if rep["guarantee_holds"]
              else f"Protected: nothing ({records} may be revealed beyond the target; above).",

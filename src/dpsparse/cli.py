@@ -691,6 +691,7 @@ def _release(job, est, scores, notes):
     """What ``dpsparse fit`` releases (model.json, the card, the terminal's first part): public inputs and noisy
     releases only."""
     report = est.privacy_report_
+    validation = int(report.noise.get("validation records", 0)) if report.mechanism == "dp-search" else 0
     release = {
         "format": MODEL_FORMAT,
         "task": "classification" if isinstance(est, DPLogisticRegression) else "regression",
@@ -704,7 +705,8 @@ def _release(job, est, scores, notes):
         "params": {k: v for k, v in est.get_params().items() if k not in ("bounds", "budget")},
         "penalty_strength": est.alpha_,
         "privacy_report": report.to_dict(),
-        "data": {"source": Path(job.args.data).name, "training records": int(job.X_train.shape[0]),
+        "data": {"source": Path(job.args.data).name, "training records": int(job.X_train.shape[0]) - validation,
+                 "validation records": validation,
                  "held out for the score": 0 if job.X_test is None else int(job.X_test.shape[0]),
                  "features": int(est.n_features_in_)},
         "software": __version__,
@@ -822,16 +824,19 @@ def _score_line(score):
 def _summary(job, est, release):
     """What a user reads first, all of it released: the guarantee, the data's size, the private score, the
     support, the warnings."""
-    n_train = job.X_train.shape[0]
+    counts = release["data"]
     held = "" if job.X_test is None else f", {job.X_test.shape[0]} held out for the score"
+    validation = counts["validation records"]
+    searched = f", {validation} validation records of the search" if validation else ""
     lines = [card.guarantee_sentence(est.privacy_report_), "",
-             f"data                {job.args.data}: {n_train} training records{held}, "
+             f"data                {job.args.data}: {counts['training records']} training records{searched}{held}, "
              f"{release['support']['features']} features"]
     if "private_score" in release:
         lines.append(_score_line(release["private_score"]))
     else:
-        trained = ("every record trained the model" if job.X_test is None else
-                   "the held-out records are for the diagnostics only")
+        trained = ("the held-out records are for the diagnostics only" if job.X_test is not None else
+                   "the validation records scored the search's candidates with noise, the others trained the model"
+                   if validation else "every record trained the model")
         lines.append(f"private score       none: {trained} (--private-score holds some out and measures one with "
                      "noise, inside the same epsilon)")
     top = ", ".join(f"{t['feature']}" for t in release["support"]["top"])

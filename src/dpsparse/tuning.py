@@ -62,6 +62,9 @@ SHAPE = 1.0  # geometric number of repetitions (Papernot & Steinke 2022, Theorem
 SOURCE = ("Papernot & Steinke, 'Hyperparameter tuning with Renyi differential privacy', ICLR 2022, Theorem 2 "
           "(random number of repetitions, geometric); zCDP: Bun & Steinke, 'Concentrated differential privacy', "
           "TCC 2016; accounting: dp-accounting's RDP accountant for RepeatAndSelectDpEvent")
+SOURCE_EACH = ("each setting and the constant predictor run once, their zCDP composed (Bun & Steinke, 'Concentrated "
+               "differential privacy', TCC 2016, Lemma 1.7); accounting: dp-accounting's RDP accountant")
+"""The source of the search's accounting with a random number of runs (``SOURCE``) or each setting once."""
 _SEARCH_KEYS = {"epsilon", "delta", "budget", "random_state", "noise", "calibration", "bounds"}
 
 
@@ -375,7 +378,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             calibration="tight", epsilon=float(self.epsilon), delta=float(delta),
             accountant_epsilon=search_epsilon(rho, mean, delta, bounds_rho, each), accountant="rdp",
             iterations=None,
-            noise={**details, "source": SOURCE}, bounds_source=design.bounds_source,
+            noise={**details, "source": SOURCE_EACH if each else SOURCE}, bounds_source=design.bounds_source,
             bounds_public=design.bounds_public,
             clipped={"feature values": design.clipped_values, "labels": design.clipped_labels,
                      "row norms": design.clipped_rows},
