@@ -286,6 +286,9 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
                  str(tmp_path / "o.md"), "--out", str(tmp_path / "o.json")]) == 2
     err = capsys.readouterr().err
     assert "was measured on 'breast_cancer'" in err and not (tmp_path / "o.json").exists()
+    assert main(["sweep", "--data", str(other), "--bounds-from-data", "--epsilons", "1", "--repeats", "1",
+                 "--out", str(tmp_path / "os.json"), "--plot", str(plot)]) == 0
+    assert json.loads((tmp_path / "os.json").read_text())["data"] == "other.svm"  # the file's name, not its folder
     assert not (tmp_path / "o.md").exists()
     assert main(["fit", "--loss", "squared", "--sweep", str(out), "--out", str(tmp_path / "q.json")]) == 2
     assert "a curve of another task" in capsys.readouterr().err and not (tmp_path / "q.json").exists()

@@ -992,8 +992,9 @@ def _read_json(path, what):
 
 
 def _data_id(data):
-    """What names the data of a ``--data`` argument: a file's absolute path, or the bundled dataset's name."""
-    return str(Path(data).resolve()) if data is not None and Path(data).is_file() else str(data)
+    """What names the data of a ``--data`` argument: a file's name (not its folder, which may say whose records
+    these are; as the model file does), or the bundled dataset's name."""
+    return Path(data).name if data is not None and Path(data).is_file() else str(data)
 
 
 def _read_sweep(path, data):
