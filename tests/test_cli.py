@@ -552,6 +552,16 @@ def test_an_output_folder_is_refused_and_integer_labels_are_classes_or_a_regress
             assert set(pred.read_text().split()) <= {str(float(k)) for k in range(5)}
 
 
+def test_the_bounds_name_the_features_of_a_file_without_a_header(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    svm, bounds = tmp_path / "d.svm", tmp_path / "b.json"
+    svm.write_text("".join(f"{rng.choice([-1, 1])} 1:{rng.uniform():.3f} 2:{rng.uniform():.3f}\n" for _ in range(200)))
+    bounds.write_text(json.dumps({"feature_low": 0, "feature_high": 1, "feature_names": ["height", "weight"]}))
+    assert main(["fit", "--data", str(svm), "--bounds", str(bounds), "--classes=-1,1", "--out",
+                 str(tmp_path / "m.json")]) == 0
+    assert json.loads((tmp_path / "m.json").read_text())["feature_names"] == ["height", "weight"]
+
+
 def test_tune_refuses_an_undeclared_label_set_without_counting_the_labels(tmp_path, capsys):
     rng = np.random.default_rng(0)
     csv, bounds = tmp_path / "d.csv", tmp_path / "b.json"

@@ -85,6 +85,16 @@ def test_lasso_on_diabetes_with_public_bounds():
     assert huber.score(X, y) > 0.35
 
 
+@pytest.mark.parametrize("n", [500, 20000])  # too few records to tighten the ranges privately, and enough
+def test_a_regression_on_declared_feature_ranges_without_a_label_range_is_refused_before_any_charge(n):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (n, 5))
+    budget = PrivacyBudget(2.0, 1e-3)
+    with pytest.raises(ValueError, match="a regression needs a public label range beside the feature ranges"):
+        DPLasso(bounds=data.Bounds(0.0, 1.0), budget=budget).fit(X, X.sum(axis=1))
+    assert budget.spent == []
+
+
 def test_bounds_as_dict_and_json(tmp_path):
     X, y, bounds = _breast_cancer()
     path = tmp_path / "b.json"

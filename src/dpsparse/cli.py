@@ -239,6 +239,8 @@ def _load(args):
     if args.bounds:
         bounds = data.Bounds.from_json(args.bounds)
         data.check_feature_names(bounds.feature_names, names)
+        if names is None and bounds.feature_names is not None:  # a file without a header: the bounds name them
+            names = list(bounds.feature_names)
     declared = getattr(bounds, "classes", None)
     if args.classes is None and declared is not None and args.loss not in ("squared", "huber"):
         args.classes = [str(c) for c in declared]  # the bounds' public label set
