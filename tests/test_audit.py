@@ -162,6 +162,18 @@ def test_one_run_audit_of_the_default_pipeline_keeps_its_claim_and_catches_its_m
     assert real.lower_bound <= 1.0 < mutant.lower_bound
 
 
+def test_the_fewest_records_for_the_label_selection_is_where_its_plan_starts():
+    from dpsparse.accounting import zcdp_budget
+    from dpsparse.private_labels import plan_share, records_for_selection
+
+    for epsilon, delta in [(1.0, 1e-5), (0.3, 1e-8)]:
+        rho = zcdp_budget(epsilon, delta)
+        least = records_for_selection(rho, delta)
+        plan_share(least, rho, delta)
+        with pytest.raises(ValueError, match=f"takes at least {least} records"):
+            plan_share(least - 1, rho, delta)
+
+
 @pytest.mark.parametrize("name", list(audit.private_bounds_pairs()))
 def test_the_private_bounds_keep_their_sensitivity_beyond_the_grid(name):
     """SmartNoise's approx-bounds leak (PR #580): values past the histogram's ends; here clipped to the grid."""

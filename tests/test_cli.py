@@ -478,7 +478,8 @@ def test_the_audit_verdict_names_what_failed():
     (["--mechanism", "output", "--epsilon", "0"], "epsilon must be"), (["--mechanism", "output", "--delta", "2"],
                                                                        "delta must be"),
     (["--mechanism", "adassp", "--loss", "logistic"], "needs a least-squares loss"),
-    (["--mechanism", "dp-gcd", "--json"], "--json goes with --one-run")])
+    (["--mechanism", "dp-gcd", "--json"], "--json goes with --one-run"),
+    (["--one-run", "--pipeline", "--canaries", "200"], "at least 360 records (delta 1/n^2); give --canaries 360")])
 def test_audit_refuses_bad_settings(capsys, args, match):
     assert main(["audit", *args]) == 2
     out, err = capsys.readouterr()

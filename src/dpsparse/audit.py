@@ -45,7 +45,7 @@ import numpy as np
 from scipy.stats import beta as _beta
 from sklearn.model_selection import ParameterGrid
 
-from .accounting import LoggedDraw, compose_log, log_ledger
+from .accounting import LoggedDraw, compose_log, log_ledger, zcdp_budget
 from .data import Bounds, prepare
 from .mechanisms import fit_mechanism, get, make_plan
 from .noise import NoiseSource, argmax_per_factor
@@ -838,6 +838,26 @@ def _one_run_guesses(X, signs, w, epsilon, delta, alpha, guess_share):
     return OneRunResult(float(epsilon), bound, signs.size, int(guessed.size), correct)
 
 
+def _check_label_selection(canaries, epsilon, delta):
+    """ValueError naming ``--canaries`` when the default fit could not select the label set privately on that
+    many canaries (``private_labels.plan_share``; public numbers only)."""
+    from .private_labels import DELTA_SHARE, plan_share, records_for_selection
+
+    def needed(delta):
+        return records_for_selection(zcdp_budget(epsilon, (1.0 - DELTA_SHARE) * delta), DELTA_SHARE * delta)
+
+    try:
+        plan_share(canaries, zcdp_budget(epsilon, (1.0 - DELTA_SHARE) * delta), DELTA_SHARE * delta)
+    except ValueError:
+        least, follows = needed(delta), delta == 1.0 / canaries**2
+        while follows and needed(1.0 / least**2) > least:  # the default delta, 1 / n^2, falls as n grows
+            least = needed(1.0 / least**2)
+        raise ValueError(f"--canaries {canaries}: the default fit selects the label set privately, which at epsilon "
+                         f"{epsilon:g} takes at least {least} records" + (" (delta 1/n^2)" if follows else
+                                                                         f" (delta {delta:.3g})")
+                         + f"; give --canaries {least} or more, or a larger --epsilon") from None
+
+
 def one_run_audit_pipeline(*, epsilon=1.0, delta=None, canaries=1000, features=None, private_bounds=True, seed=0,
                            noise_factor=1.0, alpha=0.05, guess_share=0.1):
     """The one-run audit of the default fit of ``dpsparse fit`` on a classification file.
@@ -850,8 +870,9 @@ def one_run_audit_pipeline(*, epsilon=1.0, delta=None, canaries=1000, features=N
     """
     from .estimators import DPLogisticRegression
 
-    X, signs = one_run_canaries(canaries, features, seed)
     delta = 1.0 / canaries**2 if delta is None else delta
+    _check_label_selection(canaries, epsilon, delta)
+    X, signs = one_run_canaries(canaries, features, seed)
     bounds = "private" if private_bounds else Bounds(-np.ones(X.shape[1]), np.ones(X.shape[1]), source="declared")
     est = DPLogisticRegression(epsilon=epsilon, delta=delta, alpha=1e-3, classes="private", bounds=bounds,
                                random_state=ScaledNoise(noise_factor, None if seed is None else seed + 1))

@@ -20,7 +20,7 @@ import math
 import numpy as np
 from scipy.stats import norm
 
-__all__ = ["DELTA_SHARE", "MIN_SHARE_OF_RECORDS", "SHARES", "plan_share", "select_labels"]
+__all__ = ["DELTA_SHARE", "MIN_SHARE_OF_RECORDS", "SHARES", "plan_share", "records_for_selection", "select_labels"]
 
 SHARES = (0.05, 0.1, 0.2)
 """Shares of the zCDP budget the selection may take (``DELTA_SHARE`` of delta is its failure probability): the
@@ -82,6 +82,14 @@ def plan_share(n, rho, delta):
     for share in SHARES:
         if records_needed(share * rho, delta) + 2.0 / math.sqrt(share * rho) <= MIN_SHARE_OF_RECORDS * n:
             return share
-    raise ValueError(f"{n} records are too few to select the label set privately at this epsilon "
-                     f"(a label would need about {records_needed(SHARES[-1] * rho, delta):.0f} records with "
-                     f"{SHARES[-1]:.0%} of the budget); declare the classes (classes=[...], --classes in the CLI)")
+    raise ValueError(f"{n} records are too few to select the label set privately at this epsilon: a label holding "
+                     f"{MIN_SHARE_OF_RECORDS:.0%} of the records must pass the selection's threshold (about "
+                     f"{records_needed(SHARES[-1] * rho, delta):.0f} records with {SHARES[-1]:.0%} of the budget) by "
+                     f"two noise deviations, which takes at least {records_for_selection(rho, delta)} records; declare "
+                     "the classes (classes=[...], --classes in the CLI)")
+
+
+def records_for_selection(rho, delta):
+    """The fewest records ``n`` with which ``plan_share`` plans the selection at ``(rho, delta)`` (public)."""
+    share = SHARES[-1] * rho
+    return math.ceil((records_needed(share, delta) + 2.0 / math.sqrt(share)) / MIN_SHARE_OF_RECORDS)
