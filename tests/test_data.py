@@ -114,7 +114,13 @@ def test_csv_loader(tmp_path):
     with pytest.raises(ValueError, match="needs the name of its label column"):
         data.load(path)
     path.write_text("a,label\n1,x\n")
-    with pytest.raises(ValueError, match=r"column 2 \(of 2\) has non-numeric values"):
+    with pytest.raises(ValueError, match="the target column 'label' has text labels: .* read through a schema"):
+        data.load(path, target="label")
+    path.write_text("a,b,label\nz,1,0\n2,,1\n")
+    with pytest.raises(ValueError, match=r"column 1 \(of 3\) has non-numeric values"):
+        data.load(path, target="label")
+    path.write_text("a,b,label\n3,1,0\n2,,1\n")
+    with pytest.raises(ValueError, match=r"column 2 \(of 3\) has missing values \(empty fields\): drop those"):
         data.load(path, target="label")
     with pytest.raises(ValueError, match="does not exist or is not a file$"):
         data.load(tmp_path / "nope.csv", target="a")

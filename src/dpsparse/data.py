@@ -748,16 +748,29 @@ def load_csv(path, target=None):
     if any(len(r) != len(header) for r in rows):
         raise ValueError(f"data file {str(path)!r}: every row must have {len(header)} fields")
     cols = list(zip(*rows))
+    t = header.index(target) if target is not None else -1
     values = []
     for k, col in enumerate(cols):
         try:
             values.append(np.array(col, dtype=float))
         except ValueError:
-            raise ValueError(f"data file {str(path)!r}: column {k + 1} (of {len(header)}) has non-numeric values (a "
-                             "raw file with categories is read through a schema: dpsparse schema --help)") from None
-    t = header.index(target) if target is not None else -1
+            what = f"the target column {target!r}" if k == t else f"column {k + 1} (of {len(header)})"
+            raise ValueError(f"data file {str(path)!r}: " + _not_numeric(what, k == t, col)) from None
     X = np.column_stack([v for k, v in enumerate(values) if k != t])
     return X, (values[t] if t >= 0 else None), [h for k, h in enumerate(header) if k != t]
+
+
+def _not_numeric(what, is_target, column):
+    """Why a column of a plain CSV file could not be read as numbers, and what to do. Neither a value nor the header's
+    name is shown (a header line of text may be a record)."""
+    if any(not v.strip() for v in column):
+        return (f"{what} has missing values (empty fields): drop those records, or replace a missing value by a "
+                "public constant (one that does not depend on the records)")
+    if is_target:
+        return (f"{what} has text labels: a file with text labels or categories is read through a schema, which "
+                "maps them to the declared classes (dpsparse schema --help)")
+    return (f"{what} has non-numeric values: a raw file with categories is read through a schema (dpsparse schema "
+            "--help)")
 
 
 def check_header(fields, path, remedy):

@@ -715,8 +715,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                 raise ValueError(f"classes must be a list of at least 2 distinct labels, 'private' or 'from-data', "
                                  f"got {np.asarray(declared).tolist()!r}")
             if not np.isin(y, classes).all():  # the message names no record's label: the data holder may relay it
-                raise ValueError(f"y has labels outside classes={classes.tolist()}; declare every label of the task, "
-                                 "or classes='private' (labels outside the selected set count as none of them)")
+                raise ValueError(f"y has labels outside classes={classes.tolist()}; declare every label of the task "
+                                 "(classes=, --classes in the CLI), or select them privately (classes='private'; in "
+                                 "the CLI leave --classes out and give --loss logistic): labels outside the selected "
+                                 "set count as none of them")
         else:
             classes = _undeclared_classes(y)
         if classes.size < 2:
