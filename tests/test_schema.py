@@ -45,6 +45,7 @@ def test_columns_are_encoded_from_the_schema_alone(tmp_path):
     np.testing.assert_allclose(b.feature_low, [0, 0, 0, 0, 0])
     np.testing.assert_allclose(b.feature_high, [100, 1, 1, 1, np.log1p(999)])
     assert b.label_low is None and "public metadata" in b.source
+    assert b.feature_names == names  # a warning on a feature names it
     np.testing.assert_array_equal(s.classes, ["no", "yes"])
 
 

@@ -113,7 +113,7 @@ class Schema:
         label = self.target.range or (None, None)
         classes = None if self.classes is None else self.classes.tolist()
         return Bounds(feature_low=lo, feature_high=hi, label_low=label[0], label_high=label[1], classes=classes,
-                      source=f"schema {self.source} (public metadata)")
+                      feature_names=self.feature_names, source=f"schema {self.source} (public metadata)")
 
     def read(self, path, with_target=True):
         """Read and encode a CSV file.
