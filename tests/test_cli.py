@@ -56,7 +56,9 @@ def test_report_prints_the_privacy_report_of_a_model_file(tmp_path, capsys):
     plain = text[text.index("In plain words"):text.index("Privacy report")]  # before the technical list
     n = json.loads(out.read_text())["data"]["training records"]
     assert f"  - Protected: each of the {n} training records" in plain and "  - Feature ranges: published" in plain
-    assert "the budget paid for: clipping norm" in plain and "  - The model: a linear model with" in plain
+    assert "the budget paid for: a noisy typical size of the records" in plain
+    assert "Released with the model: the clipping threshold" in plain and "  - The model: a linear model with" in plain
+    assert "x_ij" not in plain and "multiplier" not in plain  # plain words, not the report's
     assert "mechanism chosen" not in plain  # a reason, not a spend
     seeded = tmp_path / "seeded.json"
     assert main(["fit", "--seed", "1", "--out", str(seeded)]) == 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -446,6 +447,35 @@ def _shares(rep):
                      or k.endswith("clipping threshold (released)")]
 
 
+_PLAIN_STEPS = {
+    "warm start": "a noisy mean of the labels, where the fit starts",
+    "clipping": "a noisy typical size of the records, which sets how far one record may move the model",
+    "label set": "choosing the label set from noisy counts of the labels",
+}
+"""A released report's extra private steps (its ``noise`` keys, a search's selected model's too) in plain words."""
+
+
+def _plain_spending(rep):
+    """``(spent, released)``: what besides the coefficients spent the budget, and the thresholds released with the
+    model, in plain words (from a released report only)."""
+    spent = ["a private search: several candidate fits, scored with noise on the validation records; only its "
+             "choice is released"] if rep.get("mechanism") == "dp-search" else []
+    released = []
+    for key, value in rep["noise"].items():
+        key = key.removeprefix("selected model, ")
+        share = re.search(r"([0-9.]+) of the zCDP budget", str(value))
+        share = f" ({float(share.group(1)):.0%} of the budget)" if share else ""
+        step = _PLAIN_STEPS.get("clipping" if key == "clipping norm" else key)
+        if step is not None:
+            spent.append(step + share)
+        elif key == "bounds: share of the budget":
+            spent.append(f"the feature ranges, read from the records with noise ({float(value):.0%} of the budget)")
+        elif key.endswith(("clipping norm (released)", "clipping threshold (released)")):
+            released.append(f"the clipping threshold {float(value):.4g}: no record moves the model by more than this "
+                            "(set from the records with noise, inside the epsilon above)")
+    return spent, released
+
+
 def plain_words(release):
     """What a model file's privacy report says, in plain words for a reader who has not read the papers: what is
     protected, where the feature ranges came from, what besides the training spent the budget, what the model
@@ -459,10 +489,10 @@ def plain_words(release):
              f"Protected: {records} (a dataset and the same with one record replaced)." if rep["guarantee_holds"]
              else f"Protected: nothing ({records} may be revealed beyond the target; above).",
              f"Feature ranges: {rep['bounds_source']}."]
-    spent = [f"{k}: {v}" for k, v in _shares(rep) if not k.startswith("mechanism chosen")
-             and ("of the zCDP budget" in str(v) or "share" in k or "(released)" in k or k.startswith("label set"))]
-    lines.append("Besides the training, the budget paid for: " + "; ".join(spent) + "." if spent else
-                 "The whole budget went to the training.")
+    spent, released = _plain_spending(rep)
+    lines.append("Besides fitting the coefficients, the budget paid for: " + "; ".join(spent) + "." if spent else
+                 "The whole budget went to fitting the coefficients.")
+    lines += [f"Released with the model: {r}." for r in released]
     support = rep.get("support_size")
     if support == 0:
         lines.append("The model: the constant predictor (every coefficient 0); it reads no feature.")
