@@ -45,6 +45,15 @@ def test_every_mechanisms_draws_compose_to_exactly_its_claim(name, classificatio
     assert check.claimed <= epsilon * (1 + 1e-9)
 
 
+@pytest.mark.parametrize("selection,update", [("laplace", "laplace"), ("gumbel", "laplace")])
+def test_dp_gcd_with_laplace_updates_composes_to_its_claim(selection, update):
+    """Pure-DP steps: the Laplace update of one coordinate is declared on its L1 sensitivity, which the accountant
+    composes (on an L2 one it has no ledger event)."""
+    check = _replay("dp-gcd", _problem(True), True, 1.0, {"n_iter": 5, "selection": selection,
+                                                          "update_noise": update})
+    assert check.draws > 0 and check.holds and check.claimed <= 1.0 * (1 + 1e-9)
+
+
 def test_dp_iht_with_unequal_bounds_spends_at_most_its_claim():
     """Unequal bounds: a release's L2 sensitivity ||lambda_S|| is below lambda sqrt(s + 1), so it is over-noised."""
     design = _problem(False, p=6)

@@ -248,7 +248,8 @@ def _declared_steps(noise, M, penalty, rule, selection, select_scales, update, u
     def choose(t, g, w):
         j = noise.select(selection_scores(g, w, M, penalty, rule), selection, select_scales,
                          sensitivity=select_sensitivity, name="coordinate selection")
-        return j, noise.release(g[j], update, update_scales[j], sensitivity=upd_sens[j], name="coordinate gradient")
+        return j, noise.release(g[j], update, update_scales[j], sensitivity=upd_sens[j], name="coordinate gradient",
+                                norm="l1" if update == "laplace" else "l2")  # one coordinate: the two norms agree
 
     return choose
 
