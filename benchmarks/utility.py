@@ -42,6 +42,7 @@ Writes ``utility.json`` and ``utility.png`` (one panel per dataset; ``utility_al
 """
 from __future__ import annotations
 
+import math
 import sys
 import time
 import warnings
@@ -55,6 +56,7 @@ from sklearn.model_selection import ParameterGrid, train_test_split
 
 import bench
 from dpsparse import DPLasso, DPLogisticRegression, DPSearchCV, data, schema
+from dpsparse.mechanisms import auto
 from dpsparse.tuning import rule_grid
 from peer import diffprivlib_peer
 
@@ -173,6 +175,15 @@ def _cell(value):
     return f"{'< -999':>10}" if value < -999 else f"{value:>10.3f}"
 
 
+def _rule_releases_constant(entry, epsilon):
+    """Whether the public rule (``mechanism="auto"``) releases the constant predictor on this dataset's training
+    split (a quarter held out) at ``epsilon``: then the default is the constant predictor, with a noisy label mean
+    (or majority) where the ``constant`` row has the exact one."""
+    n, p = entry["n"] - math.ceil(0.25 * entry["n"]), entry["p"]
+    est = DPLogisticRegression() if entry["metric"] == "accuracy" else DPLasso()
+    return auto.choose(est._loss(), est._penalty(p, auto.ALPHA), n, p, epsilon, True)[0] == "constant"
+
+
 def format_table(results):
     eps = results["epsilons"]
     width = max(15, 2 + max(len(name) for name in results["datasets"]))
@@ -185,8 +196,12 @@ def format_table(results):
             if vals is None or vals[0] is None:
                 continue
             lines.append(f"{name:<{width}}{r:<17}" + "".join(_cell(v) for v in vals))
-        below = [f"{e:g}" for e, s, c in zip(eps, entry["rows"]["default"], entry["rows"]["constant"]) if s < c]
-        lines.append(f"{'':<{width}}default below the constant predictor at epsilon: {', '.join(below) or 'none'}")
+        below = [e for e, s, c in zip(eps, entry["rows"]["default"], entry["rows"]["constant"]) if s < c]
+        itself = [f"{e:g}" for e in below if _rule_releases_constant(entry, e)]
+        learned = [f"{e:g}" for e in below if not _rule_releases_constant(entry, e)]
+        lines.append(f"{'':<{width}}default below the constant predictor at epsilon: {', '.join(learned) or 'none'}"
+                     + (f"; at {', '.join(itself)} the default is the constant predictor, its label mean noisy"
+                        if itself else ""))
     return "\n".join(lines)
 
 
