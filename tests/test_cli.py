@@ -547,8 +547,10 @@ def test_an_output_folder_is_refused_and_integer_labels_are_classes_or_a_regress
                      "--bounds-from-data"]) == 0
         model = json.loads(out.read_text())
         assert model["task"] == task
+        summary = capsys.readouterr().out
         if task == "classification":  # one-vs-rest, a row per class
             assert np.shape(model["coef"]) == (5, 2) and len(model["classes"]) == 5
+            assert "one-vs-rest: 5 linear models, one a class against the others, each with 1/5" in summary
             pred = tmp_path / "pred.txt"
             assert main(["predict", "--model", str(out), "--data", str(csv), "--target", "label",
                          "--out", str(pred)]) == 0

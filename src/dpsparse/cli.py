@@ -841,6 +841,10 @@ def _summary(job, est, release):
                    if validation else "every record trained the model")
         lines.append(f"private score       none: {trained} (--private-score holds some out and measures one with "
                      "noise, inside the same epsilon)")
+    if job.multiclass:
+        k = len(release["classes"])
+        lines.append(f"model               one-vs-rest: {k} linear models, one a class against the others, each "
+                     f"with 1/{k} of the privacy budget")
     top = ", ".join(f"{t['feature']}" for t in release["support"]["top"])
     if top and release.get("feature_names") is None:
         top += f" ({card.UNNAMED})"
