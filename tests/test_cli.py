@@ -239,6 +239,23 @@ def _figure_headlines(monkeypatch):
     return heads
 
 
+def test_the_card_figure_shows_the_tables_effects_in_the_labels_units(tmp_path, monkeypatch):
+    """A regression's bars are the table's effects (coefficient times half the feature's range), signed, not the
+    coefficients of the bounded problem."""
+    from matplotlib.axes import Axes
+
+    from dpsparse import card
+
+    bars, barh = [], Axes.barh
+    monkeypatch.setattr(Axes, "barh", lambda ax, y, width, *a, **k: (bars.append(np.asarray(width)),
+                                                                      barh(ax, y, width, *a, **k))[1])
+    release = {"task": "regression", "coef": [2.0, -1.0, 0.0], "feature_names": ["a", "b", "c"],
+               "bounds": {"feature_low": [0.0, -10.0, 0.0], "feature_high": [4.0, 10.0, 1.0]}}
+    card.plot_coefficients(tmp_path / "f.png", release)
+    np.testing.assert_allclose(bars[0], [-10.0, 4.0, 0.0])  # largest effect first
+    assert [round(e, 6) for _, _, e in card._effects(release)] == [10.0, 4.0, 0.0]
+
+
 def test_sweep_writes_a_table_json_and_the_privacy_utility_figure(tmp_path, capsys, monkeypatch):
     from dpsparse.card import HOLDER_ONLY_FIGURE
 

@@ -41,29 +41,30 @@ def _pyplot():
     return plt
 
 
-def plot_coefficients(path, names, coef):
-    """Bar chart of the released coefficients, largest first, with feature names (its support in red).
+def plot_coefficients(path, release):
+    """Bar chart of the released model's effects (``_feature_effects``: the change of its score when a feature moves
+    across half its public range, as the card's table), largest first, with feature names (its support in red).
 
     Parameters
     ----------
     path : str or Path
         PNG file.
-    names : list of str or None
-    coef : ndarray of shape (p,) or (n_classes, p)
-        In the bounded coordinates (each feature on [-1, 1]); several classes are shown by the
-        L2 norm of each feature's coefficients.
+    release : dict
+        The model file's content (coefficients in the data's units, bounds, feature names, task).
     """
     plt = _pyplot()
-    c = np.asarray(coef, dtype=float)
-    w = np.linalg.norm(c, axis=0) if c.ndim == 2 else c
+    names, signed = _feature_effects(release)
+    several = signed.shape[0] > 1
+    w = np.linalg.norm(signed, axis=0) if several else signed[0]
     shown = np.argsort(-np.abs(w), kind="stable")[:min(30, w.size)]
     fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.22 * shown.size + 1.2)))
     y = np.arange(shown.size)[::-1]
     ax.barh(y, w[shown], color=np.where(w[shown] != 0, "tab:red", "lightgray"))
     ax.axvline(0, color="black", lw=0.5)
-    ax.set_yticks(y, [str(names[i]) if names is not None else f"x{i}" for i in shown], fontsize=7)
-    ax.set_xlabel("coefficient, feature scaled to [-1, 1] by its range" + (" (L2 norm over classes)" if c.ndim == 2
-                                                                            else ""), fontsize=8)
+    ax.set_yticks(y, [str(names[i]) for i in shown], fontsize=7)
+    score = "log-odds" if release.get("task") == "classification" else "prediction (in the label's units)"
+    ax.set_xlabel(f"change of the {score} when the feature moves across half its public range"
+                  + (" (L2 norm over the classes)" if several else ""), fontsize=8)
     ax.set_title(f"{int(np.count_nonzero(w))} of {w.size} features in the model's support"
                  + (f" (largest {shown.size} shown)" if shown.size < w.size else ""), fontsize=9)
     fig.tight_layout()
@@ -285,16 +286,23 @@ def _html(title, sections):
 COEFFICIENT_ROWS = 20  # the card's table lists this many of the largest coefficients
 
 
-def _effects(release):
-    """Per feature: its name, its coefficient(s) in the data's units and the change of the model's score when the
-    feature moves across half its public range (comparable across features); largest first."""
+def _feature_effects(release):
+    """The feature names (``x0``, ... when the file has none) and each class's signed change of the score when a
+    feature moves across half its public range, shape (n_classes or 1, p): comparable across features."""
     coef = np.atleast_2d(np.asarray(release["coef"], dtype=float))
     p = coef.shape[1]
     b = release["bounds"] or {}
     low = np.broadcast_to(np.asarray(b.get("feature_low", -1.0), dtype=float), (p,))
     high = np.broadcast_to(np.asarray(b.get("feature_high", 1.0), dtype=float), (p,))
-    effect = np.linalg.norm(coef * (high - low) / 2.0, axis=0)
-    names = release.get("feature_names") or [f"x{j}" for j in range(p)]
+    return release.get("feature_names") or [f"x{j}" for j in range(p)], coef * (high - low) / 2.0
+
+
+def _effects(release):
+    """Per feature: its name, its coefficient(s) in the data's units and the change of the model's score when the
+    feature moves across half its public range (comparable across features); largest first."""
+    coef = np.atleast_2d(np.asarray(release["coef"], dtype=float))
+    names, signed = _feature_effects(release)
+    effect = np.linalg.norm(signed, axis=0)
     order = np.argsort(-effect, kind="stable")
     return [(names[j], coef[:, j], float(effect[j])) for j in order]
 
@@ -394,8 +402,8 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     if shown and len(shown) < len(effects):
         quantitative.append(("p", f"{sum(e > 0 for _, _, e in effects) - len(shown)} more nonzero coefficients "
                                   f"and {sum(e == 0 for _, _, e in effects)} zeros are in the model file."))
-    quantitative.append(("figure", "Coefficients of the released model, scaled to each feature's range (support in "
-                                   "red)", figure))
+    quantitative.append(("figure", "The released model's effects, as in the table: the change of its score when a "
+                                   "feature moves across half its public range (support in red)", figure))
     if sweep is not None:
         quantitative += [
             ("p", f"Privacy-utility trade-off: {sweep['repeats']} fits at each epsilon, each scored with noise on "

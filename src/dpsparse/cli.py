@@ -887,7 +887,7 @@ def _diagnostic_lines(diag, holder):
 def _write_fit_card(path, job, est, release, model_path, sweep_results=None):
     """The model card (``card.model_card``), from the release (and a private sweep) only; written atomically."""
     png = Path(path).with_suffix(".coefficients.png")
-    card.plot_coefficients(png, job.names, est.coef_bounded_[..., :est.n_features_in_])
+    card.plot_coefficients(png, release)
     curve = None
     if sweep_results is not None:
         curve = Path(path).with_suffix(".sweep.png")
