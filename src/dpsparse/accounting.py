@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
-__all__ = ["check_privacy_params", "weak_delta", "weak_guarantee", "Ledger", "LoggedDraw", "calibrate", "compose_log",
-           "log_ledger", "PrivacyReport", "PrivacyBudget", "BudgetExceededError", "REPLACE_ONE"]
+__all__ = ["ZCDP_PAPER", "check_privacy_params", "weak_delta", "weak_guarantee", "Ledger", "LoggedDraw", "calibrate",
+           "compose_log", "log_ledger", "PrivacyReport", "PrivacyBudget", "BudgetExceededError", "REPLACE_ONE"]
 
 REPLACE_ONE = "replace-one (datasets at Hamming distance 1)"
 
@@ -57,6 +57,10 @@ def check_privacy_params(epsilon, delta, smallest=MIN_EPSILON):
     if isinstance(delta, bool) or not isinstance(delta, (int, float, np.number)) or not 0 < delta < 1:
         raise ValueError(f"delta must be in the open interval (0, 1), got {delta!r}")
 
+
+ZCDP_PAPER = ("Bun & Steinke, 'Concentrated differential privacy: simplifications, extensions, and lower bounds', "
+              "TCC 2016")
+"""The source of zCDP: its definition, the Gaussian mechanism in it, its composition and conversions."""
 
 WEAK_EPSILON = 10.0
 """Above it the guarantee is weak, and the CLI and the estimators say so (``weak_epsilon``)."""
@@ -487,7 +491,8 @@ def _chain_epsilon(proofs, releases, kinds, delta):
 
 def epsilon_of_zcdp(rho, delta):
     """``rho + 2 sqrt(rho log(1/delta))``: a ``rho``-zCDP mechanism is (this, delta)-DP (Bun &
-    Steinke, "Concentrated differential privacy", TCC 2016, Prop. 1.3)."""
+    Steinke, "Concentrated differential privacy: simplifications, extensions, and lower bounds", TCC 2016,
+    Prop. 1.3)."""
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
 
 

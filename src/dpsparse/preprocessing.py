@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .accounting import PrivacyReport, charge, check_budget, check_privacy_params, zcdp_budget, zcdp_epsilon
+from .accounting import ZCDP_PAPER, PrivacyReport, charge, check_budget, check_privacy_params, zcdp_budget, zcdp_epsilon
 from .data import Bounds
 from .noise import make_noise
 
@@ -27,7 +27,7 @@ VARIANCE_FLOOR = 1e-4
 """The released variance, in units of the squared half-range, is floored here (a standard deviation of at least
 1 % of the half-range): noise can make the difference of two noisy moments tiny or negative."""
 
-SOURCE = ("Gaussian mechanism in zCDP (Bun & Steinke, 'Concentrated differential privacy', TCC 2016, Prop. 1.6) "
+SOURCE = (f"Gaussian mechanism in zCDP ({ZCDP_PAPER}, Prop. 1.6) "
           "on the clipped first two moments")
 
 

@@ -41,6 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 from . import distributed
 from .accounting import (
     DATA_BOUNDS,
+    ZCDP_PAPER,
     PrivacyReport,
     charge,
     check_budget,
@@ -53,6 +54,7 @@ from .accounting import (
 from .estimators import note_classes_from_data, note_sklearn_context
 from .exceptions import WeakGuaranteeWarning
 from .mechanisms import auto, constant, get, make_plan
+from .mechanisms.base import ZCDP_SOURCE
 from .noise import make_noise
 from .private_bounds import PendingDesign
 
@@ -60,10 +62,10 @@ __all__ = ["DPSearchCV", "rule_grid", "search_epsilon", "search_event", "search_
 
 SHAPE = 1.0  # geometric number of repetitions (Papernot & Steinke 2022, Theorem 2 with eta = 1)
 SOURCE = ("Papernot & Steinke, 'Hyperparameter tuning with Renyi differential privacy', ICLR 2022, Theorem 2 "
-          "(random number of repetitions, geometric); zCDP: Bun & Steinke, 'Concentrated differential privacy', "
-          "TCC 2016; accounting: dp-accounting's RDP accountant for RepeatAndSelectDpEvent")
-SOURCE_EACH = ("each setting and the constant predictor run once, their zCDP composed (Bun & Steinke, 'Concentrated "
-               "differential privacy', TCC 2016, Lemma 1.7); accounting: dp-accounting's RDP accountant")
+          f"(random number of repetitions, geometric); zCDP: {ZCDP_PAPER}; accounting: dp-accounting's RDP "
+          "accountant for RepeatAndSelectDpEvent")
+SOURCE_EACH = (f"each setting and the constant predictor run once, their zCDP composed ({ZCDP_SOURCE}); accounting: "
+               "dp-accounting's RDP accountant")
 """The source of the search's accounting with a random number of runs (``SOURCE``) or each setting once."""
 _SEARCH_KEYS = {"epsilon", "delta", "budget", "random_state", "noise", "calibration", "bounds"}
 

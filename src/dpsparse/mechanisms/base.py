@@ -29,6 +29,7 @@ import numpy as np
 
 from ..accounting import (
     DATA_BOUNDS,
+    ZCDP_PAPER,
     Ledger,
     PrivacyReport,
     charge,
@@ -520,7 +521,7 @@ def _warn_miss(mechanism, plan, target):
         warnings.warn(msg, PrivacyCalibrationWarning, stacklevel=4)
 
 
-ZCDP_SOURCE = "Bun & Steinke, 'Concentrated differential privacy', TCC 2016, Lemma 1.7 (zCDP adds up)"
+ZCDP_SOURCE = f"{ZCDP_PAPER}, Lemma 1.7 (zCDP adds up)"
 BASIC_SOURCE = "Dwork & Roth, 'The algorithmic foundations of differential privacy', 2014, Theorem 3.16"
 
 
