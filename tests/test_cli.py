@@ -582,6 +582,29 @@ def test_the_bounds_name_the_features_of_a_file_without_a_header(tmp_path, capsy
     assert main(["fit", "--data", str(svm), "--bounds", str(bounds), "--classes=-1,1", "--out",
                  str(tmp_path / "m.json")]) == 0
     assert json.loads((tmp_path / "m.json").read_text())["feature_names"] == ["height", "weight"]
+    bounds.write_text(json.dumps({"feature_low": 0, "feature_high": 1, "feature_names": ["height"]}))
+    assert main(["fit", "--data", str(svm), "--bounds", str(bounds), "--classes=-1,1", "--out",
+                 str(tmp_path / "m2.json")]) == 2
+    assert "its feature_names name 1 features, the data has 2" in capsys.readouterr().err
+
+
+def test_the_summary_and_the_plain_words_follow_the_release(tmp_path, capsys):
+    """One-vs-rest is named from the released label set (the private selection drops a rare label), and a clipping
+    norm set by hand is no spending."""
+    rng = np.random.default_rng(0)
+    csv, bounds = tmp_path / "d.csv", tmp_path / "b.json"
+    labels = np.r_[rng.integers(2, size=3000), [2, 2, 2]]
+    csv.write_text("a,b,label\n" + "\n".join(f"{u:.3f},{v:.3f},{k}" for u, v, k in
+                                            zip(rng.random(3003), rng.random(3003), labels)) + "\n")
+    bounds.write_text(json.dumps({"feature_low": 0, "feature_high": 1}))
+    out = tmp_path / "m.json"
+    assert main(["fit", "--data", str(csv), "--target", "label", "--bounds", str(bounds), "--loss", "logistic",
+                 "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["classes"] == [0, 1] and "one-vs-rest" not in capsys.readouterr().out
+    assert main(["fit", "--mechanism", "dp-gd", "--clipping-norm", "1", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    assert "The whole budget went to fitting the coefficients." in capsys.readouterr().out
 
 
 def test_tune_refuses_an_undeclared_label_set_without_counting_the_labels(tmp_path, capsys):
@@ -597,6 +620,8 @@ def test_tune_refuses_an_undeclared_label_set_without_counting_the_labels(tmp_pa
     assert "--tune needs the label set declared" in err and "3" not in err  # the private labels' count unsaid
     assert main([*common, "--classes", "0,1,2"]) == 2
     assert "the search supports two classes, 3 are declared" in capsys.readouterr().err
+    assert main([*common[:5], *common[7:], "--bounds-from-data", "--loss", "logistic"]) == 2
+    assert "the search supports two classes, the labels hold more" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -473,7 +473,9 @@ def _plain_spending(rep):
         key = key.removeprefix("selected model, ")
         share = re.search(r"([0-9.]+) of the zCDP budget", str(value))
         share = f" ({float(share.group(1)):.0%} of the budget)" if share else ""
-        step = _PLAIN_STEPS.get("clipping" if key == "clipping norm" else key)
+        if key in ("clipping", "clipping norm"):  # a clipping norm set by hand is a public number, no spending
+            key = "clipping" if str(value).startswith("automatic") else "clipping (declared)"
+        step = _PLAIN_STEPS.get(key)
         if step is not None:
             spent.append(step + share)
         elif key == "bounds: share of the budget":

@@ -240,6 +240,9 @@ def _load(args):
         bounds = data.Bounds.from_json(args.bounds)
         data.check_feature_names(bounds.feature_names, names)
         if names is None and bounds.feature_names is not None:  # a file without a header: the bounds name them
+            if len(bounds.feature_names) != X.shape[1]:
+                raise ValueError(f"--bounds {args.bounds!r}: its feature_names name {len(bounds.feature_names)} "
+                                 f"features, the data has {X.shape[1]}")
             names = list(bounds.feature_names)
     declared = getattr(bounds, "classes", None)
     if args.classes is None and declared is not None and args.loss not in ("squared", "huber"):
@@ -419,9 +422,10 @@ def _search(args, est, shape, classes, epsilon, seed):
     if classes is not None and args.classes is None and not args.bounds_from_data:  # to be selected privately
         raise ValueError("--tune needs the label set declared (--classes, a schema or the bounds' classes): the "
                          "search's candidates share one label set")
-    if classes is not None and classes.size > 2:  # declared: public
-        raise ValueError(f"--tune: the search supports two classes, {classes.size} are declared; drop --tune "
-                         "(a one-vs-rest fit with the default or given hyperparameters)")
+    if classes is not None and classes.size > 2:  # declared, or read off the data with --bounds-from-data
+        which = f"{classes.size} are declared" if args.classes is not None else "the labels hold more"
+        raise ValueError(f"--tune: the search supports two classes, {which}; drop --tune (a one-vs-rest fit with the "
+                         "default or given hyperparameters)")
     if fixed:
         raise ValueError(f"--tune searches around the public rule's choice; drop {', '.join(fixed)} or --tune")
     grid = tuning.rule_grid(est, *shape, epsilon)
@@ -841,8 +845,8 @@ def _summary(job, est, release):
                    if validation else "every record trained the model")
         lines.append(f"private score       none: {trained} (--private-score holds some out and measures one with "
                      "noise, inside the same epsilon)")
-    if job.multiclass:
-        k = len(release["classes"])
+    k = len(release["classes"] or [])
+    if k > 2:  # the released label set (a private selection may keep fewer labels than the data hold)
         lines.append(f"model               one-vs-rest: {k} linear models, one a class against the others, each "
                      f"with 1/{k} of the privacy budget")
     top = ", ".join(f"{t['feature']}" for t in release["support"]["top"])
