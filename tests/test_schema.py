@@ -140,7 +140,21 @@ def test_no_command_writes_over_a_file_it_reads_nor_a_template_over_a_schema(tmp
         assert f"is the file {flag} reads: writing it would replace it" in capsys.readouterr().err
     assert main(["schema", "--data", str(d_path), "--no-header", "--comment", "#", "--out", str(s_path)]) == 2
     assert "the template does not replace it" in capsys.readouterr().err
-    assert {p: p.read_bytes() for p in (s_path, d_path)} == before
+    groups, link = tmp_path / "g.json", tmp_path / "link.csv"
+    groups.write_text("[[0], [1]]")
+    link.symlink_to(d_path)
+    figure = tmp_path / "card.coefficients.png"
+    figure.write_bytes(b"records")
+    for argv, match in [(["--penalty", "group-l2", "--groups", str(groups), "--out", str(groups)], "--groups reads"),
+                        (["--out", str(link)], "--data reads"),  # through a link
+                        (["--data", str(figure), "--format", "csv", "--report", str(tmp_path / "card.md")],
+                         "--report's figure"),
+                        (["--out", str(tmp_path / "x.md"), "--report", str(tmp_path / "x.md")], "both name"),
+                        (["--out", "breast_cancer"], "named as the bundled dataset")]:
+        common = ["fit", "--data", str(d_path), "--schema", str(s_path), "--out", str(tmp_path / "m.json")]
+        assert main([*common, *argv]) == 2
+        assert match in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in (s_path, d_path)} == before and figure.read_bytes() == b"records"
 
 
 def test_raw_adult_fits_and_predicts_through_its_schema(tmp_path, capsys, shared_data):

@@ -1297,20 +1297,43 @@ def _joined_negative_values(argv):
     return out
 
 
-_READS, _WRITES = ("data", "schema", "bounds", "model", "sweep"), ("out", "plot", "report")
+_READS, _WRITES = ("data", "schema", "bounds", "model", "sweep", "groups"), ("out", "plot", "report")
 """The path arguments a command reads and those it writes."""
+_FIGURES = (".coefficients.png", ".sweep.png")
+"""The figures a card is written with, beside it (``--report``)."""
+
+
+def _written(args):
+    """``(flag, path as given, real path)`` of every file the command writes, a card's figures included."""
+    out = []
+    for name in _WRITES:
+        path = getattr(args, name, None)
+        if isinstance(path, str):
+            out.append((f"--{name}", path, os.path.realpath(path)))
+            if name == "report":
+                figures = [str(Path(path).with_suffix(suffix)) for suffix in _FIGURES]
+                out += [("--report's figure", f, os.path.realpath(f)) for f in figures]
+    return out
 
 
 def _check_outputs_spare_inputs(args):
-    """No output path names a file the command reads (it would be replaced, the data or the schema lost); a schema
-    template never replaces an existing file (a schema filled in by hand)."""
+    """No file the command writes is one it reads (it would be replaced, the data or the schema lost), or another it
+    writes, or a bundled dataset's name in this folder (``--data`` would then read it); a schema template never
+    replaces an existing file (a schema filled in by hand)."""
     reads = {os.path.realpath(path): name for name in _READS
              if isinstance(path := getattr(args, name, None), str) and os.path.isfile(path)}
-    for name in _WRITES:
-        path = getattr(args, name, None)
-        if isinstance(path, str) and os.path.realpath(path) in reads:
-            raise ValueError(f"--{name} {path!r} is the file --{reads[os.path.realpath(path)]} reads: writing it would "
-                             "replace it; give another file name")
+    bundled = {os.path.realpath(name): name for name in data.BUNDLED}
+    seen = {}
+    for flag, given, path in _written(args):
+        if path in reads:
+            raise ValueError(f"{flag} {given!r} is the file --{reads[path]} reads: writing it would replace it; give "
+                             "another file name")
+        if path in seen:
+            raise ValueError(f"{flag} and {seen[path]} both name {given!r}: give each output its own file name")
+        if path in bundled:
+            raise ValueError(f"{flag} {given!r} is named as the bundled dataset: '--data {bundled[path]}' would then "
+                             "read this file; give another file name")
+        seen[path] = flag
     if args.command == "schema" and args.out and os.path.exists(args.out):
         raise ValueError(f"--out {args.out!r} exists (a schema filled in by hand, perhaps): the template does not "
                          "replace it; give another file name, or remove it first")
