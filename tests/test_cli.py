@@ -307,7 +307,16 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
     assert "was measured on 'breast_cancer'" in err and not (tmp_path / "o.json").exists()
     assert main(["sweep", "--data", str(other), "--bounds-from-data", "--epsilons", "1", "--repeats", "1",
                  "--out", str(tmp_path / "os.json"), "--plot", str(plot)]) == 0
-    assert json.loads((tmp_path / "os.json").read_text())["data"] == "other.svm"  # the file's name, not its folder
+    swept = json.loads((tmp_path / "os.json").read_text())
+    assert swept["data"] == "other.svm" and swept["shape"] == [50, 1]  # the file's name, not its folder
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "other.svm").write_text("".join(f"{rng.choice([-1, 1])} 1:{rng.uniform():.3f}\n"
+                                                      for _ in range(80)))  # the same name, other records
+    swept.update(private=True, rows=[{**r, "guarantee_holds": True} for r in swept["rows"]])
+    (tmp_path / "os.json").write_text(json.dumps(swept))
+    assert main(["fit", "--data", str(tmp_path / "b" / "other.svm"), "--bounds-from-data", "--sweep",
+                 str(tmp_path / "os.json"), "--out", str(tmp_path / "ob.json")]) == 2
+    assert "was measured on 50 records of 1 features, this fit's data has 80 of 1" in capsys.readouterr().err
     assert not (tmp_path / "o.md").exists()
     assert main(["fit", "--loss", "squared", "--sweep", str(out), "--out", str(tmp_path / "q.json")]) == 2
     assert "a curve of another task" in capsys.readouterr().err and not (tmp_path / "q.json").exists()

@@ -755,6 +755,10 @@ def fit(args):
         raise ValueError("--repeats shows the spread of a held-out metric: add --private-score (noisy, inside the "
                          "budget) or --diagnostics (not private)")
     job = _job(args, [args.epsilon], holdout=holdout)
+    if sweep_results is not None and sweep_results.get("shape", _data_shape(job)) != _data_shape(job):
+        raise ValueError(f"--sweep {args.sweep!r} was measured on {sweep_results['shape'][0]} records of "
+                         f"{sweep_results['shape'][1]} features, this fit's data has {_data_shape(job)[0]} of "
+                         f"{_data_shape(job)[1]}: its curve and the privacy it spent belong to other records")
     if sweep_results is not None and sweep_results["metric"] != _main_metric(job.estimator):
         raise ValueError(f"--sweep {args.sweep!r} measured {sweep_results['metric']}, a curve of another task than "
                          f"this fit's: run 'dpsparse sweep --private-score' with this fit's options")
@@ -977,7 +981,8 @@ def sweep(args):
                      ("How each model was trained (the last fit)",
                       [("details", "The privacy report", str(est.privacy_report_))])],
                     [Path(args.plot)], keep_figures=True)
-    out = {"data": _data_id(args.data), "metric": key, "private": bool(args.private_score), "rows": rows,
+    out = {"data": _data_id(args.data), "shape": _data_shape(job), "metric": key, "private": bool(args.private_score),
+           "rows": rows,
            "constant": constant, "non_private": nonprivate_value, "epsilon_spent": spent, "delta_spent": delta_spent,
            "repeats": args.repeats, "warnings": job.warnings + score_notes,
            "noise_seeded": args.seed is not None}
@@ -1007,13 +1012,19 @@ def _data_id(data):
     return Path(data).name if data is not None and Path(data).is_file() else str(data)
 
 
+def _data_shape(job):
+    """``[records, features]`` of the data file (public: the model file releases its training size)."""
+    n = job.X_train.shape[0] + (0 if job.X_test is None else job.X_test.shape[0])
+    return [int(n), int(job.X_train.shape[1])]
+
+
 def _read_sweep(path, data):
     """A private sweep's results for the card, read before any data; a clear error for anything else, and for a
     sweep of other data (its curve describes other records)."""
     sweep_results = _read_json(path, "--sweep")
     if "rows" not in sweep_results:
         raise ValueError(f"--sweep {path!r} is not a results file of 'dpsparse sweep'")
-    if sweep_results.get("data") != _data_id(data):
+    if Path(str(sweep_results.get("data"))).name != _data_id(data):  # older files hold the whole path
         raise ValueError(f"--sweep {path!r} was measured on {sweep_results.get('data')!r}, not on this fit's data "
                          f"{str(data)!r}: its curve and the privacy it spent belong to other records; run "
                          "'dpsparse sweep --private-score' on this data")
