@@ -62,8 +62,7 @@ def plot_coefficients(path, release):
     ax.barh(y, w[shown], color=np.where(w[shown] != 0, "tab:red", "lightgray"))
     ax.axvline(0, color="black", lw=0.5)
     ax.set_yticks(y, [str(names[i]) for i in shown], fontsize=7)
-    score = "log-odds" if release.get("task") == "classification" else "prediction (in the label's units)"
-    ax.set_xlabel(f"change of the {score} when the feature moves across half its public range"
+    ax.set_xlabel(f"change of the {_score_words(release)} when the feature moves across half its public range"
                   + (" (L2 norm over the classes)" if several else ""), fontsize=8)
     ax.set_title(f"{int(np.count_nonzero(w))} of {w.size} features in the model's support"
                  + (f" (largest {shown.size} shown)" if shown.size < w.size else ""), fontsize=9)
@@ -286,6 +285,13 @@ def _html(title, sections):
 COEFFICIENT_ROWS = 20  # the card's table lists this many of the largest coefficients
 
 
+def _score_words(release):
+    """What the model's score is, in words: a classifier's margin or a regression's prediction."""
+    if release.get("task") == "classification":
+        return "score (the log-odds of logistic regression, the margin of a linear SVM)"
+    return "prediction (in the label's units)"
+
+
 def _feature_effects(release):
     """The feature names (``x0``, ... when the file has none) and each class's signed change of the score when a
     feature moves across half its public range, shape (n_classes or 1, p): comparable across features."""
@@ -393,9 +399,8 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     coef_rows = [[n, round(float(c[0]), 6) if c.size == 1 else "; ".join(f"{v:.4g}" for v in c), round(e, 4)]
                  for n, c, e in shown]
     unnamed = "" if release.get("feature_names") else f" Features without names are called by their column: {UNNAMED}."
-    quantitative = [("p", "The largest coefficients. 'Effect' is the change of the model's score (log-odds for a "
-                          "classifier, the prediction for a regression) when the feature moves across half its "
-                          f"public range: comparable across features.{unnamed}"),
+    quantitative = [("p", f"The largest coefficients. 'Effect' is the change of the model's {_score_words(release)} "
+                          f"when the feature moves across half its public range: comparable across features.{unnamed}"),
                     ("table", ["feature", "coefficient (data units)", "effect over half the range"], coef_rows)
                     ] if shown else [("p", "Every coefficient is 0: the model predicts the same for every record "
                                            "(above).")]

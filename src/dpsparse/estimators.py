@@ -717,8 +717,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             if not np.isin(y, classes).all():  # the message names no record's label: the data holder may relay it
                 raise ValueError(f"y has labels outside classes={classes.tolist()}; declare every label of the task "
                                  "(classes=, --classes in the CLI), or select them privately (classes='private'; in "
-                                 "the CLI leave --classes out and give --loss logistic): labels outside the selected "
-                                 "set count as none of them")
+                                 "the CLI declare no label set, in --classes, the bounds or a schema, and give "
+                                 "--loss): labels outside the selected set count as none of them")
         else:
             classes = _undeclared_classes(y)
         if classes.size < 2:
