@@ -45,7 +45,7 @@ import numpy as np
 from scipy.stats import beta as _beta
 from sklearn.model_selection import ParameterGrid
 
-from .accounting import LoggedDraw, compose_log, log_ledger, zcdp_budget
+from .accounting import LoggedDraw, compose_log, log_ledger
 from .data import Bounds, prepare
 from .mechanisms import fit_mechanism, get, make_plan
 from .noise import NoiseSource, argmax_per_factor
@@ -841,13 +841,13 @@ def _one_run_guesses(X, signs, w, epsilon, delta, alpha, guess_share):
 def _check_label_selection(canaries, epsilon, delta):
     """ValueError naming ``--canaries`` when the default fit could not select the label set privately on that
     many canaries (``private_labels.plan_share``; public numbers only)."""
-    from .private_labels import DELTA_SHARE, plan_share, records_for_selection
+    from .private_labels import budget, plan_share, records_for_selection
 
     def needed(delta):
-        return records_for_selection(zcdp_budget(epsilon, (1.0 - DELTA_SHARE) * delta), DELTA_SHARE * delta)
+        return records_for_selection(*budget(epsilon, delta))
 
     try:
-        plan_share(canaries, zcdp_budget(epsilon, (1.0 - DELTA_SHARE) * delta), DELTA_SHARE * delta)
+        plan_share(canaries, *budget(epsilon, delta))
     except ValueError:
         least, follows = needed(delta), delta == 1.0 / canaries**2
         while follows and needed(1.0 / least**2) > least:  # the default delta, 1 / n^2, falls as n grows

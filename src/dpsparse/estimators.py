@@ -376,8 +376,7 @@ class _DPLinearModel(BaseEstimator):
                              "does not calibrate to; declare the classes (classes=[...], --classes in the CLI)")
         if distributed.is_dask(y):
             raise ValueError("classes='private' needs the labels in memory; declare classes=[...]")
-        delta_labels = private_labels.DELTA_SHARE * delta  # the selection's failure probability; the rest converts
-        rho = zcdp_budget(self.epsilon, delta - delta_labels)
+        rho, delta_labels = private_labels.budget(self.epsilon, delta)
         rho_labels = private_labels.plan_share(y.shape[0], rho, delta_labels) * rho
         if isinstance(self.bounds, str) and self.bounds == "private":  # their refusal before the selection reads y
             k = selections(n_features, True)

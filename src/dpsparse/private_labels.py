@@ -20,7 +20,10 @@ import math
 import numpy as np
 from scipy.stats import norm
 
-__all__ = ["DELTA_SHARE", "MIN_SHARE_OF_RECORDS", "SHARES", "plan_share", "records_for_selection", "select_labels"]
+from .accounting import zcdp_budget
+
+__all__ = ["DELTA_SHARE", "MIN_SHARE_OF_RECORDS", "SHARES", "budget", "plan_share", "records_for_selection",
+           "select_labels"]
 
 SHARES = (0.05, 0.1, 0.2)
 """Shares of the zCDP budget the selection may take (``DELTA_SHARE`` of delta is its failure probability): the
@@ -63,6 +66,13 @@ def select_labels(y, rho, delta, noise):
     details = {"label set": f"selected privately: labels whose count + N(0, {sigma:.3g}^2) exceeds {threshold:.4g}",
                "label set: zCDP rho, delta": f"{rho:.4g}, {delta:.3g}", "label set: source": SOURCE}
     return values[np.asarray(noisy) > threshold], details
+
+
+def budget(epsilon, delta):
+    """``(rho, delta_labels)``: the zCDP budget of a fit at ``(epsilon, delta)`` whose label set is selected privately
+    (its conversion keeps the rest of delta), and the selection's failure probability, ``DELTA_SHARE`` of delta."""
+    delta_labels = DELTA_SHARE * delta
+    return zcdp_budget(epsilon, delta - delta_labels), delta_labels
 
 
 def records_needed(rho, delta):
