@@ -10,7 +10,7 @@ import pytest
 from joblib import parallel_backend
 from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
-from sklearn.model_selection import GridSearchCV, cross_val_score, cross_validate
+from sklearn.model_selection import GridSearchCV, cross_val_score, cross_validate, validation_curve
 
 from dpsparse import DPLogisticRegression, PrivacyBudget, data
 from dpsparse.accounting import BudgetExceededError
@@ -89,6 +89,8 @@ def test_a_search_s_choice_has_no_guarantee_and_cross_validation_without_a_budge
         GridSearchCV(clone(est).set_params(budget=None), {"alpha": [1e-3, 1e-2]}, cv=2, n_jobs=2).fit(X, y)
     leaks = {str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)}
     assert leaks and all("chooses by held-out scores" in m for m in leaks)
+    with pytest.warns(PrivacyLeakWarning, match="chooses by held-out scores"):  # its scores compared as a search's
+        validation_curve(clone(est).set_params(budget=None), X, y, param_name="alpha", param_range=[1e-3, 1e-2], cv=2)
     free = clone(est).set_params(budget=None)
     with pytest.warns(PrivacyLeakWarning, match="model selection without a budget: .* k fits k epsilon"):
         cross_val_score(free, X, y, cv=2)
