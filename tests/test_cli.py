@@ -260,7 +260,7 @@ def test_sweep_writes_a_table_json_and_the_privacy_utility_figure(tmp_path, caps
     from dpsparse.card import HOLDER_ONLY_FIGURE
 
     heads = _figure_headlines(monkeypatch)
-    out, plot, card = tmp_path / "s.json", tmp_path / "s.png", tmp_path / "s.html"
+    out, plot, card = tmp_path / "s.json", tmp_path / "s.sweep.png", tmp_path / "s.html"  # no fit card's figure
     assert main(["sweep", "--epsilons", "0.5,4", "--repeats", "2", "--seed", "0", "--no-tune", "--iterations", "5",
                  "--out", str(out), "--plot", str(plot), "--report", str(card)]) == 0
     res = json.loads(out.read_text())
@@ -317,6 +317,12 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
     assert main(["fit", "--data", str(tmp_path / "b" / "other.svm"), "--bounds-from-data", "--sweep",
                  str(tmp_path / "os.json"), "--out", str(tmp_path / "ob.json")]) == 2
     assert "was measured on 50 records of 1 features, this fit's data has 80 of 1" in capsys.readouterr().err
+    del swept["shape"]  # an older file: the whole path of its data, no shape
+    swept["data"] = str((tmp_path / "other.svm").resolve())
+    (tmp_path / "os.json").write_text(json.dumps(swept))
+    assert main(["fit", "--data", str(tmp_path / "b" / "other.svm"), "--bounds-from-data", "--sweep",
+                 str(tmp_path / "os.json"), "--out", str(tmp_path / "ob.json")]) == 2
+    assert "was measured on" in capsys.readouterr().err
     assert not (tmp_path / "o.md").exists()
     assert main(["fit", "--loss", "squared", "--sweep", str(out), "--out", str(tmp_path / "q.json")]) == 2
     assert "a curve of another task" in capsys.readouterr().err and not (tmp_path / "q.json").exists()
@@ -614,6 +620,10 @@ def test_the_summary_and_the_plain_words_follow_the_release(tmp_path, capsys):
     capsys.readouterr()
     assert main(["report", str(out)]) == 0
     assert "The whole budget went to fitting the coefficients." in capsys.readouterr().out
+    assert main(["fit", "--mechanism", "dp-cd", "--no-tune", "--out", str(out)]) == 0  # its automatic threshold
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    assert "the budget paid for: a noisy typical size of the records" in capsys.readouterr().out
 
 
 def test_tune_refuses_an_undeclared_label_set_without_counting_the_labels(tmp_path, capsys):

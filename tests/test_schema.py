@@ -155,6 +155,8 @@ def test_no_command_writes_over_a_file_it_reads_nor_a_template_over_a_schema(tmp
         assert main([*common, *argv]) == 2
         assert match in capsys.readouterr().err
     assert {p: p.read_bytes() for p in (s_path, d_path)} == before and figure.read_bytes() == b"records"
+    assert main(["fit", "--data", str(d_path), "--schema", str(s_path), "--report", "."]) == 2
+    assert "is a directory" in capsys.readouterr().err  # the guard leaves a bad --report to its own check
 
 
 def test_raw_adult_fits_and_predicts_through_its_schema(tmp_path, capsys, shared_data):

@@ -10,6 +10,7 @@ import base64
 import html
 import math
 import re
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -62,8 +63,8 @@ def plot_coefficients(path, release):
     ax.barh(y, w[shown], color=np.where(w[shown] != 0, "tab:red", "lightgray"))
     ax.axvline(0, color="black", lw=0.5)
     ax.set_yticks(y, [str(names[i]) for i in shown], fontsize=7)
-    ax.set_xlabel(f"change of the {_score_words(release)} when the feature moves across half its public range"
-                  + (" (L2 norm over the classes)" if several else ""), fontsize=8)
+    ax.set_xlabel(textwrap.fill(f"change of the {_score_words(release)} when the feature moves across half its "
+                                "public range" + (" (L2 norm over the classes)" if several else ""), 110), fontsize=8)
     ax.set_title(f"{int(np.count_nonzero(w))} of {w.size} features in the model's support"
                  + (f" (largest {shown.size} shown)" if shown.size < w.size else ""), fontsize=9)
     fig.tight_layout()
@@ -478,7 +479,7 @@ def _plain_spending(rep):
         key = key.removeprefix("selected model, ")
         share = re.search(r"([0-9.]+) of the zCDP budget", str(value))
         share = f" ({float(share.group(1)):.0%} of the budget)" if share else ""
-        if key in ("clipping", "clipping norm"):  # a clipping norm set by hand is a public number, no spending
+        if key in ("clipping", "clipping norm", "clipping threshold"):  # one set by hand is public: no spending
             key = "clipping" if str(value).startswith("automatic") else "clipping (declared)"
         step = _PLAIN_STEPS.get(key)
         if step is not None:

@@ -1024,7 +1024,8 @@ def _read_sweep(path, data):
     sweep_results = _read_json(path, "--sweep")
     if "rows" not in sweep_results:
         raise ValueError(f"--sweep {path!r} is not a results file of 'dpsparse sweep'")
-    if Path(str(sweep_results.get("data"))).name != _data_id(data):  # older files hold the whole path
+    stored = str(sweep_results.get("data"))  # older files hold the whole path: matched as such
+    if stored != (str(Path(data).resolve()) if Path(stored).is_absolute() else _data_id(data)):
         raise ValueError(f"--sweep {path!r} was measured on {sweep_results.get('data')!r}, not on this fit's data "
                          f"{str(data)!r}: its curve and the privacy it spent belong to other records; run "
                          "'dpsparse sweep --private-score' on this data")
@@ -1311,7 +1312,7 @@ def _joined_negative_values(argv):
 _READS, _WRITES = ("data", "schema", "bounds", "model", "sweep", "groups"), ("out", "plot", "report")
 """The path arguments a command reads and those it writes."""
 _FIGURES = (".coefficients.png", ".sweep.png")
-"""The figures a card is written with, beside it (``--report``)."""
+"""The figures a fit's card is written with, beside it (``--report``; the second with ``--sweep``)."""
 
 
 def _written(args):
@@ -1321,9 +1322,10 @@ def _written(args):
         path = getattr(args, name, None)
         if isinstance(path, str):
             out.append((f"--{name}", path, os.path.realpath(path)))
-            if name == "report":
-                figures = [str(Path(path).with_suffix(suffix)) for suffix in _FIGURES]
-                out += [("--report's figure", f, os.path.realpath(f)) for f in figures]
+    report = getattr(args, "report", None)
+    if args.command == "fit" and report and report.lower().endswith((".html", ".htm", ".md")):  # its figures
+        figures = [str(Path(report).with_suffix(suffix)) for suffix in _FIGURES[:1 + bool(args.sweep)]]
+        out += [("--report's figure", f, os.path.realpath(f)) for f in figures]
     return out
 
 
