@@ -109,6 +109,8 @@ def test_bounds_as_dict_and_json(tmp_path):
     (dict(mechanism="magic"), "unknown mechanism 'magic'"), (dict(penalty="l7"), "unknown penalty"),
     (dict(rule="gs-z"), "unknown rule"), (dict(calibration="x"), "unknown calibration"),
     (dict(max_iter=0), "max_iter must be None"), (dict(bounds=3), "bounds must be"),
+    (dict(mechanism="dp-gcd", mechanism_options={"warm_start": True}, fit_intercept=False),
+     "warm_start=True .* needs fit_intercept=True"),
 ])
 def test_invalid_parameters_raise_before_fitting(params, match):
     X, y, bounds = _breast_cancer()

@@ -427,6 +427,10 @@ class _DPLinearModel(BaseEstimator):
         if self.mechanism_options is not None and not isinstance(self.mechanism_options, dict):
             raise ValueError(f"mechanism_options must be a dict of option names and values or None, got "
                              f"{type(self.mechanism_options).__name__}")
+        if (self.mechanism_options or {}).get("warm_start") and not self.fit_intercept:
+            raise ValueError("mechanism_options warm_start=True starts the intercept from a noisy label mean, a "
+                             "release of its own: it needs fit_intercept=True (without an intercept it would spend "
+                             "budget for nothing)")
 
     def _validate_xy(self, X, y):
         """``X`` (dense, or CSR when that is smaller: ``data.dense_if_dense``) and ``y`` as float arrays; sets
