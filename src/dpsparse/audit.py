@@ -850,8 +850,8 @@ def _check_label_selection(canaries, epsilon, delta):
         plan_share(canaries, *budget(epsilon, delta))
     except ValueError:
         least, follows = needed(delta), delta == 1.0 / canaries**2
-        while follows and needed(1.0 / least**2) > least:  # the default delta, 1 / n^2, falls as n grows
-            least = needed(1.0 / least**2)
+        while follows and (more := needed(1.0 / least**2)) > least:  # the default delta, 1 / n^2, falls with n
+            least = more
         raise ValueError(f"--canaries {canaries}: the default fit selects the label set privately, which at epsilon "
                          f"{epsilon:g} takes at least {least} records" + (" (delta 1/n^2)" if follows else
                                                                          f" (delta {delta:.3g})")

@@ -451,14 +451,19 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     return title, sections
 
 
+_RELEASED_THRESHOLDS = ("clipping norm (released)", "clipping threshold (released)")
+"""The keys (their endings) of a report's clipping thresholds released with the model."""
+_CLIPPING = ("clipping", "clipping norm", "clipping threshold")
+"""The keys of a report's clipping setting: automatic (a private step) or set by hand (a public number)."""
+
+
 def _shares(rep):
     """Rows ``[item, value]`` of a released report's budget shares and released clipping thresholds."""
     shares = [[k, _cell(v)] for k, v in rep["noise"].items()
               if any(w in k for w in ("share", "budget", "rho")) or "budget" in str(v)]
     return shares + [[k, f"{_cell(v)}: each record's influence on the model is capped at this size, set from the "
                          "data with noise, its cost inside the epsilon above"]
-                     for k, v in rep["noise"].items() if k.endswith("clipping norm (released)")
-                     or k.endswith("clipping threshold (released)")]
+                     for k, v in rep["noise"].items() if k.endswith(_RELEASED_THRESHOLDS)]
 
 
 _PLAIN_STEPS = {
@@ -479,14 +484,14 @@ def _plain_spending(rep):
         key = key.removeprefix("selected model, ")
         share = re.search(r"([0-9.]+) of the zCDP budget", str(value))
         share = f" ({float(share.group(1)):.0%} of the budget)" if share else ""
-        if key in ("clipping", "clipping norm", "clipping threshold"):  # one set by hand is public: no spending
-            key = "clipping" if str(value).startswith("automatic") else "clipping (declared)"
-        step = _PLAIN_STEPS.get(key)
+        if key in _CLIPPING and not str(value).startswith("automatic"):
+            continue  # set by hand: a public number, no spending
+        step = _PLAIN_STEPS.get("clipping" if key in _CLIPPING else key)
         if step is not None:
             spent.append(step + share)
         elif key == "bounds: share of the budget":
             spent.append(f"the feature ranges, read from the records with noise ({float(value):.0%} of the budget)")
-        elif key.endswith(("clipping norm (released)", "clipping threshold (released)")):
+        elif key.endswith(_RELEASED_THRESHOLDS):
             released.append(f"the clipping threshold {float(value):.4g}: no record moves the model by more than this "
                             "(set from the records with noise, inside the epsilon above)")
     return spent, released

@@ -755,10 +755,11 @@ def fit(args):
         raise ValueError("--repeats shows the spread of a held-out metric: add --private-score (noisy, inside the "
                          "budget) or --diagnostics (not private)")
     job = _job(args, [args.epsilon], holdout=holdout)
-    if sweep_results is not None and sweep_results.get("shape", _data_shape(job)) != _data_shape(job):
+    shape = _data_shape(job)
+    if sweep_results is not None and sweep_results.get("shape", shape) != shape:
         raise ValueError(f"--sweep {args.sweep!r} was measured on {sweep_results['shape'][0]} records of "
-                         f"{sweep_results['shape'][1]} features, this fit's data has {_data_shape(job)[0]} of "
-                         f"{_data_shape(job)[1]}: its curve and the privacy it spent belong to other records")
+                         f"{sweep_results['shape'][1]} features, this fit's data has {shape[0]} of {shape[1]}: its "
+                         "curve and the privacy it spent belong to other records")
     if sweep_results is not None and sweep_results["metric"] != _main_metric(job.estimator):
         raise ValueError(f"--sweep {args.sweep!r} measured {sweep_results['metric']}, a curve of another task than "
                          f"this fit's: run 'dpsparse sweep --private-score' with this fit's options")
@@ -892,13 +893,17 @@ def _diagnostic_lines(diag, holder):
     return lines
 
 
+def _card_figures(path, sweep):
+    """The figures a fit's card at ``path`` is written with, beside it: the coefficients', and the sweep's curve
+    (None without ``sweep``)."""
+    return Path(path).with_suffix(".coefficients.png"), Path(path).with_suffix(".sweep.png") if sweep else None
+
+
 def _write_fit_card(path, job, est, release, model_path, sweep_results=None):
     """The model card (``card.model_card``), from the release (and a private sweep) only; written atomically."""
-    png = Path(path).with_suffix(".coefficients.png")
+    png, curve = _card_figures(path, sweep_results is not None)
     card.plot_coefficients(png, release)
-    curve = None
-    if sweep_results is not None:
-        curve = Path(path).with_suffix(".sweep.png")
+    if curve is not None:
         card.plot_sweep(curve, sweep_results["rows"], sweep_results["metric"], sweep_results["constant"],
                         title="privacy-utility trade-off (private scores)", private=True)
     title, sections = card.model_card(release, str(est.privacy_report_), png, model_path, sweep_results, curve)
@@ -1311,8 +1316,6 @@ def _joined_negative_values(argv):
 
 _READS, _WRITES = ("data", "schema", "bounds", "model", "sweep", "groups"), ("out", "plot", "report")
 """The path arguments a command reads and those it writes."""
-_FIGURES = (".coefficients.png", ".sweep.png")
-"""The figures a fit's card is written with, beside it (``--report``; the second with ``--sweep``)."""
 
 
 def _written(args):
@@ -1324,8 +1327,8 @@ def _written(args):
             out.append((f"--{name}", path, os.path.realpath(path)))
     report = getattr(args, "report", None)
     if args.command == "fit" and report and report.lower().endswith((".html", ".htm", ".md")):  # its figures
-        figures = [str(Path(report).with_suffix(suffix)) for suffix in _FIGURES[:1 + bool(args.sweep)]]
-        out += [("--report's figure", f, os.path.realpath(f)) for f in figures]
+        out += [("--report's figure", str(f), os.path.realpath(f)) for f in _card_figures(report, args.sweep)
+                if f is not None]
     return out
 
 

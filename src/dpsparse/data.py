@@ -32,6 +32,7 @@ from .exceptions import ClippingWarning, PrivacyLeakWarning
 
 __all__ = [
     "BUNDLED",
+    "MISSING_REMEDY",
     "BoundedDesign",
     "Bounds",
     "bounds_from_data",
@@ -760,12 +761,16 @@ def load_csv(path, target=None):
     return X, (values[t] if t >= 0 else None), [h for k, h in enumerate(header) if k != t]
 
 
+MISSING_REMEDY = ("drop those records, or replace a missing value by a public constant (one that does not depend on "
+                  "the records: an imputer that learns a mean from the data is not private)")
+"""What to do with a missing value, in every message that finds one."""
+
+
 def _not_numeric(what, is_target, column):
     """Why a column of a plain CSV file could not be read as numbers, and what to do. Neither a value nor the header's
     name is shown (a header line of text may be a record)."""
     if any(not v.strip() for v in column):
-        return (f"{what} has missing values (empty fields): drop those records, or replace a missing value by a "
-                "public constant (one that does not depend on the records)")
+        return f"{what} has missing values (empty fields): {MISSING_REMEDY}"
     if is_target:
         return (f"{what} has text labels: a file with text labels or categories is read through a schema, which "
                 "maps them to the declared classes (dpsparse schema --help)")

@@ -24,6 +24,7 @@ from . import distributed, losses, norms, private_labels
 from .accounting import charge, check_privacy_params, weak_guarantee, zcdp_budget, zcdp_epsilon
 from .data import (
     CLASSES_FROM_DATA,
+    MISSING_REMEDY,
     Bounds,
     bounds_from_data,
     check_feature_names,
@@ -140,6 +141,15 @@ def note_sklearn_context(report, budget):
         warnings.warn(SEARCH_NOT_PRIVATE, PrivacyLeakWarning, stacklevel=level)
     elif kind == "validation" and budget is None:
         warnings.warn(CROSS_VALIDATION_SPENDS, PrivacyLeakWarning, stacklevel=level)
+
+
+def warn_weak_guarantee(epsilon, delta, n):
+    """Warn (``WeakGuaranteeWarning``, at the line that called the caller's ``fit``) of an epsilon or a delta that
+    protects little (``accounting.weak_guarantee``); return the warnings, for the report."""
+    weak = weak_guarantee(epsilon, delta, n)
+    for w in weak:
+        warnings.warn(w, WeakGuaranteeWarning, stacklevel=3)
+    return weak
 
 
 def note_classes_from_data(report):
@@ -284,9 +294,7 @@ class _DPLinearModel(BaseEstimator):
         n = X.shape[0]
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
-        weak = weak_guarantee(self.epsilon, delta, n)
-        for w in weak:
-            warnings.warn(w, WeakGuaranteeWarning, stacklevel=2)
+        weak = warn_weak_guarantee(self.epsilon, delta, n)
         mechanism, options, reason = self._chosen_mechanism(n, X.shape[1])
         self.alpha_ = self._strength(reason is not None, X.shape[1])
         if reason is not None and mechanism.name == "constant":
@@ -446,10 +454,8 @@ class _DPLinearModel(BaseEstimator):
             except ValueError as exc:
                 if "NaN" not in str(exc) and "infinity" not in str(exc):
                     raise
-                raise ValueError(f"{str(exc).splitlines()[0].split('.')[0]}: drop those records, or replace a missing "
-                                 "value by a public constant (an imputer that learns a mean from the data is not "
-                                 "private); for a raw CSV, a schema declares each column's missing value "
-                                 "(docs/schema.md)") from None
+                raise ValueError(f"{str(exc).splitlines()[0].split('.')[0]}: {MISSING_REMEDY}; for a raw CSV, a "
+                                 "schema declares each column's missing value (docs/schema.md)") from None
         if X.shape[0] < 2:
             raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {X.shape[0]}")
         return dense_if_dense(X), y

@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -48,11 +47,9 @@ from .accounting import (
     check_privacy_params,
     epsilon_of_zcdp,
     largest_zcdp,
-    weak_guarantee,
     zcdp_budget,
 )
-from .estimators import note_classes_from_data, note_sklearn_context
-from .exceptions import WeakGuaranteeWarning
+from .estimators import note_classes_from_data, note_sklearn_context, warn_weak_guarantee
 from .mechanisms import auto, constant, get, make_plan
 from .mechanisms.base import ZCDP_SOURCE
 from .noise import make_noise
@@ -293,9 +290,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"n_samples = {n} is too small for validation_fraction = {self.validation_fraction}")
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
-        weak = weak_guarantee(self.epsilon, delta, n)
-        for w in weak:
-            warnings.warn(w, WeakGuaranteeWarning, stacklevel=2)
+        weak = warn_weak_guarantee(self.epsilon, delta, n)
         candidates = [_Candidate(base, params, n - m, p, self.epsilon) for params in grid]
         design = base._design(X, y, (self.epsilon, delta, True, None))
         if base._multiclass:
