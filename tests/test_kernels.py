@@ -58,6 +58,34 @@ def test_gcd_scores_are_the_numpy_scores(rule):
     np.testing.assert_allclose(out, dp_gcd.selection_scores(g, w, M, pen, rule), rtol=1e-14, atol=1e-15)
 
 
+@pytest.mark.parametrize("rule", dp_gcd.RULES)
+def test_gcd_scores_take_one_number_for_a_quantity_the_same_on_every_coordinate(rule):
+    """``M`` and ``c`` as floats (``_arrays.number_or_array`` of a uniform vector) give the scores of the full
+    vectors: what DP-GCD passes on the bounded design."""
+    rng = np.random.default_rng(4)
+    p = 300
+    g, w = rng.normal(0, 1, p), rng.normal(0, 1, p) * (rng.random(p) < 0.5)
+    a = np.r_[np.full(p - 1, 0.2), 0.0]
+    full, numbers = np.empty(p), np.empty(p)
+    _kernels.gcd_scores(g, w, np.full(p, 0.25), a, np.full(p, 0.1), dp_gcd.RULES.index(rule), full)
+    _kernels.gcd_scores(g, w, 0.25, a, 0.1, dp_gcd.RULES.index(rule), numbers)
+    np.testing.assert_array_equal(numbers, full)
+
+
+def test_the_sparse_map_takes_one_number_for_a_range_shared_by_every_column():
+    """``csr_to_shifted_csc`` with the map's scale, shift and zero as floats writes the CSC of the full vectors."""
+    X = sp.random(30, 12, density=0.3, random_state=5, format="csr", data_rvs=lambda k: np.linspace(-3, 3, k))
+    n, p, size = X.shape[0], X.shape[1], X.nnz + X.shape[0]
+    outs = []
+    for scale, shift, zero in [(np.full(p, 0.5), np.full(p, 0.25), np.full(p, 0.25)), (0.5, 0.25, 0.25)]:
+        out = np.empty(p + 2, dtype=np.int32), np.empty(size, dtype=np.int32), np.empty(size)
+        clipped = _kernels.csr_to_shifted_csc(n, p, X.indptr, X.indices, X.data, scale, shift, zero, 1, *out)
+        outs.append((clipped, *out))
+    assert outs[0][0] == outs[1][0] > 0
+    for full, number in zip(outs[0][1:], outs[1][1:]):
+        np.testing.assert_array_equal(number, full)
+
+
 def test_clipped_rmatvec_is_the_brute_force_sum():
     rng = np.random.default_rng(3)
     X = rng.uniform(-1, 1, (40, 7))

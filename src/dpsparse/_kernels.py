@@ -24,7 +24,7 @@ import math
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
-from numba.core.extending import intrinsic
+from numba.core.extending import intrinsic, overload
 
 __all__ = ["cd_epoch", "clipped_rmatvec", "csr_to_shifted_csc", "dense_clipped_rmatvec", "exp_mechanism",
            "gcd_scores"]
@@ -59,6 +59,19 @@ def _prefetch(typingctx, arr, index):
     return types.void(arr, types.intp), codegen
 
 
+def _entry(v, j):
+    """``v[j]``, or ``v`` itself for a number: a per-coordinate quantity passed as one number where it is the same
+    on every coordinate (``_arrays.uniform_view``; a broadcast view would stop the loop's vectorization)."""
+    return v if isinstance(v, float) else v[j]
+
+
+@overload(_entry, inline="always")
+def _entry_compiled(v, j):
+    if isinstance(v, types.Array):
+        return lambda v, j: v[j]
+    return lambda v, j: v
+
+
 @njit(cache=True, inline="always")
 def _exp(x):
     """``exp(x)`` within about 1 ulp on ``[_EXP_MIN, _EXP_MAX]``: ``x = k ln 2 + r`` (Cody & Waite),
@@ -90,7 +103,7 @@ def _derivative(code, c, z, y):
 @njit(cache=True, inline="always")
 def _shifted_value(indptr, indices, data, zero, f, j, i, q):
     """``x_ij`` of ``S + f zero^T`` walking row ``i`` of column ``j``, and the next stored position."""
-    x = f[i] * zero[j]
+    x = _entry(f, i) * zero[j]
     if q < indptr[j + 1] and indices[q] == i:
         return x + data[q], q + 1
     return x, q
@@ -164,9 +177,10 @@ def cd_epoch(indptr, indices, data, zero, f, z, y, w, coords, eta, stds, steps, 
     indptr, indices, data : arrays of X (n, p) by columns
         A CSC matrix; or a dense Fortran-ordered array as ``data = X.ravel(order="F")``
         (a view), ``indptr = n * arange(p + 1)`` and ``indices=None`` (row ``q - indptr[j]``).
-    zero, f : float arrays (p,), (n,)
+    zero, f : float array (p,), float array (n,) or float
         The design is ``X + f zero^T`` (``affine.ShiftedSparse``, CSC with sorted indices): a column
-        with ``zero_j != 0`` is read over every row. Zeros for a plain matrix.
+        with ``zero_j != 0`` is read over every row. Zeros for a plain matrix; ``f`` one number where
+        it is the same on every row.
     z : float array (n,)
         Margins ``X w``, updated.
     y : float array (n,)
@@ -238,7 +252,8 @@ def cd_epoch(indptr, indices, data, zero, f, z, y, w, coords, eta, stds, steps, 
 def csr_to_shifted_csc(n, p, indptr, indices, data, scale, shift, zero, ones, out_indptr, out_indices, out_data):
     """CSR ``(n, p)`` mapped as ``clip(scale_j x + shift_j, -1, 1) - zero_j`` per stored value, as CSC ``(n, p +
     ones)`` (a last column of ones when ``ones``), written into the preallocated ``out_*`` arrays (a counting
-    sort by column: no other copy of the data, row indices sorted). Returns the number of values clipped."""
+    sort by column: no other copy of the data, row indices sorted); ``scale``, ``shift`` and ``zero`` are arrays
+    (p,) or numbers (the same on every column). Returns the number of values clipped."""
     counts = out_indptr  # column counts first, then their running sum
     counts[:] = 0
     for k in range(indptr[n]):
@@ -254,11 +269,11 @@ def csr_to_shifted_csc(n, p, indptr, indices, data, scale, shift, zero, ones, ou
             j = indices[k]
             q = fill[j]
             out_indices[q] = i
-            v = data[k] * scale[j] + shift[j]
+            v = data[k] * _entry(scale, j) + _entry(shift, j)
             if v > 1.0 or v < -1.0:
                 clipped += 1
                 v = min(max(v, -1.0), 1.0)
-            out_data[q] = v - zero[j]
+            out_data[q] = v - _entry(zero, j)
             fill[j] = q + 1
         if ones:
             q = fill[p]
@@ -304,29 +319,32 @@ def gcd_scores(g, w, M, a, c, rule, out):
 
     Parameters
     ----------
-    g, w, M, a, c : float arrays (p,)
-        Gradient, iterate, coordinate smoothness, the penalty's strengths.
+    g, w : float arrays (p,)
+        Gradient, iterate.
+    M, a, c : float arrays (p,), or floats (the same on every coordinate)
+        Coordinate smoothness, the penalty's strengths.
     rule : int
         0 "gs-r", 1 "gs-s", 2 "gs-q".
     out : float array (p,)
         The scores, written.
     """
     for j in range(out.shape[0]):
-        root = math.sqrt(M[j])
+        Mj, aj, cj = _entry(M, j), _entry(a, j), _entry(c, j)
+        root = math.sqrt(Mj)
         if rule == 1:  # dist(-g_j, d psi_j(w_j)) / sqrt(M_j)
-            h = g[j] + c[j] * w[j]
-            s = abs(h + math.copysign(a[j], w[j])) if w[j] != 0.0 else max(abs(h) - a[j], 0.0)
+            h = g[j] + cj * w[j]
+            s = abs(h + math.copysign(aj, w[j])) if w[j] != 0.0 else max(abs(h) - aj, 0.0)
             out[j] = s / root
             continue
-        step = 1.0 / M[j]
-        x = w[j] - g[j] / M[j]
-        d = math.copysign(max(abs(x) - step * a[j], 0.0), x) / (1.0 + step * c[j]) - w[j]
+        step = 1.0 / Mj
+        x = w[j] - g[j] / Mj
+        d = math.copysign(max(abs(x) - step * aj, 0.0), x) / (1.0 + step * cj) - w[j]
         if rule == 0:  # M_j |d_j| / sqrt(M_j)
             out[j] = root * abs(d)
             continue
         u = w[j] + d  # sqrt(-2 q_j), q_j the decrease of the quadratic model
-        psi_u, psi_w = a[j] * abs(u) + 0.5 * c[j] * (u * u), a[j] * abs(w[j]) + 0.5 * c[j] * (w[j] * w[j])
-        out[j] = math.sqrt(2.0 * max(-(g[j] * d + 0.5 * M[j] * (d * d) + psi_u - psi_w), 0.0))
+        psi_u, psi_w = aj * abs(u) + 0.5 * cj * (u * u), aj * abs(w[j]) + 0.5 * cj * (w[j] * w[j])
+        out[j] = math.sqrt(2.0 * max(-(g[j] * d + 0.5 * Mj * (d * d) + psi_u - psi_w), 0.0))
 
 
 @njit(**_VECTOR)

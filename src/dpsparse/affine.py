@@ -20,6 +20,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ._arrays import number_or_array, uniform_view
+
 __all__ = ["ShiftedSparse", "gram", "is_shifted"]
 
 
@@ -165,17 +167,19 @@ def from_sparse(X, scale, shift, fit_intercept):
 
     X = sp.csr_matrix(X)
     n, p = X.shape
-    zero = np.clip(shift, -1.0, 1.0)
+    zero = uniform_view(np.clip(shift, -1.0, 1.0))
     nnz = X.indptr[-1]
     size = nnz + n * fit_intercept
     index = np.int64 if size > np.iinfo(np.int32).max else np.int32
     indptr, indices, values = np.empty(p + 2, dtype=index), np.empty(size, dtype=index), np.empty(size)
-    clipped = csr_to_shifted_csc(n, p, X.indptr, X.indices, X.data.astype(float, copy=False), scale, shift, zero,
-                                 int(fit_intercept), indptr, indices, values)
+    clipped = csr_to_shifted_csc(n, p, X.indptr, X.indices, X.data.astype(float, copy=False),
+                                 *map(number_or_array, (scale, shift, zero)), int(fit_intercept), indptr, indices,
+                                 values)
     S = sp.csc_matrix((values, indices, indptr[: p + 1 + fit_intercept]), shape=(n, p + fit_intercept))
     zeros_per_column = n - np.diff(indptr[: p + 1])
     clipped += int(np.sum((np.abs(shift) > 1.0) * zeros_per_column))
-    return ShiftedSparse(S, np.append(zero, 0.0) if fit_intercept else zero, np.ones(n)), clipped
+    zero = np.append(zero, 0.0) if fit_intercept else zero
+    return ShiftedSparse(S, uniform_view(zero), uniform_view(np.ones(n))), clipped
 
 
 def clip_rows(X, bound, p):
@@ -189,5 +193,5 @@ def clip_rows(X, bound, p):
     factor = np.where(over, bound / np.where(over, norms, 1.0), 1.0)
     end = X.S.indptr[p]
     X.S.data[:end] *= factor[X.S.indices[:end]]
-    X.f *= factor
+    X.f = X.f * factor  # f may be a read-only view (uniform_view)
     return int(over.sum())

@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import affine, distributed
+from ._arrays import uniform_view
 from .exceptions import ClippingWarning, PrivacyLeakWarning
 
 __all__ = [
@@ -193,8 +194,8 @@ class Bounds:
 
     def __post_init__(self):
         self.uniform = np.ndim(self.feature_low) == 0 and np.ndim(self.feature_high) == 0
-        self.feature_low = np.asarray(self.feature_low, dtype=float).ravel()
-        self.feature_high = np.asarray(self.feature_high, dtype=float).ravel()
+        self.feature_low = np.asarray(self.feature_low, dtype=float).reshape(-1)  # a view of a uniform_view
+        self.feature_high = np.asarray(self.feature_high, dtype=float).reshape(-1)
         self._check_exceptions()
         lo, hi = self.feature_low, self.feature_high
         if lo.shape != hi.shape:
@@ -263,7 +264,7 @@ class Bounds:
             if j >= p:
                 raise ValueError(f"bounds: exception for column {j}, but the data has {p} features")
             lo[j], hi[j] = a, b
-        return dataclasses.replace(self, feature_low=lo, feature_high=hi, exceptions=None)
+        return dataclasses.replace(self, feature_low=uniform_view(lo), feature_high=uniform_view(hi), exceptions=None)
 
     @classmethod
     def from_dict(cls, d):
@@ -651,7 +652,7 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
     """
     n, p = X.shape
     bounds = bounds.for_features(p)
-    scale, shift = _feature_map(bounds)
+    scale, shift = map(uniform_view, _feature_map(bounds))
     if distributed.is_dask(X):  # mapped chunk by chunk, lazily
         Xb, clipped, clipped_rows = distributed.prepare(X, bounds, fit_intercept)
     elif sp.issparse(X):  # the same map, kept implicit: never densified
@@ -672,7 +673,7 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
         yb = yb * label_scale + label_shift
         clipped_labels = _clip(yb)
     return BoundedDesign(
-        X=Xb, y=yb, feature_bounds=np.ones(p + fit_intercept), scale=scale, shift=shift,
+        X=Xb, y=yb, feature_bounds=uniform_view(np.ones(p + fit_intercept)), scale=scale, shift=shift,
         label_scale=label_scale, label_shift=label_shift, fit_intercept=fit_intercept,
         clipped_values=clipped, clipped_labels=clipped_labels, clipped_rows=clipped_rows, bounds=bounds,
         row_norm=row_norm, source=bounds.source, public=bounds.public,

@@ -68,6 +68,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from .._arrays import number_or_array
 from ..accounting import calibrate
 from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
@@ -232,9 +233,9 @@ def _compiled_epoch(X, y, penalty, steps, clip, kernel, noise, average):
     from .._kernels import cd_epoch
 
     n, p = X.shape
-    zero, f = np.zeros(p), np.ones(n)
+    zero, f = np.broadcast_to(0.0, (p,)), 1.0
     if is_shifted(X):  # X = S + f zero^T
-        zero, f, X = X.c, X.f, X.S
+        zero, f, X = X.c, number_or_array(X.f), X.S
     if sp.issparse(X):  # X is CSC (``_run``)
         indptr, indices, data = X.indptr, X.indices, X.data
     else:  # a Fortran-ordered array (``_run``), read by columns in place: no copy

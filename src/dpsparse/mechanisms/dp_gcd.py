@@ -47,6 +47,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from .._arrays import number_or_array, uniform_view
 from ..accounting import calibrate
 from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
@@ -203,20 +204,22 @@ def clipped_gradient(X, d, clip):
     return _gradient_sum(X, d, clip) / X.shape[0]
 
 
-def _gradient_sum(X, d, clip):
-    """``sum_i d_i x_i``, each term clipped coordinate-wise to ``[-clip_j, clip_j]`` unless ``clip`` is None."""
+def _gradient_sum(X, d, clip, out=None):
+    """``sum_i d_i x_i``, each term clipped coordinate-wise to ``[-clip_j, clip_j]`` unless ``clip`` is None;
+    written into ``out`` (shape (p,)) where it is given and the sum is compiled."""
     if clip is None:
         return np.asarray(X.T @ d).ravel()
     if is_shifted(X):
         return X.clipped_gradient_sum(d, clip)
     from .._kernels import clipped_rmatvec, dense_clipped_rmatvec
 
-    clip = np.ascontiguousarray(np.broadcast_to(np.asarray(clip, dtype=float), X.shape[1:]))
+    clip = np.broadcast_to(np.asarray(clip, dtype=float), X.shape[1:])  # one number a column: a view
     d = np.asarray(d, dtype=float)
+    out = np.empty(X.shape[1]) if out is None else out
     if sp.issparse(X):
         X = X.tocsc()
-        return clipped_rmatvec(X.indptr, X.indices, X.data, d, clip, np.empty(X.shape[1]))
-    return dense_clipped_rmatvec(np.asarray(X, dtype=float), d, clip, np.empty(X.shape[1]))
+        return clipped_rmatvec(X.indptr, X.indices, X.data, d, clip, out)
+    return dense_clipped_rmatvec(np.asarray(X, dtype=float), d, clip, out)
 
 
 def by_columns(X):
@@ -236,7 +239,14 @@ def _gradient(X, y, loss, clip):
         y = labels(X, y)  # one pass over the chunks per step
         return lambda w, z: row_sum(lambda xc, yc: _gradient_sum(xc, loss.bounded_derivative(xc @ w, yc), clip),
                                     X, y, p) / n
-    return lambda w, z: _gradient_sum(X, loss.bounded_derivative(z, y), clip) / n
+    out = np.empty(p)  # one buffer for every step's gradient
+
+    def gradient(w, z):
+        g = _gradient_sum(X, loss.bounded_derivative(z, y), clip, out)
+        g /= n
+        return g
+
+    return gradient
 
 
 def _declared_steps(noise, M, penalty, rule, selection, select_scales, update, update_scales, select_sensitivity,
@@ -283,6 +293,7 @@ def _compiled_steps(noise, n_iter, M, penalty, rule, selection, select_scales, u
 
     p = M.shape[0]
     a, c = penalty.strengths(p)
+    M, a, c = (number_or_array(v) for v in (M, a, c))  # one number where uniform: the scores' loop vectorizes
     scores, code = np.empty(p), RULES.index(rule)
     pick = _compiled_selection(noise, n_iter, selection, select_scales, p)
     eta = np.zeros(n_iter)
@@ -377,13 +388,14 @@ def _clip_thresholds(clipping_norm, L):
 def _plan(info):
     o, n = info.options, info.n
     selection, update = _noise_families(info.calibration, o["selection"], o["update_noise"])
-    L, M = info.loss.coordinate_lipschitz(info.feature_bounds), info.loss.coordinate_smoothness(info.feature_bounds)
+    L, M = (uniform_view(f(info.feature_bounds)) for f in (info.loss.coordinate_lipschitz,
+                                                            info.loss.coordinate_smoothness))
     auto = isinstance(o["clipping_norm"], str)
     clip = None if auto else _clip_thresholds(o["clipping_norm"], L)
     if auto:  # the plan at a nominal threshold of 1 on every column; the released one scales every noise
-        L = np.ones_like(L)
+        L = np.broadcast_to(1.0, L.shape)
     elif clip is not None:
-        L = np.minimum(L, clip)  # each record's term of g_j lies in [-L_j, L_j]
+        L = uniform_view(np.minimum(L, clip))  # each record's term of g_j lies in [-L_j, L_j]
     constants = _step_constants(L, M, n)
     n_iter = o["n_iter"]
     s_paper = paper_scale(n, info.epsilon, info.delta, n_iter)
@@ -399,10 +411,10 @@ def _plan(info):
     else:
         s = _tight_scale(constants, n_iter, info.epsilon, info.delta, s_paper, selection, update, info.zcdp, before)
     ledger = _ledger(s, constants, n_iter, selection, update, before)
-    update_scales = s * L
+    update_scales = uniform_view(s * L)
     ratio = L / np.sqrt(M)
     # one Gumbel scale for every coordinate: a scalar, so each selection draws p variates at one scale
-    select_scales = update_scales / np.sqrt(M) if selection == "laplace" else float(s * ratio.max())
+    select_scales = uniform_view(update_scales / np.sqrt(M)) if selection == "laplace" else float(s * ratio.max())
     c_laplace, c_gumbel, c_update = constants
     unit = " (per unit of the threshold)" if auto else ""
     details = {
@@ -415,9 +427,9 @@ def _plan(info):
         "update noise / sensitivity": c_update * s,
     }
     params = {"L": L, "M": M, "select_scales": select_scales, "update_scales": update_scales,
-              "selection": selection, "update": update,
-              "select_sensitivity": 2.0 * L / (n * np.sqrt(M)), "update_sensitivity": 2.0 * L / n, "clip": clip,
-              "auto_multiplier": m_auto, "warm_multiplier": m_warm}
+              "select_sensitivity": 2.0 * L / (n * np.sqrt(M)), "update_sensitivity": 2.0 * L / n, "clip": clip}
+    params = {k: uniform_view(v) for k, v in params.items()}  # on the bounded design, one number a vector
+    params.update(selection=selection, update=update, auto_multiplier=m_auto, warm_multiplier=m_warm)
     if auto:
         details["clipping"] = (f"automatic: |f'(0)| x the private mean of |x_ij| (Gaussian, multiplier "
                                f"{m_auto:.4g}, {SHARE:g} of the zCDP budget); each noise scale is the one per unit "
@@ -437,18 +449,21 @@ def _run(design, plan, noise, callback):
     scale, clip = 1.0, q["clip"]
     if q["auto_multiplier"] is not None:  # every scale and sensitivity of the plan is for a threshold of 1
         scale = run_threshold(X, design, plan, noise)
-        clip = np.full(design.p, scale)
-    w0 = np.zeros(design.p)
+        clip = np.broadcast_to(scale, (design.p,))
+    w0 = None
     if q["warm_multiplier"] is not None and design.fit_intercept:
+        w0 = np.zeros(design.p)
         sens = 2.0 / design.n
         mean = constant.label_mean(design.y, q["warm_multiplier"] * sens, sens, noise)
         # shrunk towards 0 by twice its noise (public): a balanced label set keeps the intercept at 0, which its
         # noise alone would move enough to flip every prediction where the features' margins are small
         mean = math.copysign(max(abs(mean) - WARM_SHRINK * q["warm_multiplier"] * sens, 0.0), mean)
         w0[-1] = constant.intercept(mean, getattr(info.loss, "name", "") == "logistic")
-    return gcd(X, design.y, info.loss, info.penalty, q["M"], o["n_iter"], o["rule"], scale * q["select_scales"],
-               scale * q["update_scales"], noise, callback, q["selection"], q["update"],
-               scale * q["select_sensitivity"], scale * q["update_sensitivity"], clip, w0)
+    select_scales, update_scales, select_sensitivity, update_sensitivity = (
+        uniform_view(scale * q[k]) for k in ("select_scales", "update_scales", "select_sensitivity",
+                                             "update_sensitivity"))
+    return gcd(X, design.y, info.loss, info.penalty, q["M"], o["n_iter"], o["rule"], select_scales, update_scales,
+               noise, callback, q["selection"], q["update"], select_sensitivity, update_sensitivity, clip, w0)
 
 
 MECHANISM = Mechanism(

@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._arrays import uniform_view
+
 __all__ = ["Penalty", "ElasticNet", "L1", "L2", "make_penalty", "PENALTIES", "require"]
 
 # Relative slack of the feasibility test in ``conjugate``: floating-point rounding of a
@@ -127,10 +129,13 @@ class ElasticNet(Penalty):
         Returns
         -------
         a, c : ndarray of shape (p,)
-            ``a = alpha * l1_ratio * weights`` and ``c = alpha * (1 - l1_ratio) * weights``.
+            ``a = alpha * l1_ratio * weights`` and ``c = alpha * (1 - l1_ratio) * weights`` (``c`` a read-only
+            view of one number where its entries are equal, ``_arrays.uniform_view``).
         """
         aw = self.alpha * self._w(p)
-        return aw * self.l1_ratio, aw * (1.0 - self.l1_ratio)
+        c = uniform_view(aw * (1.0 - self.l1_ratio))  # zeros for the L1 norm: one number
+        aw *= self.l1_ratio
+        return aw, c
 
     @property
     def unpenalized(self) -> np.ndarray:
