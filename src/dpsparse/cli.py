@@ -279,10 +279,17 @@ def _integer_labels(declared, y):
     """Labels read as floats (a CSV's, svmlight's): with integer ``--classes`` (``0,1``) and integral labels,
     integers, so that the model's classes and predictions read as declared (``1``, not ``1.0``); anything else
     unchanged (a label outside the classes is refused at the fit)."""
+    if not all(re.fullmatch(r"[+-]?\d+", str(c).strip()) for c in declared):
+        return np.asarray(y)
+    return _integral(y)
+
+
+def _integral(y):
+    """Labels read as floats, as integers where every one is integral (``2``, not ``2.0``); else unchanged."""
     y = np.asarray(y)
-    if y.dtype.kind != "f" or not all(re.fullmatch(r"[+-]?\d+", str(c).strip()) for c in declared):
-        return y
-    return y.astype(np.int64) if np.all(np.isfinite(y)) and np.all(y == np.round(y)) else y
+    if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+        return y.astype(np.int64)
+    return y
 
 
 def _declared_classes(declared, y):
@@ -588,6 +595,9 @@ def _job(args, epsilons, holdout=True):
         y = _integer_labels(args.classes, y)
         args.classes = _declared_classes(args.classes, y)
     classes = _classes(args, y, bounds)
+    if classes is not None and args.classes is None:  # read off the labels: integral ones as integers, as declared
+        y = _integral(y)
+        classes = np.unique(y)
     est = _estimator(args, classes)
     est.set_params(bounds=bounds, bounds_share=args.bounds_share)
     if holdout:  # not stratified: the split must not depend on the labels (parallel composition)
