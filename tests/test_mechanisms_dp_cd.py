@@ -311,10 +311,12 @@ def test_unbounded_squared_loss_needs_clip():
 @pytest.mark.parametrize("average", [False, True])
 @pytest.mark.parametrize("loss", [losses.Logistic(), losses.Huber(0.5), losses.Squared(clip=0.7)],
                          ids=lambda loss: loss.name)
-def test_the_compiled_epoch_matches_the_python_loop_draw_for_draw(layout, average, loss):
+@pytest.mark.parametrize("per_coordinate", [False, True], ids=["one-number", "per-coordinate"])
+def test_the_compiled_epoch_matches_the_python_loop_draw_for_draw(layout, average, loss, per_coordinate):
     """Same seed, same draws: the compiled epoch (plain NoiseSource) and the loop through noise.release (any
     subclass, as the audit's) give the same model, for every loss kernel, penalty weights, the average, and a
-    dense, CSC or shifted sparse design (``S + f c^T``, some columns unshifted)."""
+    dense, CSC or shifted sparse design (``S + f c^T``, some columns unshifted); with the steps, thresholds, noise
+    and row factors the same on every coordinate (given to the kernel as numbers) or not."""
     from dpsparse.affine import ShiftedSparse
     from dpsparse.noise import NoiseSource
 
@@ -328,12 +330,12 @@ def test_the_compiled_epoch_matches_the_python_loop_draw_for_draw(layout, averag
     X = np.asfortranarray(X) if layout == "dense" else sp.csc_matrix(X)
     if layout == "shifted":
         c = np.where(rng.random(40) < 0.5, rng.uniform(-0.5, 0.5, 40), 0.0)
-        X = ShiftedSparse(X * 0.5, c, rng.uniform(0.5, 1.0, 300))
+        X = ShiftedSparse(X * 0.5, c, rng.uniform(0.5, 1.0, 300) if per_coordinate else np.full(300, 0.8))
     y = np.sign(rng.standard_normal(300))
     penalty = norms.ElasticNet(0.02, 0.5, weights=np.r_[np.ones(39), 0.0])
-    b = np.ones(40)
+    b = rng.uniform(0.5, 1.0, 40) if per_coordinate else np.ones(40)
     args = (X, y, loss.bounded_derivative, penalty, loss.coordinate_smoothness(b), loss.coordinate_lipschitz(b), 3,
-            50, np.full(40, 0.01))
+            50, 0.01 * b)
     fast = mod.cd(*args, NoiseSource(np.random.default_rng(1), True), average=average,
                   kernel=loss.derivative_kernel())
     loop = mod.cd(*args, Loop(np.random.default_rng(1), True), average=average, kernel=loss.derivative_kernel())

@@ -72,6 +72,17 @@ def _entry_compiled(v, j):
     return lambda v, j: v
 
 
+def _prefetch_entry(v, j):
+    """``_prefetch(v, j)`` for an array; nothing for a number (``_entry``)."""
+
+
+@overload(_prefetch_entry, inline="always")
+def _prefetch_entry_compiled(v, j):
+    if isinstance(v, types.Array):
+        return lambda v, j: _prefetch(v, j)
+    return lambda v, j: None
+
+
 @njit(cache=True, inline="always")
 def _exp(x):
     """``exp(x)`` within about 1 ulp on ``[_EXP_MIN, _EXP_MAX]``: ``x = k ln 2 + r`` (Cody & Waite),
@@ -188,11 +199,12 @@ def cd_epoch(indptr, indices, data, zero, f, z, y, w, coords, eta, stds, steps, 
         Iterate, updated.
     coords : int array (K,)
         The coordinates, drawn independently of the data.
-    eta, stds : float arrays (K,), (p,)
+    eta : float array (K,)
         Standard normal draws, one per update, drawn beforehand; the noise of update ``k`` is
         ``stds[coords[k]] * eta[k]``.
-    steps, clip, thresholds, shrink : float arrays (p,)
-        ``1 / M_j``, the clipping thresholds ``C_j``, ``step_j a_j``, ``1 / (1 + step_j c_j)``.
+    stds, steps, clip, thresholds, shrink : float arrays (p,), or floats (the same on every coordinate)
+        The noise's standard deviations, ``1 / M_j``, the clipping thresholds ``C_j``, ``step_j a_j``,
+        ``1 / (1 + step_j c_j)``.
     code, c : int, float
         The loss derivative (module docstring).
     acc, last : float array (p,), int array (p,)
@@ -209,12 +221,12 @@ def cd_epoch(indptr, indices, data, zero, f, z, y, w, coords, eta, stds, steps, 
             ahead = coords[k + _AHEAD]
             _prefetch(indptr, ahead)
             _prefetch(w, ahead)
-            _prefetch(steps, ahead)
-            _prefetch(clip, ahead)
-            _prefetch(thresholds, ahead)
-            _prefetch(shrink, ahead)
+            _prefetch_entry(steps, ahead)
+            _prefetch_entry(clip, ahead)
+            _prefetch_entry(thresholds, ahead)
+            _prefetch_entry(shrink, ahead)
             _prefetch(zero, ahead)
-            _prefetch(stds, ahead)
+            _prefetch_entry(stds, ahead)
         if indices is not None and k + _AHEAD // 2 < coords.shape[0]:
             q = indptr[coords[k + _AHEAD // 2]]
             _prefetch(indices, q)
@@ -223,14 +235,14 @@ def cd_epoch(indptr, indices, data, zero, f, z, y, w, coords, eta, stds, steps, 
         j = coords[k]
         start, stop = indptr[j], indptr[j + 1]
         if indices is None:  # sum_i clip(f'(z_i, y_i) x_ij, -C_j, C_j)
-            g = _dense_gradient(data[lag:lag + n], lag_step, data[start:stop], z, y, clip[j], code, c)
+            g = _dense_gradient(data[lag:lag + n], lag_step, data[start:stop], z, y, _entry(clip, j), code, c)
             lag_step = 0.0
         elif zero[j] != 0.0:
-            g = _shifted_gradient(indptr, indices, data, zero, f, j, z, y, clip[j], code, c)
+            g = _shifted_gradient(indptr, indices, data, zero, f, j, z, y, _entry(clip, j), code, c)
         else:
-            g = _sparse_gradient(indices, data, start, stop, z, y, clip[j], code, c)
-        v = w[j] - steps[j] * (g / n + stds[j] * eta[k])
-        new = math.copysign(max(abs(v) - thresholds[j], 0.0), v) * shrink[j]
+            g = _sparse_gradient(indices, data, start, stop, z, y, _entry(clip, j), code, c)
+        v = w[j] - _entry(steps, j) * (g / n + _entry(stds, j) * eta[k])
+        new = math.copysign(max(abs(v) - _entry(thresholds, j), 0.0), v) * _entry(shrink, j)
         if average:
             acc[j] += w[j] * (k - last[j])
             last[j] = k
