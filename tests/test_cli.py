@@ -591,6 +591,14 @@ def test_an_output_folder_is_refused_and_integer_labels_are_classes_or_a_regress
             assert model["classes"] == list(range(5))
 
 
+def test_labels_read_as_floats_become_integers_only_where_exact():
+    from dpsparse.cli import _integral
+
+    assert _integral(np.array([0.0, 2.0])).dtype == np.int64
+    for y in ([0.0, 1e19], [0.5, 1.0], [0.0, np.nan]):  # beyond an exact integer, fractional, missing: unchanged
+        assert _integral(np.array(y)).dtype == float
+
+
 def test_the_bounds_name_the_features_of_a_file_without_a_header(tmp_path, capsys):
     rng = np.random.default_rng(0)
     svm, bounds = tmp_path / "d.svm", tmp_path / "b.json"

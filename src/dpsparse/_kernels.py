@@ -297,9 +297,10 @@ def csr_to_shifted_csc(n, p, indptr, indices, data, scale, shift, zero, ones, ou
 
 @njit(cache=True, error_model="numpy")
 def clipped_rmatvec(indptr, indices, data, d, clip, out):
-    """``out_j = sum_i clip(d_i x_ij, -clip_j, clip_j)`` over the stored values of a CSC matrix; returns ``out``."""
+    """``out_j = sum_i clip(d_i x_ij, -clip_j, clip_j)`` over the stored values of a CSC matrix (``clip`` an array
+    (p,) or one number for every column); returns ``out``."""
     for j in range(out.shape[0]):
-        s, bound = 0.0, clip[j]
+        s, bound = 0.0, _entry(clip, j)
         for q in range(indptr[j], indptr[j + 1]):
             s += min(max(d[indices[q]] * data[q], -bound), bound)
         out[j] = s
@@ -309,11 +310,12 @@ def clipped_rmatvec(indptr, indices, data, d, clip, out):
 @njit(**_VECTOR)
 def dense_clipped_rmatvec(X, d, clip, out):
     """``out_j = sum_i clip(d_i x_ij, -clip_j, clip_j)`` over a dense X (n, p), read in its own order (by columns
-    when Fortran-ordered, by rows otherwise) with no temporary; returns ``out``."""
+    when Fortran-ordered, by rows otherwise) with no temporary (``clip`` an array (p,) or one number for every
+    column); returns ``out``."""
     n, p = X.shape
     if X.flags.f_contiguous:
         for j in range(p):
-            s, bound = 0.0, clip[j]
+            s, bound = 0.0, _entry(clip, j)
             for i in range(n):
                 s += min(max(d[i] * X[i, j], -bound), bound)
             out[j] = s
@@ -321,7 +323,8 @@ def dense_clipped_rmatvec(X, d, clip, out):
     out[:] = 0.0
     for i in range(n):
         for j in range(p):
-            out[j] += min(max(d[i] * X[i, j], -clip[j]), clip[j])
+            bound = _entry(clip, j)
+            out[j] += min(max(d[i] * X[i, j], -bound), bound)
     return out
 
 

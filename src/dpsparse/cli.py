@@ -285,9 +285,10 @@ def _integer_labels(declared, y):
 
 
 def _integral(y):
-    """Labels read as floats, as integers where every one is integral (``2``, not ``2.0``); else unchanged."""
+    """Labels read as floats, as integers where every one is integral and exact in a float (``2``, not ``2.0``);
+    else unchanged."""
     y = np.asarray(y)
-    if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+    if y.dtype.kind == "f" and np.all(np.abs(y) <= 2.0**53) and np.all(y == np.round(y)):
         return y.astype(np.int64)
     return y
 

@@ -213,7 +213,7 @@ def _gradient_sum(X, d, clip, out=None):
         return X.clipped_gradient_sum(d, clip)
     from .._kernels import clipped_rmatvec, dense_clipped_rmatvec
 
-    clip = np.broadcast_to(np.asarray(clip, dtype=float), X.shape[1:])  # one number a column: a view
+    clip = number_or_array(np.broadcast_to(np.asarray(clip, dtype=float), X.shape[1:]))  # a float where one number
     d = np.asarray(d, dtype=float)
     out = np.empty(X.shape[1]) if out is None else out
     if sp.issparse(X):
