@@ -61,6 +61,24 @@ def test_shifted_design_equals_the_dense_mapped_array(row_norm, fit_intercept):
                                np.clip(dense.X * v[:, None], -clip, clip).sum(axis=0), atol=1e-12)
 
 
+@pytest.mark.parametrize("exceptions", [None, {3: (-1.0, 2.0)}], ids=["one-range", "one-other-range"])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("one_threshold", [True, False], ids=["one-threshold", "per-column"])
+def test_the_clipped_gradient_of_a_shifted_design_is_the_dense_one(exceptions, fit_intercept, one_threshold):
+    """The compiled clipped gradient (``_kernels.shifted_clipped_rmatvec`` and the shift's part from one sorted
+    pass) equals the brute-force sum on the dense design, with the shift and the threshold given as one number
+    for every column or not (0/1 data declared on [0, 1]: every zero maps to -1)."""
+    rng = np.random.default_rng(7)
+    X = sp.random(200, 50, density=0.1, format="csr", random_state=1, data_rvs=lambda k: rng.uniform(0, 1, k))
+    y = np.where(rng.random(200) < 0.5, 1.0, -1.0)
+    bounds = data.Bounds(0.0, 1.0, exceptions=exceptions)
+    sparse, dense = (data.prepare(Z, y, bounds, True, fit_intercept) for Z in (X, X.toarray()))
+    v = rng.uniform(-1, 1, 200)
+    clip = 0.3 if one_threshold else rng.uniform(0.05, 0.5, dense.p)
+    np.testing.assert_allclose(sparse.X.clipped_gradient_sum(v, clip),
+                               np.clip(dense.X * v[:, None], -clip, clip).sum(axis=0), rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("name,classification", list(mechanism_cases()))
 def test_every_mechanism_fits_sparse_input_as_dense(name, classification):
     """The same noise draws on the implicit and the dense design give the same model (to rounding)."""

@@ -27,7 +27,7 @@ from numba.core import cgutils
 from numba.core.extending import intrinsic, overload
 
 __all__ = ["cd_epoch", "clipped_rmatvec", "csr_to_shifted_csc", "dense_clipped_rmatvec", "exp_mechanism",
-           "gcd_scores"]
+           "gcd_scores", "shifted_clipped_rmatvec"]
 
 _VECTOR = dict(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")
 _LOG2E = 1.4426950408889634
@@ -304,6 +304,22 @@ def clipped_rmatvec(indptr, indices, data, d, clip, out):
         for q in range(indptr[j], indptr[j + 1]):
             s += min(max(d[indices[q]] * data[q], -bound), bound)
         out[j] = s
+    return out
+
+
+@njit(**_VECTOR)
+def shifted_clipped_rmatvec(indptr, indices, data, d, u, c, clip, out):
+    """``out_j += sum_q clip(d_i s_qj + u_i c_j, -clip_j, clip_j) - clip(u_i c_j, -clip_j, clip_j)`` over the stored
+    values ``s_qj`` (row ``i``) of a CSC matrix ``S``: what the stored values of ``S + f c^T`` change in the clipped
+    sum ``sum_i clip(d_i x_ij)`` beyond the shift-only terms (``u = d f``; ``affine.ShiftedSparse``). ``c`` and
+    ``clip`` arrays (p,) or numbers; returns ``out``."""
+    for j in range(out.shape[0]):
+        s, bound, cj = 0.0, _entry(clip, j), _entry(c, j)
+        for q in range(indptr[j], indptr[j + 1]):
+            i = indices[q]
+            shift = u[i] * cj
+            s += min(max(d[i] * data[q] + shift, -bound), bound) - min(max(shift, -bound), bound)
+        out[j] += s
     return out
 
 

@@ -56,8 +56,8 @@ class ShiftedSparse:
         self.S, self.c, self.f = S, np.asarray(c, dtype=float), np.asarray(f, dtype=float)
         self.shape = S.shape
         self._shifted = np.flatnonzero(self.c)
+        self._shift = number_or_array(uniform_view(self.c[self._shifted]))  # the shifted columns' c
         self._csr = None  # S by rows, made on the first row access
-        self._columns = None  # the column of each stored value, made on the first clipped gradient
 
     @property
     def T(self):
@@ -80,12 +80,6 @@ class ShiftedSparse:
         col = self.c[j] * self.f
         col[self.S.indices[sl]] += self.S.data[sl]
         return col
-
-    def columns_of_values(self):
-        """The column index of each stored value of ``S`` (kept)."""
-        if self._columns is None:
-            self._columns = np.repeat(np.arange(self.shape[1]), np.diff(self.S.indptr))
-        return self._columns
 
     def __getitem__(self, key):
         """Rows (``X[rows]``) or columns (``X[:, cols]``): a ``ShiftedSparse`` (never densified)."""
@@ -123,26 +117,30 @@ class ShiftedSparse:
         return G + cross + cross.T + float(self.f @ (d * self.f)) * np.outer(self.c, self.c)
 
     def clipped_gradient_sum(self, d, clip):
-        """``sum_i clip(d_i x'_ij, -clip_j, clip_j)`` for every ``j``, O(nnz + (n + p) log n).
+        """``sum_i clip(d_i x'_ij, -clip_j, clip_j)`` for every ``j``, O(nnz + (n + p) log n), with no temporary
+        of the size of X.
 
         The shift's part ``sum_i clip(d_i f_i c_j)`` for all rows from the sorted ``u = d f`` and its
-        prefix sums; each stored value then replaces its row's shift-only term by the whole one.
+        prefix sums; each stored value then replaces its row's shift-only term by the whole one (compiled,
+        ``_kernels.shifted_clipped_rmatvec``).
         """
+        from ._kernels import shifted_clipped_rmatvec
+
+        d = np.asarray(d, dtype=float)
+        clip = np.broadcast_to(np.asarray(clip, dtype=float), self.shape[1:])
+        bound = number_or_array(clip)
         u = d * self.f
         base = np.zeros(self.shape[1])
         j = self._shifted
         if j.size:
             order = np.sort(u)
             prefix = np.concatenate(([0.0], np.cumsum(order)))
-            t = clip[j] / np.abs(self.c[j])  # clip(u c) = c clip(u, -t, t)
+            cj = self._shift  # one number where every shifted column has the same shift
+            t = (bound if isinstance(bound, float) else clip[j]) / np.abs(cj)  # clip(u c) = c clip(u, -t, t)
             lo, hi = np.searchsorted(order, -t, "left"), np.searchsorted(order, t, "right")
-            inside = prefix[hi] - prefix[lo]
-            base[j] = self.c[j] * (inside + t * (order.size - hi) - t * lo)
-        cols = self.columns_of_values()
-        rows = self.S.indices
-        shift = u[rows] * self.c[cols]
-        whole = np.clip(d[rows] * self.S.data + shift, -clip[cols], clip[cols])
-        return base + np.bincount(cols, whole - np.clip(shift, -clip[cols], clip[cols]), self.shape[1])
+            base[j] = cj * (prefix[hi] - prefix[lo] + t * (order.size - hi) - t * lo)
+        return shifted_clipped_rmatvec(self.S.indptr, self.S.indices, self.S.data, d, u, number_or_array(self.c),
+                                       bound, base)
 
 
 class _Transposed:
