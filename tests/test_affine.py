@@ -8,6 +8,7 @@ import scipy.sparse as sp
 
 from conftest import mechanism_cases, mechanism_loss
 from dpsparse import data, norms
+from dpsparse._arrays import uniform_view
 from dpsparse.affine import ShiftedSparse, gram
 from dpsparse.mechanisms import REGISTRY, fit_mechanism
 from dpsparse.noise import make_noise
@@ -133,7 +134,8 @@ def test_only_a_matrix_smaller_dense_is_densified():
 @pytest.mark.parametrize("block", [None, 5])
 def test_abs_sum_is_the_brute_force_sum_on_every_kind_of_design(block, monkeypatch):
     """``sum_ij |x_ij|`` over the first k columns, whole or read ``block`` values at a time: dense, CSC, CSR and
-    a ``ShiftedSparse`` with shifted and unshifted columns (the shift's cells off the stored values too)."""
+    a ``ShiftedSparse`` with shifted and unshifted columns (the shift's cells off the stored values too), or with
+    one shift and row factors of 1 (given to the compiled sum as numbers)."""
     from dpsparse.mechanisms import _common
 
     if block is not None:
@@ -142,8 +144,9 @@ def test_abs_sum_is_the_brute_force_sum_on_every_kind_of_design(block, monkeypat
     S = sp.random(40, 6, density=0.3, random_state=1, format="csc", data_rvs=lambda k: rng.uniform(-1, 1, k))
     c, f = np.array([0.0, 0.5, 0.0, -1.0, 0.0, 2.0]), rng.uniform(-1, 1, 40)
     dense = S.toarray() + np.outer(f, c)
+    one = uniform_view(np.full(6, -0.5)), uniform_view(np.ones(40))  # one shift, row factors 1 (0/1 data)
     designs = [(S.toarray(), S.toarray()), (S, S.toarray()), (S.tocsr(), S.toarray()),
-               (ShiftedSparse(S, c, f), dense)]
+               (ShiftedSparse(S, c, f), dense), (ShiftedSparse(S, *one), S.toarray() - 0.5)]
     for X, brute in designs:
         for k in (0, 1, 4, 6):
             assert _common.abs_sum(X, k) == pytest.approx(np.abs(brute[:, :k]).sum(), rel=1e-12, abs=1e-12)

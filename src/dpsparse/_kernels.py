@@ -27,7 +27,7 @@ from numba.core import cgutils
 from numba.core.extending import intrinsic, overload
 
 __all__ = ["cd_epoch", "clipped_rmatvec", "csr_to_shifted_csc", "dense_clipped_rmatvec", "exp_mechanism",
-           "gcd_scores", "shifted_clipped_rmatvec"]
+           "gcd_scores", "shifted_abs_sum", "shifted_clipped_rmatvec"]
 
 _VECTOR = dict(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")
 _LOG2E = 1.4426950408889634
@@ -321,6 +321,20 @@ def shifted_clipped_rmatvec(indptr, indices, data, d, u, c, clip, out):
             s += min(max(d[i] * data[q] + shift, -bound), bound) - min(max(shift, -bound), bound)
         out[j] += s
     return out
+
+
+@njit(**_VECTOR)
+def shifted_abs_sum(indptr, indices, data, f, c, k):
+    """``sum_q |s_qj + f_i c_j| - |f_i c_j|`` over the stored values ``s_qj`` (row ``i``) of the first ``k`` columns
+    of a CSC matrix ``S``: what they add to ``sum_ij |x_ij|`` of ``S + f c^T`` beyond ``sum_i |f_i| sum_j |c_j|``
+    (``affine.ShiftedSparse``). ``f`` and ``c`` arrays or numbers."""
+    total = 0.0
+    for j in range(k):
+        cj = _entry(c, j)
+        for q in range(indptr[j], indptr[j + 1]):
+            a = _entry(f, indices[q]) * cj
+            total += abs(data[q] + a) - abs(a)
+    return total
 
 
 @njit(**_VECTOR)
