@@ -30,8 +30,10 @@ def uniform_view(v):
 
 
 def number_or_array(v):
-    """The one number of a ``uniform_view`` (as a float), else ``v``: what a compiled loop takes for a quantity that
-    may be the same on every coordinate (``_kernels._entry``), so that it reads no strided view."""
-    if isinstance(v, np.ndarray) and v.ndim == 1 and v.size and v.strides[0] == 0:
-        return float(v[0])
+    """The one number (a float) of a vector whose entries are all equal, a ``uniform_view`` or not; else ``v``: what
+    a compiled loop takes for a quantity that may be the same on every coordinate (``_kernels._entry``), so that it
+    reads no strided view."""
+    a = uniform_view(v)
+    if isinstance(a, np.ndarray) and a.ndim == 1 and a.size and a.strides[0] == 0:
+        return float(a[0])
     return v

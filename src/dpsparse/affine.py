@@ -56,7 +56,7 @@ class ShiftedSparse:
         self.S, self.c, self.f = S, np.asarray(c, dtype=float), np.asarray(f, dtype=float)
         self.shape = S.shape
         self._shifted = np.flatnonzero(self.c)
-        self._shift = number_or_array(uniform_view(self.c[self._shifted]))  # the shifted columns' c
+        self._shift = number_or_array(self.c[self._shifted])  # the shifted columns' c
         self._csr = None  # S by rows, made on the first row access
 
     @property

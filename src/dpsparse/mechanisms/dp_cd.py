@@ -68,7 +68,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from .._arrays import number_or_array, uniform_view
+from .._arrays import number_or_array
 from ..accounting import calibrate
 from ..affine import is_shifted
 from ..distributed import is_dask, labels, row_sum
@@ -242,15 +242,15 @@ def _compiled_epoch(X, y, penalty, steps, clip, kernel, noise, average):
         indptr, indices, data = n * np.arange(p + 1, dtype=np.int64), None, X.ravel(order="F")
     a, c = penalty.strengths(steps.shape[0])
     # one number where the same on every coordinate: no per-coordinate array to read at random
-    thresholds, shrink = (number_or_array(uniform_view(v)) for v in (steps * a, 1.0 / (1.0 + steps * c)))
-    steps, clip = (number_or_array(uniform_view(v)) for v in (steps, clip))
+    thresholds, shrink = (number_or_array(v) for v in (steps * a, 1.0 / (1.0 + steps * c)))
+    steps, clip = (number_or_array(v) for v in (steps, clip))
     code, kc = kernel
 
     def epoch(z, w, coords, eta, stds, acc, last):
         if not average:
             acc, last = np.zeros(1), np.zeros(1, dtype=np.int64)
         cd_epoch(indptr, indices, data, zero, f, z, y, w, np.asarray(coords, dtype=np.int64), eta,
-                 number_or_array(uniform_view(stds)), steps, clip, thresholds, shrink, int(code), float(kc), acc,
+                 number_or_array(stds), steps, clip, thresholds, shrink, int(code), float(kc), acc,
                  last, average)
 
     return epoch

@@ -411,7 +411,7 @@ def _plan(info):
     else:
         s = _tight_scale(constants, n_iter, info.epsilon, info.delta, s_paper, selection, update, info.zcdp, before)
     ledger = _ledger(s, constants, n_iter, selection, update, before)
-    update_scales = uniform_view(s * L)
+    update_scales = uniform_view(s * L)  # on the bounded design, one number a vector (as every vector below)
     ratio = L / np.sqrt(M)
     # one Gumbel scale for every coordinate: a scalar, so each selection draws p variates at one scale
     select_scales = uniform_view(update_scales / np.sqrt(M)) if selection == "laplace" else float(s * ratio.max())
@@ -427,9 +427,10 @@ def _plan(info):
         "update noise / sensitivity": c_update * s,
     }
     params = {"L": L, "M": M, "select_scales": select_scales, "update_scales": update_scales,
-              "select_sensitivity": 2.0 * L / (n * np.sqrt(M)), "update_sensitivity": 2.0 * L / n, "clip": clip}
-    params = {k: uniform_view(v) for k, v in params.items()}  # on the bounded design, one number a vector
-    params.update(selection=selection, update=update, auto_multiplier=m_auto, warm_multiplier=m_warm)
+              "selection": selection, "update": update,
+              "select_sensitivity": uniform_view(2.0 * L / (n * np.sqrt(M))),
+              "update_sensitivity": uniform_view(2.0 * L / n), "clip": uniform_view(clip),
+              "auto_multiplier": m_auto, "warm_multiplier": m_warm}
     if auto:
         details["clipping"] = (f"automatic: |f'(0)| x the private mean of |x_ij| (Gaussian, multiplier "
                                f"{m_auto:.4g}, {SHARE:g} of the zCDP budget); each noise scale is the one per unit "
