@@ -114,8 +114,8 @@ LOOP_OPTIONS = {"dp-gcd": {"clipping_norm": "auto"}, "dp-cd": {}, "fw": {}}
 gradient is another loop than the plain one; DP-CD's epoch is the same loop either way)."""
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")
-def _derivative_sums(z, y, times):
+@njit(fastmath={"reassoc", "contract"}, error_model="numpy")  # not cached: numba's cache of a function in this
+def _derivative_sums(z, y, times):                              # file would not see a change to _kernels.py
     """``sum_i f'(z_i + t, y_i)`` of the logistic loss for ``t`` = 0 .. ``times - 1`` (times 1e-12): the derivative's
     arithmetic over ``times`` passes of the margins, as the kernel of the coordinate methods computes it."""
     s = 0.0

@@ -68,9 +68,13 @@ def test_shifted_design_equals_the_dense_mapped_array(row_norm, fit_intercept):
 def test_the_clipped_gradient_of_a_shifted_design_is_the_dense_one(exceptions, fit_intercept, one_threshold):
     """The compiled clipped gradient (``_kernels.shifted_clipped_rmatvec`` and the shift's part from one sorted
     pass) equals the brute-force sum on the dense design, with the shift and the threshold given as one number
-    for every column or not (0/1 data declared on [0, 1]: every zero maps to -1)."""
+    for every column or not (0/1 data declared on [0, 1]: every zero maps to -1), and columns with no stored
+    value first, in the middle and last."""
     rng = np.random.default_rng(7)
-    X = sp.random(200, 50, density=0.1, format="csr", random_state=1, data_rvs=lambda k: rng.uniform(0, 1, k))
+    X = sp.random(200, 50, density=0.1, format="csc", random_state=1, data_rvs=lambda k: rng.uniform(0, 1, k))
+    X[:, [0, 20, 21, 49]] = 0.0
+    X = sp.csr_matrix(X)
+    X.eliminate_zeros()
     y = np.where(rng.random(200) < 0.5, 1.0, -1.0)
     bounds = data.Bounds(0.0, 1.0, exceptions=exceptions)
     sparse, dense = (data.prepare(Z, y, bounds, True, fit_intercept) for Z in (X, X.toarray()))

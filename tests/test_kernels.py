@@ -88,15 +88,17 @@ def test_the_sparse_map_takes_one_number_for_a_range_shared_by_every_column():
 
 @pytest.mark.parametrize("one_number", [False, True], ids=["per-column", "one-number"])
 def test_clipped_rmatvec_is_the_brute_force_sum(one_number):
-    """By columns of a CSC matrix and of a dense array in either order, with a threshold per column or one
-    number for all (what DP-GCD passes for the automatic threshold)."""
+    """By columns of a CSC matrix (one loop over its stored values: empty first, middle and last columns) and of a
+    dense array in either order, with a threshold per column or one number for all (what DP-GCD passes for the
+    automatic threshold)."""
     rng = np.random.default_rng(3)
     X = rng.uniform(-1, 1, (40, 7))
     X[rng.random(X.shape) < 0.6] = 0.0
+    X[:, [0, 3, 4, 6]] = 0.0
     d, clip = rng.uniform(-1, 1, 40), (0.3 if one_number else rng.uniform(0.05, 1.0, 7))
     want = np.clip(X * d[:, None], -clip, clip).sum(axis=0)
     S = sp.csc_matrix(X)
-    got = _kernels.clipped_rmatvec(S.indptr, S.indices, S.data, d, clip, np.empty(7))
+    got = _kernels.clipped_rmatvec(S.indptr, S.indices, S.data, d, clip, np.full(7, np.nan))
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
     for dense in (np.asfortranarray(X), np.ascontiguousarray(X)):
         np.testing.assert_allclose(_kernels.dense_clipped_rmatvec(dense, d, clip, np.empty(7)), want, rtol=1e-13,
