@@ -14,7 +14,7 @@ import pytest
 from conftest import mechanism_cases, mechanism_loss, planted_sparse
 from dpsparse import DPLasso, DPLogisticRegression, DPSearchCV, audit, data, losses, norms
 from dpsparse.accounting import Ledger, LoggedDraw, compose_log, zcdp_budget
-from dpsparse.mechanisms import REGISTRY, fit_mechanism
+from dpsparse.mechanisms import REGISTRY, auto, fit_mechanism
 from dpsparse.mechanisms import dp_iht as dp_iht_module
 from dpsparse.tuning import search_zcdp
 
@@ -152,14 +152,34 @@ def test_each_base_run_of_the_search_is_within_its_rho():
     assert search.privacy_report_.accounting_holds
 
 
-@pytest.mark.parametrize("second", ["output", "dp-gcd"])
+@pytest.mark.parametrize("second", ["output", "dp-gcd", "dp-gd"])
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 5.0])
 def test_two_stage_spends_its_whole_target(second, epsilon):
-    """The two stages are calibrated jointly in zCDP: the accountant's epsilon is the target, not 0.76 of it."""
+    """The two stages are calibrated jointly in zCDP: the accountant's epsilon is the target, not 0.76 of it (DP-GD
+    second with its automatic clipping norm, a release of its own, as the least-squares rule runs it)."""
     design = _problem(False, n=200, p=12)
-    check = _replay("two-stage", design, False, epsilon, options={"second": second, "sparsity": 4})
+    options = {"second": second, "sparsity": 4, **({"n_iter": 5} if second == "dp-gd" else {})}
+    check = _replay("two-stage", design, False, epsilon, options=options)
     assert check.claimed == pytest.approx(epsilon, rel=1e-3) and check.claimed <= epsilon
     assert check.composed == pytest.approx(check.claimed, rel=1e-6)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 3.0])
+def test_the_least_squares_rules_two_stage_composes_to_its_claim(epsilon):
+    """The options ``mechanism="auto"`` gives the least squares above its floor (``auto.least_squares_selection``:
+    the selection's labels clipped at ``SELECTION_CLIP``, its share of the budget, DP-GD second with its automatic
+    clipping norm), on the squared loss: the draws compose to the claim, and the claim is the target."""
+    design = _problem(False, n=200, p=12)
+    options = {**auto.least_squares_selection(200, 12, epsilon), "n_iter": 5}
+    assert options["second"] == "dp-gd" and options["selection_clip"] == auto.SELECTION_CLIP
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check = audit.ledger_replay("two-stage", design, losses.Squared(clip=1.0),
+                                    norms.build_penalty("l1", 0.05, 12, True), epsilon=epsilon, delta=1e-5,
+                                    options=options)
+    assert check.draws > options["sparsity"] and check.holds
+    assert check.composed == pytest.approx(check.claimed, rel=1e-6)
+    assert check.claimed == pytest.approx(epsilon, rel=1e-3) and check.claimed <= epsilon
 
 
 def test_two_stage_selection_share_is_its_share_of_rho():

@@ -55,6 +55,28 @@ def test_replay_stays_within_the_declared_sensitivities():
             assert max(ratios.values()) <= 1.0 + 1e-9
 
 
+@pytest.mark.parametrize("selection_clip", [0.1, 0.25])
+def test_the_least_squares_rules_path_stays_within_its_declared_sensitivities(selection_clip):
+    """The selection's scores with the labels clipped at ``selection_clip`` (the squared loss's derivative at the zero
+    model, ``clip(-y_i, c)``) and DP-GD second with its automatic clipping norm: every release's change between
+    neighbouring datasets is at most its declared sensitivity, and the pairs that move the labels or the record reach
+    it to within 10 % for the selection (its sensitivity is tight)."""
+    bounds, pairs = audit.neighbouring_pairs(n=21, p=4, classification=False)
+    pen = norms.build_penalty("l1", 1e-3, 4, True)
+    options = {"second": "dp-gd", "sparsity": 2, "selection_share": 0.7, "selection_clip": selection_clip,
+               "n_iter": 3}
+    worst = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for pair in pairs.values():
+            ratios = audit.sensitivity_replay("two-stage", pair, bounds, losses.Squared(clip=1.0), pen,
+                                              options=options, classification=False, repeats=2)
+            for name, ratio in ratios.items():
+                worst[name] = max(worst.get(name, 0.0), ratio)
+    assert worst and max(worst.values()) <= 1.0 + 1e-9
+    assert worst["peeling"] >= 0.9
+
+
 def test_large_epsilon_recovers_the_planted_support():
     X, y, w, bounds = planted_sparse()
     Xc, yc, wc, bc = planted_sparse(classification=True)
