@@ -616,6 +616,7 @@ def _fit_private(job, epsilon, seed):
     est = clone(job.estimator).set_params(epsilon=epsilon, random_state=seed)
     search = _search(args, est, job.X_train.shape, job.classes, epsilon, seed)
     with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ClippingWarning)  # the CLI's own note, whatever the Python warning filters
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report says it
         warnings.simplefilter("ignore", ClassesFromDataWarning)  # the report says it
         warnings.simplefilter("ignore", FixedSeedWarning)  # said once, among the job's warnings

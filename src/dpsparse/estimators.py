@@ -462,7 +462,7 @@ class _DPLinearModel(BaseEstimator):
 
     def _chosen_mechanism(self, n, p):
         """``(mechanism, options, reason)``: the named mechanism, or the public rule of ``mechanism="auto"``
-        (``mechanisms.auto.choose``: from the loss, the penalty, n and p only; ``reason`` None when named)."""
+        (``mechanisms.auto.choose``: from the loss, the penalty, n, p and epsilon only; ``reason`` None when named)."""
         if self.mechanism != "auto":
             mechanism = get(self.mechanism)
             return mechanism, self._mechanism_options(mechanism), None

@@ -103,8 +103,7 @@ MECHANISM = Mechanism(
     name="dp-gd",
     title="full-batch DP gradient descent (Bassily, Smith & Thakurta 2014)",
     citation=SOURCE,
-    summary="noisy proximal full-batch gradient descent with per-sample clipping (any penalty with a prox); "
-            "the one that runs on dask arrays",
+    summary="noisy proximal full-batch gradient descent with per-sample clipping (any penalty with a prox)",
     options=(
         n_iter_option(50, "number of steps T (the budget is split over them)"),
         CLIPPING_OPTION,
