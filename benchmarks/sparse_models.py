@@ -57,6 +57,12 @@ SIZES = ((1000, 1000), (5000, 1000), (20000, 1000))
 LARGE = ((20000, 10000),)
 SPARSITY = 10
 METHODS = ("default", "dp-iht", "two-stage", "dp-gcd", "fw")
+HAND_TUNED = "hand-tuned (not private): "  # the label of the rows whose mechanism (and Lasso clip) is set by hand
+
+
+def _label(name):
+    """A row's label in the tables: every method but the default and the references is hand-tuned."""
+    return HAND_TUNED + name if name in METHODS[1:] else name
 PEER = "diffprivlib"  # the peer's row (benchmarks/peer.py): a dense model, its support every feature
 PEER_MAX_VALUES = 5e7  # the peer reads dense arrays: a real set with more values (dorothea, news20) has no peer row
 
@@ -221,11 +227,11 @@ def run(sizes, epsilons, runs, log=print, peer=None):
 
 def format_real(results, epsilons, runs):
     head = "".join(f"{'eps=' + format(e, 'g'):>16}" for e in epsilons)
-    lines = [f"real sets: support size / held-out accuracy, mean of {runs} splits", f"{'data':<30}{'method':<13}{head}"]
+    lines = [f"real sets: support size / held-out accuracy, mean of {runs} splits", f"{'data':<30}{'method':<37}{head}"]
     for key, entry in results.items():
         for name, row in entry["rows"].items():
             cells = "".join(f"{f:>7.0f} / {u:>6.3f}" for f, u in zip(row["support"], row["utility"]))
-            lines.append(f"{key:<30}{name:<13}{cells}")
+            lines.append(f"{key:<30}{_label(name):<37}{cells}")
         const = entry["rows"]["constant"]["utility"][0]
         above = [f"{m} at eps={e:g}" for m in METHODS for e, u in zip(epsilons, entry["rows"][m]["utility"])
                  if u > const + 0.01]
@@ -240,11 +246,11 @@ def format_table(results):
     eps = results["epsilons"]
     head = "".join(f"{'eps=' + format(e, 'g'):>16}" for e in eps)
     lines = [f"support F1 / held-out metric, mean of {results['runs']} runs, s = {results['sparsity']}, "
-             f"delta = 1/n^2; peer: {results.get('diffprivlib', 'not run')}", f"{'problem':<26}{'method':<13}{head}"]
+             f"delta = 1/n^2; peer: {results.get('diffprivlib', 'not run')}", f"{'problem':<26}{'method':<37}{head}"]
     for key, entry in results["problems"].items():
         for name, row in entry["rows"].items():
             cells = "".join(f"{f:>7.2f} / {u:>6.3f}" for f, u in zip(row["f1"], row["utility"]))
-            lines.append(f"{key:<26}{name:<13}{cells}")
+            lines.append(f"{key:<26}{_label(name):<37}{cells}")
         lines.append(f"{'':<26}(metric: {entry['metric']})")
     return "\n".join(lines)
 
@@ -275,6 +281,10 @@ def main(argv=None):
     parser.add_argument("--data-dir", type=Path, default=REPO_ROOT.parent / "shared" / "data")
     parser.add_argument("--real", default=",".join(REAL), help="real sets to run (comma-separated; '' for none)")
     args = parser.parse_args(argv)
+    names = [n for n in args.real.split(",") if n]
+    unknown = sorted(set(names) - set(REAL))
+    if unknown:
+        parser.error(f"--real: unknown set(s) {', '.join(unknown)}; choose among {', '.join(REAL)}")
     sizes = (SIZES[1:2] if args.quick else SIZES) + (LARGE if args.large else ())
     t0 = time.time()
     peer, version = diffprivlib_peer()
@@ -284,7 +294,6 @@ def main(argv=None):
         results = run(sizes, QUICK_EPSILONS if args.quick else EPSILONS, 2 if args.quick else args.runs,
                       log=lambda m: print(m, file=sys.stderr, flush=True), peer=peer)
     results["diffprivlib"] = version
-    names = [n for n in args.real.split(",") if n]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         results["real"] = run_real(args.data_dir, names, results["epsilons"], results["runs"],
