@@ -29,6 +29,8 @@ Two studies (``--study``):
 - ``start-imbalanced``: the warm start again, at epsilon 0.1-1 on imbalanced classes and more features.
 - ``steps-wide`` and ``steps-band``: DP-GCD's steps on more than ``auto.FEW`` features by ``n epsilon / log p``
   (``auto.GCD_BAND``).
+- ``large``: the rule's steps against half and twice as many at n = 10^5 and 10^6 (the logistic and
+  least-squares rules).
 - ``alpha`` and ``alpha-regression``: the penalty strength under the logistic and least-squares rules
   (``auto.penalty_strength``), by the number of features and ``n epsilon / log p``.
 - ``few-features``: the mechanism for least squares on at most ``auto.SPARSITY`` features
@@ -545,6 +547,55 @@ def study_alpha_regression(quick):
 ALPHAS = (0.0, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2)
 
 
+def study_large(quick):
+    """The rule's steps where records are many (n = 10^5 and 10^6, beyond the other studies' 30,000): the rule's
+    choice against the same mechanism and options with half and twice its steps, for the logistic rule (two logistic
+    families) and the least-squares rule (planted 5-sparse regressions, SNR 10); the gain over the constant
+    predictor (held-out accuracy, R^2)."""
+    rows = []
+    logistic = [(10**5, 30, 1.0), (10**5, 300, 1.0), (10**6, 30, 0.3)]
+    regression = [(10**5, 300, 1.0), (10**6, 30, 0.3)]
+    if quick:
+        logistic, regression = logistic[:1], regression[:1]
+    for (n, p, eps), family in itertools.product(logistic, LOGISTIC_FAMILIES[1:3]):
+        k, fill, factor = family
+        Xtr, ytr, Xte, yte = logistic_family(n, p, p if k == "dense" else k, fill, n + p, factor=factor)
+        constant = float(max(np.mean(yte), 1 - np.mean(yte)))
+        name, options, _ = auto.choose(losses.Logistic(), norms.build_penalty("l1", auto.ALPHA, p, True), n, p, eps)
+        steps = options.pop("n_iter")
+        base = {"n": n, "p": p, "epsilon": eps, "family": f"{k}/{fill}", "mechanism": name,
+                "n eps / log p": round(n * eps / np.log(p), 0)}
+        for factor_ in (0.5, 1, 2):
+            est = DPLogisticRegression(epsilon=eps, bounds=Bounds(-np.ones(p), np.ones(p)), classes=[0, 1],
+                                       random_state=0, mechanism=name, max_iter=int(steps * factor_),
+                                       mechanism_options=options)
+            rows.append({**base, "setting": f"steps x{factor_:g}", "steps": int(steps * factor_),
+                         "gain": float(_quiet(est.fit, Xtr, ytr).score(Xte, yte)) - constant})
+        print(f"logistic n={n} p={p} epsilon={eps} {base['family']} done", flush=True)
+    for n, p, eps in regression:
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, 5, 10.0, n + p)
+        name, options, _ = auto.choose(losses.Squared(), norms.build_penalty("l1", auto.ALPHA, p, True), n, p, eps)
+        steps = options.pop("n_iter")
+        base = {"n": n, "p": p, "epsilon": eps, "family": "regression 5/10", "mechanism": name,
+                "n eps / log p": round(n * eps / np.log(p), 0)}
+        for factor_ in (0.5, 1, 2):
+            est = DPLasso(epsilon=eps, bounds=Bounds(-np.ones(p), np.ones(p), -half, half), random_state=0,
+                          mechanism=name, max_iter=int(steps * factor_), mechanism_options=options)
+            rows.append({**base, "setting": f"steps x{factor_:g}", "steps": int(steps * factor_),
+                         "gain": float(r2_score(yte, _quiet(est.fit, Xtr, ytr).predict(Xte)))})
+        print(f"least squares n={n} p={p} epsilon={eps} done", flush=True)
+    return rows
+
+
+def large_table(rows):
+    """Each problem's gain per setting (the rule's steps x1)."""
+    by = {}
+    for r in rows:
+        key = (r["family"], r["n"], r["p"], r["epsilon"], r["mechanism"])
+        by.setdefault(key, {})[f"{r['setting']} ({r['steps']})"] = r["gain"]
+    return [{"family": f, "n": n, "p": p, "epsilon": e, "mechanism": m, **d} for (f, n, p, e, m), d in by.items()]
+
+
 def ratio_table(rows):
     """Mean gain over the constant predictor of each setting per value of ``n epsilon / log p``."""
     by = {}
@@ -660,14 +711,14 @@ def main(argv=None):
     ap.add_argument("--study", choices=["logistic", "start", "start-wide", "steps", "least-squares", "few-features",
                                         "floor", "floor-regression", "sparsity", "second-steps", "band",
                                         "logistic-mechanism", "logistic-wide", "steps-wide", "alpha",
-                                        "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd"],
+                                        "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd", "large"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
-                      "floor-gcd"):
+                      "floor-gcd", "large"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -681,6 +732,7 @@ def main(argv=None):
                            "alpha": (study_alpha, mechanism_table),
                            "alpha-regression": (study_alpha_regression, mechanism_table),
                            "steps-band": (study_steps_band, ratio_table),
+                           "large": (study_large, large_table),
                            "start-imbalanced": (study_start_imbalanced, lambda rows: ratio_table(rows) + [
                                t for t in wide_table(rows) if "family" in t])}[args.study]
         rows = study(args.quick)
