@@ -76,11 +76,14 @@ def test_alpha_auto_is_the_measured_strength_under_the_rule_and_the_fixed_one_el
     (5000, 1000, 0.5, auto.GCD_FEW_STEPS),  # 362: 50
     (24000, 112, 0.1, auto.GCD_FEW_STEPS),  # 509 (adult at epsilon 0.1)
     (24000, 112, 1.0, auto.ITERATIONS),  # 5086
+    (24000, 112, 2.0, auto.GCD_MANY_STEPS),  # 10,173
+    (100000, 300, 1.0, auto.GCD_MANY_STEPS),  # 17,532
 ])
-def test_the_logistic_rule_takes_fewer_dp_gcd_steps_where_records_are_few_for_the_budget(n, p, epsilon, steps):
+def test_the_logistic_rules_dp_gcd_steps_follow_n_epsilon_over_log_p(n, p, epsilon, steps):
     name, options, reason = auto.choose(losses.Logistic(), norms.build_penalty("l1", 1e-4, p, True), n, p, epsilon)
     assert name == "dp-gcd" and options["n_iter"] == steps and f"DP-GCD, {steps} steps" in reason
     assert (n * epsilon < auto.GCD_BAND * math.log(p)) == (steps == auto.GCD_FEW_STEPS)
+    assert (n * epsilon >= auto.GCD_MANY_BAND * math.log(p)) == (steps == auto.GCD_MANY_STEPS)
     assert options["warm_start"] == (steps == auto.GCD_FEW_STEPS)
     assert ("started from the constant predictor's intercept" in reason) == options["warm_start"]
 

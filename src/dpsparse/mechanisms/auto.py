@@ -28,7 +28,8 @@ import math
 
 from .base import penalty_capabilities
 
-__all__ = ["FEW", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GCD_BAND", "GCD_FEW_STEPS", "GD_STEPS", "ITERATIONS",
+__all__ = ["FEW", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GCD_BAND", "GCD_FEW_STEPS", "GCD_MANY_BAND",
+           "GCD_MANY_STEPS", "GD_STEPS", "ITERATIONS",
            "SELECTION_CLIP", "SPARSITY", "SPARSITY_STEPS", "ALPHA", "RULE_ALPHA", "choose", "least_squares_selection",
            "penalty_strength"]
 
@@ -57,6 +58,13 @@ win), and where they tie the fewer steps are taken: each greedy step can add a n
 There it also starts from the constant predictor's intercept: few steps rarely reach the intercept that imbalanced
 classes need (``--study floor-gcd``; above, with 100 steps, the start did not help: ``start-imbalanced``; measured:
 docs/defaults.md)."""
+
+GCD_MANY_BAND, GCD_MANY_STEPS = 10_000, 200
+"""From ``n epsilon = GCD_MANY_BAND log p`` the logistic rule's DP-GCD takes ``GCD_MANY_STEPS`` steps: there twice
+the 100 steps gain 0.016-0.018 on the synthetic families at n = 10^5 (``--study large``) and still find the planted
+support (F1 1.00 with both at ``n epsilon / log p`` = 14,476); from 2000 they gain 0.016 too (``steps-wide``) but
+cost the support of the planted problems near 2900 and 5800, where each extra step adds a noisy coordinate
+(measured: docs/defaults.md)."""
 
 SELECTION_CLIP = 0.25
 """The labels' clip in the selection's scores, in units of the label range (measured: docs/defaults.md)."""
@@ -169,7 +177,7 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True):
                 f"logistic loss on {p} <= {FEW} features: DP-GD, {GD_STEPS} steps, automatic clipping norm")
     if name == "logistic":
         ratio = n * epsilon / math.log(p)
-        steps = GCD_FEW_STEPS if ratio < GCD_BAND else ITERATIONS
+        steps = GCD_FEW_STEPS if ratio < GCD_BAND else ITERATIONS if ratio < GCD_MANY_BAND else GCD_MANY_STEPS
         warm = ratio < GCD_BAND and fit_intercept
         return ("dp-gcd", {"n_iter": steps, "clipping_norm": "auto", "warm_start": warm},
                 f"logistic loss on {p} > {FEW} features, n epsilon / log p = {ratio:.3g}: DP-GCD, {steps} steps, "
