@@ -31,6 +31,7 @@ Two studies (``--study``):
   (``auto.GCD_BAND``).
 - ``large``: the rule's steps against half and twice as many at n = 10^5 and 10^6 (the logistic and
   least-squares rules).
+- ``bounds-share``: the budget's share of the private preprocessing (``bounds_share``).
 - ``alpha`` and ``alpha-regression``: the penalty strength under the logistic and least-squares rules
   (``auto.penalty_strength``), by the number of features and ``n epsilon / log p``.
 - ``few-features``: the mechanism for least squares on at most ``auto.SPARSITY`` features
@@ -587,6 +588,38 @@ def study_large(quick):
     return rows
 
 
+def study_bounds_share(quick):
+    """``bounds_share``, the budget's share for the private preprocessing (the labels' moments of ``clip="auto"``,
+    and the quantiles that narrow the declared ranges where affordable): DPLasso's and DPLogisticRegression's
+    defaults with shares 0.05 to 0.3, on planted 5-sparse regressions (SNR 10) and two logistic families whose
+    features fill 30 % or all of their declared range; the gain over the constant predictor."""
+    shares = (0.05, 0.1, 0.2, 0.3)
+    rows = []
+    sizes = itertools.product((2000, 10000, 50000), (8, 100), (0.5, 1.0))
+    if quick:
+        sizes = itertools.product((2000, 50000), (8,), (1.0,))
+    for n, p, eps in sizes:
+        for fill in (0.3, 1.0):
+            Xtr, ytr, Xte, yte, _, half = regression_family(n, p, min(5, p), 10.0, n + p + 7, fill=fill)
+            base = {"n": n, "p": p, "epsilon": eps, "family": f"regression fill {fill}",
+                    "n eps / log p": round(n * eps / np.log(p), 0)}
+            for share in shares:
+                est = DPLasso(epsilon=eps, bounds=Bounds(-np.ones(p), np.ones(p), -half, half), random_state=0,
+                              bounds_share=share)
+                rows.append({**base, "setting": f"share {share:g}",
+                             "gain": float(r2_score(yte, _quiet(est.fit, Xtr, ytr).predict(Xte)))})
+            Xtr, ytr, Xte, yte = logistic_family(n, p, min(5, p), fill, n + p + 11)
+            constant = float(max(np.mean(yte), 1 - np.mean(yte)))
+            base = {**base, "family": f"logistic fill {fill}"}
+            for share in shares:
+                est = DPLogisticRegression(epsilon=eps, bounds=Bounds(-np.ones(p), np.ones(p)), classes=[0, 1],
+                                           random_state=0, bounds_share=share)
+                rows.append({**base, "setting": f"share {share:g}",
+                             "gain": float(_quiet(est.fit, Xtr, ytr).score(Xte, yte)) - constant})
+        print(f"n={n} p={p} epsilon={eps} done", flush=True)
+    return rows
+
+
 def large_table(rows):
     """Each problem's gain per setting (the rule's steps x1)."""
     by = {}
@@ -711,14 +744,15 @@ def main(argv=None):
     ap.add_argument("--study", choices=["logistic", "start", "start-wide", "steps", "least-squares", "few-features",
                                         "floor", "floor-regression", "sparsity", "second-steps", "band",
                                         "logistic-mechanism", "logistic-wide", "steps-wide", "alpha",
-                                        "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd", "large"],
+                                        "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd", "large",
+                                        "bounds-share"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
-                      "floor-gcd", "large"):
+                      "floor-gcd", "large", "bounds-share"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -733,6 +767,8 @@ def main(argv=None):
                            "alpha-regression": (study_alpha_regression, mechanism_table),
                            "steps-band": (study_steps_band, ratio_table),
                            "large": (study_large, large_table),
+                           "bounds-share": (study_bounds_share, lambda rows: [
+                               t for t in wide_table(rows) if "family" in t] + band_table(rows)),
                            "start-imbalanced": (study_start_imbalanced, lambda rows: ratio_table(rows) + [
                                t for t in wide_table(rows) if "family" in t])}[args.study]
         rows = study(args.quick)
