@@ -190,7 +190,7 @@ def test_cli_buys_bounds_by_default_on_a_user_file(tmp_path):
 def test_cli_bounds_options_are_checked_before_reading(tmp_path, capsys):
     missing = tmp_path / "nothing.csv"  # never read: the checks come first
     assert main(["fit", "--data", str(missing), "--target", "y", "--bounds-share", "0"]) == 2
-    assert "--bounds-share must be in (0, 1)" in capsys.readouterr().err
+    assert "--bounds-share must be in (0, 1) or 'auto'" in capsys.readouterr().err
     assert main(["fit", "--data", str(missing), "--target", "y", "--bounds-from-data", "--bounds", "b.json"]) == 2
     assert "--bounds-from-data replaces declared bounds" in capsys.readouterr().err
 
@@ -207,3 +207,30 @@ def test_cli_bounds_from_data_says_no_guarantee(tmp_path, capsys):
                      "guarantee") == 1
     assert DATA_BOUNDS not in err
     assert DATA_BOUNDS in json.loads((tmp_path / "m.json").read_text())["privacy_report"]["warnings"]
+
+
+@pytest.mark.parametrize("n,epsilon", [(2000, 1.0), (20000, 0.5), (50000, 0.5)])
+def test_the_automatic_share_is_the_smallest_that_affords_the_tightening(n, epsilon):
+    """``bounds_share="auto"``: 0.1, or 0.2 where only 0.2 makes narrowing the declared bounds affordable (the
+    public test ``private_bounds.affordable`` of n, p and the budget); the report names the share, and the
+    preprocessing and the fit together stay within epsilon."""
+    from dpsparse.estimators import AUTO_BOUNDS_SHARES, BOUNDS_SHARE
+    from dpsparse.private_bounds import affordable
+
+    rng = np.random.default_rng(n)
+    X = rng.uniform(-0.3, 0.3, (n, 8))
+    y = X @ np.linspace(-1, 1, 8) + 0.1 * rng.standard_normal(n)
+    bounds = data.Bounds(-np.ones(8), np.ones(8), -5.0, 5.0)
+    est = DPLasso(epsilon=epsilon, bounds=bounds, max_iter=3, random_state=0).fit(X, y)
+    rho = zcdp_budget(epsilon, 1.0 / n**2)
+    affords = [s for s in AUTO_BOUNDS_SHARES if affordable(n, 8, False, rho=s * rho)]
+    assert est.bounds_share_ == (affords[0] if affords else BOUNDS_SHARE)
+    assert [affordable(n, 8, False, rho=s * rho) for s in AUTO_BOUNDS_SHARES] == {
+        2000: [False, False], 20000: [False, True], 50000: [True, True]}[n]
+    noise = est.privacy_report_.noise
+    if affords:
+        assert noise["bounds: share of the budget"] == affords[0]
+        assert "tightened by differentially private quantiles" in est.bounds_.source
+    spent, whole = (float(part.split("=")[-1]) for part in noise["bounds: budget"].split(" of "))
+    assert spent == pytest.approx(est.bounds_share_ * whole, rel=1e-3) and whole == pytest.approx(rho, rel=1e-3)
+    assert est.privacy_report_.accountant_epsilon <= epsilon * (1 + 1e-9)

@@ -68,6 +68,16 @@ MAX_REPEATS = 100
 COMPARE_LIMIT = 5e6  # stored values of X up to which the non-private comparison runs by default
 
 
+def _share_arg(text):
+    """``--bounds-share``: "auto" or a number (its range is checked with the other parameters)."""
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1) or 'auto', got {text!r}") from None
+
+
 def _parser():
     p = argparse.ArgumentParser(prog="dpsparse", description="Differentially private sparse learning.")
     p.add_argument("--version", action="version", version=f"dpsparse {__version__}")
@@ -205,8 +215,9 @@ def _add_fit_arguments(f):
                         "label range narrowed to the labels' private spread")
     f.add_argument("--bounds", help="public bounds JSON (docs/bounds.md); without it (and without --schema) the "
                    "bounds are bought privately with --bounds-share of the budget (differentially private quantiles)")
-    f.add_argument("--bounds-share", type=float, default=0.1,
-                   help="share of the budget spent on private bounds when no --bounds is given, in (0, 1)")
+    f.add_argument("--bounds-share", type=_share_arg, default="auto",
+                   help="share of the budget spent on private bounds (without --bounds) or on narrowing the declared "
+                        "ones, in (0, 1), or 'auto' (default: 0.1, or 0.2 where only that makes narrowing affordable)")
     f.add_argument("--bounds-from-data", action="store_true",
                    help="read the bounds off the data instead: NO privacy guarantee (for experiments only)")
     f.add_argument("--test-size", type=float, default=0.25,
@@ -557,8 +568,8 @@ def _check_run_args(args, epsilons):
     for eps in epsilons:  # delta=None means 1/n^2, checked once n is known; 0.5 only stands in for it here
         check_privacy_params(eps, 0.5 if args.delta is None else args.delta)
     _check_option_values(args)
-    if not 0 < args.bounds_share < 1:
-        raise ValueError(f"--bounds-share must be in (0, 1), got {args.bounds_share}")
+    if args.bounds_share != "auto" and not 0 < args.bounds_share < 1:
+        raise ValueError(f"--bounds-share must be in (0, 1) or 'auto', got {args.bounds_share}")
     if args.seed is not None and args.noise == "secure":
         raise ValueError("--seed with --noise secure: OpenDP's samplers draw from OS entropy and take no seed; drop "
                          "--seed, or use --noise fast for a reproducible experiment (no guarantee)")
