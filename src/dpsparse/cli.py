@@ -68,16 +68,6 @@ MAX_REPEATS = 100
 COMPARE_LIMIT = 5e6  # stored values of X up to which the non-private comparison runs by default
 
 
-def _share_arg(text):
-    """``--bounds-share``: "auto" or a number (its range is checked with the other parameters)."""
-    if text == "auto":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number in (0, 1) or 'auto', got {text!r}") from None
-
-
 def _parser():
     p = argparse.ArgumentParser(prog="dpsparse", description="Differentially private sparse learning.")
     p.add_argument("--version", action="version", version=f"dpsparse {__version__}")
@@ -215,7 +205,7 @@ def _add_fit_arguments(f):
                         "label range narrowed to the labels' private spread")
     f.add_argument("--bounds", help="public bounds JSON (docs/bounds.md); without it (and without --schema) the "
                    "bounds are bought privately with --bounds-share of the budget (differentially private quantiles)")
-    f.add_argument("--bounds-share", type=_share_arg, default="auto",
+    f.add_argument("--bounds-share", type=_clip, default="auto",
                    help="share of the budget spent on private bounds (without --bounds) or on narrowing the declared "
                         "ones, in (0, 1), or 'auto' (default: 0.1, or 0.2 where only that makes narrowing affordable)")
     f.add_argument("--bounds-from-data", action="store_true",
@@ -352,7 +342,8 @@ def _mechanism(args, loss):
 
 
 def _clip(text):
-    """``--clip`` (and an option that takes "auto"): "auto" or a number."""
+    """``--clip`` (and an option that takes "auto", ``--bounds-share``): "auto" or a number (its range is checked
+    with the other parameters)."""
     if text == "auto":
         return text
     try:
