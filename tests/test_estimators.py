@@ -205,11 +205,15 @@ def test_every_mechanism_through_the_estimator(mechanism, options):
 
 def test_linear_svc_with_the_one_pass_mechanism():
     X, y, bounds = _breast_cancer()
-    est = DPLinearSVC(epsilon=50.0, bounds=bounds, random_state=0, mechanism_options={"radius": 5.0}).fit(X, y)
+    est = DPLinearSVC(epsilon=50.0, bounds=bounds, random_state=0, mechanism="one-pass-sgd",
+                      mechanism_options={"radius": 5.0}).fit(X, y)
     assert est.privacy_report_.accounting_holds and est.score(X, y) > 0.85
     assert not hasattr(est, "predict_proba")
     with pytest.raises(ValueError, match="not smooth"):
         DPLinearSVC(mechanism="dp-gcd", bounds=bounds).fit(X, y)
+    default = DPLinearSVC(bounds=bounds, random_state=0).fit(X, y)  # mechanism="auto": the rule's choice for hinge
+    assert default.privacy_report_.mechanism.startswith("one-pass-sgd")
+    assert "not smooth" in default.privacy_report_.noise["mechanism chosen (mechanism='auto')"]
 
 
 def test_unknown_mechanism_options_are_refused():

@@ -783,14 +783,14 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 class DPLinearSVC(DPLogisticRegression):
     """Differentially private linear SVM: the hinge loss ``max(0, 1 - y <w, x>)``.
 
-    The hinge loss is not smooth, so the default mechanism is the one-pass noisy
-    SGD (Arora, Marinov & Ullah 2020); DP-SGD works too, DP-GCD refuses. Parameters and
+    The hinge loss is not smooth, so the default ``mechanism="auto"`` picks the one-pass noisy
+    SGD (Arora, Marinov & Ullah 2020; ``mechanisms.auto.choose``); DP-SGD works too, DP-GCD refuses. Parameters and
     attributes as in ``DPLogisticRegression`` (``max_iter`` is unused by the one-pass
     mechanism, whose number of steps is random), without ``predict_proba``.
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha="auto", penalty="l1", l1_ratio=0.5, groups=None,
-                 mechanism="one-pass-sgd", max_iter=None, rule="gs-r", calibration=None, bounds="private",
+                 mechanism="auto", max_iter=None, rule="gs-r", calibration=None, bounds="private",
                  bounds_share="auto", fit_intercept=True, random_state=None, verbose=0, mechanism_options=None,
                  budget=None, noise="auto", classes=None):
         super().__init__(epsilon=epsilon, delta=delta, alpha=alpha, penalty=penalty, l1_ratio=l1_ratio, groups=groups,
