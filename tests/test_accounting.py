@@ -169,3 +169,19 @@ def test_the_calibration_search_returns_a_bracket_of_the_target(eps_of_scale, ev
     lo, hi = _bisect(counted, 1.0, 0.5, 40.0, 1e-4)
     assert eps_of_scale(lo) > 1.0 >= eps_of_scale(hi) and hi / lo <= 1.0 + 1e-4
     assert len(set(calls)) == len(calls) <= evaluations  # each scale evaluated once
+
+
+@pytest.mark.parametrize("make,delta", [
+    (lambda: Ledger().poisson_gaussian(141 / 20000, 2.52, 1.0, 1000), 1e-9),  # the coarse grid is 0.27% loose
+    (lambda: Ledger().gaussian(30.0, 1.0).poisson_gaussian(0.01, 1.5, 1.0, 300), 1e-9),  # 0.04%: kept
+    (lambda: Ledger().laplace(300.0, 1.0, 200), 1e-8),  # 1%
+])
+def test_the_fine_epsilon_is_within_a_thousandth_of_the_finest_grids(make, delta):
+    """The grid ``epsilon`` picks (``_fine_grid``) is as tight as the finest one to 0.1%, an upper bound like it,
+    and never looser than the coarse grid."""
+    ledger = make()
+    finest = ledger._pld_epsilon(delta, 2e-5)
+    got = ledger.epsilon(delta)
+    assert ledger.accountant == "pld"
+    assert finest - 1e-9 <= got <= finest * (1 + 1e-3)
+    assert got <= ledger.epsilon(delta, coarse=True)

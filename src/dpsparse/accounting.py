@@ -192,6 +192,25 @@ class Ledger:
             total = one if total is None else total.compose(one)
         return float(total.get_epsilon_for_delta(delta))
 
+    def _fine_grid(self, delta, coarse):
+        """The widest grid whose PLD epsilon is within ``FINE_ENOUGH / 2`` of the grids' limit, estimated by
+        Richardson extrapolation from ``coarse`` (the coarse grid's epsilon) and the grid twice as coarse (half the
+        points); ``_PLD_COARSE`` when the coarse grid is already that close, never below ``_PLD_DISCRETIZATION``.
+
+        The connect-the-dots PLD's epsilon of Gaussian and Laplace steps approaches its limit about as the square of
+        the grid's width (measured in docs/privacy.md: the fine grid gained 0.15-0.35 of the difference between the
+        two coarse grids, where the square predicts 1/3). A pure-DP step's PLD (two point masses, rounded to the
+        grid) follows no such law: its epsilon jumps by up to 1% as the step's epsilon crosses grid points, so a
+        ledger with one keeps the finest grid. Only the choice of grid rests on the estimate: every grid's epsilon
+        is an upper bound.
+        """
+        if not math.isfinite(coarse) or any(kind in ("pure", "exponential") for kind, _, _ in self.events):
+            return _PLD_DISCRETIZATION
+        gap = (self._pld_epsilon(delta, 2.0 * _PLD_COARSE) - coarse) / 3.0  # the coarse grid's distance to the limit
+        if gap <= FINE_ENOUGH * coarse / 2.0:
+            return _PLD_COARSE
+        return max(_PLD_DISCRETIZATION, _PLD_COARSE * math.sqrt(FINE_ENOUGH * coarse / (2.0 * gap)))
+
     def _gaussian_epsilon(self, delta):
         """Exact epsilon of a ledger of Gaussian steps only.
 
@@ -295,9 +314,11 @@ class Ledger:
         delta and grid in a process: a calibration and the report it plans ask for the same one).
 
         Gaussian steps only: the exact epsilon (``_gaussian_epsilon``), alone.
-        ``coarse``: a PLD grid of 1e-3 instead of 2e-5 (still an upper bound, looser).
-        The fine PLD is skipped when the coarse one is 2% above RDP's epsilon: every value
-        returned is an upper bound, so a skip can only make the minimum more conservative.
+        ``coarse``: a PLD grid of 1e-3 (still an upper bound, looser); otherwise the widest grid whose
+        epsilon is estimated within 0.05% of the grids' limit (``_fine_grid``: often the coarse one,
+        never finer than 2e-5, which ledgers with pure-DP steps keep). The finer PLD is skipped when the
+        coarse one is 2% above RDP's epsilon: every value returned is an upper bound, so a skip can only
+        make the minimum more conservative.
         """
         key = (tuple((kind, count, tuple(sorted(p.items()))) for kind, count, p in self.events), delta, coarse)
         if key not in _EPSILONS:
@@ -317,10 +338,11 @@ class Ledger:
             return {"rdp": self._replacement_rdp_epsilon(delta)}
         # exp(step loss) overflows in dp-accounting's PLD constructors past ~709; such
         # steps give no useful guarantee anyway, and RDP still bounds them.
-        if not coarse:  # the coarse grid's (cached: a calibration has just asked for it), refined
+        if not coarse:  # the coarse grid's (cached: a calibration has just asked for it), refined where it pays
             out = self.epsilons(delta, coarse=True)
             if out["pld"] <= 1.02 * out.get("rdp", np.inf):
-                out["pld"] = self._pld_epsilon(delta)
+                grid = self._fine_grid(delta, out["pld"])
+                out["pld"] = out["pld"] if grid >= _PLD_COARSE else self._pld_epsilon(delta, grid)
             return out
         huge = max(1.0 / p["multiplier"] if "multiplier" in p else p["epsilon"] for _, _, p in self.events) > 500
         out = {"pld": np.inf if huge else self._pld_epsilon(delta, _PLD_COARSE)}
@@ -583,13 +605,13 @@ def calibrate(make_ledger, epsilon, delta, scale0, rtol=1e-4, rho=None):
 
     The accounted epsilon must decrease in ``s``. The search (``_bisect``) runs on the coarse
     PLD grid (an upper bound, looser than the fine one), to the smallest scale it certifies
-    within a factor ``1 + rtol``; one evaluation on the fine grid then certifies it. When the
-    fine grid's epsilon there is above the target, or more than ``FINE_ENOUGH`` (0.1%) of it
-    below (the grids' roundings add up over many composed steps: 3% of epsilon for 60
-    Laplace steps), a second search runs on the fine grid. The returned scale always meets
+    within a factor ``1 + rtol``; one evaluation on the fine grid (``Ledger.epsilon``: the widest
+    grid estimated within 0.05% of the grids' limit, often the coarse one itself) then certifies
+    it. When the fine grid's epsilon there is above the target, or more than ``FINE_ENOUGH``
+    (0.1%) of it below (the grids' roundings add up over many composed steps: 1% of epsilon for
+    200 Laplace steps), a second search runs on the fine grid. The returned scale always meets
     the target on the fine grid, within 0.1% of epsilon of it or within ``1 + rtol`` of the
-    smallest scale that does; DP-SGD's first plan takes one fine PLD composition instead of
-    a dozen (ledgers of Gaussian steps have an exact epsilon and no grid).
+    smallest scale that does (ledgers of Gaussian steps have an exact epsilon and no grid).
 
     Parameters
     ----------
