@@ -12,7 +12,7 @@ Methods: ``default``, the estimator exactly as a user calls it (epsilon and the 
 ``mechanism="auto"``); then, hand-tuned (not private: the mechanism, and for the Lasso a
 residual clip of 0.25, are set by hand), ``mechanism=`` of ``DPLasso`` /
 ``DPLogisticRegression``: ``dp-iht`` (noisy hard thresholding with peeling, sparsity 10), ``two-stage``
-(private selection of 10 features by peeling, then output perturbation on them), ``dp-gcd``
+(private selection of 10 features by peeling, then DP-GD on them, its default second stage), ``dp-gcd``
 (proximal greedy coordinate descent, L1), ``fw`` (private Frank-Wolfe on the L1 ball);
 beside them the peer, IBM's diffprivlib (``benchmarks/peer.py``: objective-perturbed logistic
 regression, the functional mechanism for least squares, given the same bounds and epsilon; a

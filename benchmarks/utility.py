@@ -15,7 +15,7 @@ For each dataset and each total epsilon (delta = 1/n^2), on ``--runs`` random sp
   (``bounds="private"``, what ``dpsparse fit`` does on a file without bounds), all inside
   the stated epsilon; "-" where n is too small for the budget (refused before the data is read);
 - ``hand-tuned (not private): dp-gd``: a mechanism chosen by hand, full-batch DP gradient descent with its
-  defaults (50 steps, its automatic clipping norm; public bounds);
+  defaults (200 steps, the rule's; its automatic clipping norm; public bounds);
 - ``non-private``: scikit-learn's ``LogisticRegression`` / ``LassoCV`` on the same data;
 - ``constant``: the majority class, or the training mean;
 - ``diffprivlib``: the peer, IBM's diffprivlib (``LogisticRegression``, objective perturbation;

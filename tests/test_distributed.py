@@ -116,7 +116,7 @@ SOLVERS = {  # the bound on the distance between two certified solutions (L2, bo
     ("dual-fw", {"n_iter": 1, "inner_tol": 1e-5}),  # 2 responses, about 10 passes each
     ("one-pass-sgd", None),
     ("constant", None),
-    ("two-stage", {"sparsity": 2}),  # its default second stage: output perturbation
+    ("two-stage", {"sparsity": 2, "second": "output"}),  # output perturbation second: the solver of the passes
 ])
 def test_same_seed_same_model_as_in_memory_classification(client, gathered, mechanism, options):
     """Each mechanism on the chunks gives the in-memory model for the same seed: to rounding where the arithmetic

@@ -27,6 +27,7 @@ import numpy as np
 from ..accounting import calibrate
 from ..distributed import is_dask, labels, row_sum
 from ._common import ledger_after, row_norms, share_multiplier
+from .auto import GD_STEPS
 from .base import Mechanism, Plan, n_iter_option
 from .direct import call_direct
 from .dp_sgd import (
@@ -105,7 +106,8 @@ MECHANISM = Mechanism(
     citation=SOURCE,
     summary="noisy proximal full-batch gradient descent with per-sample clipping (any penalty with a prox)",
     options=(
-        n_iter_option(50, "number of steps T (the budget is split over them)"),
+        n_iter_option(GD_STEPS, "number of steps T (the budget is split over them; the default is the rule's, "
+                                "measured in docs/defaults.md)"),
         CLIPPING_OPTION,
         STEP_OPTION,
     ),

@@ -5,9 +5,9 @@ as in Cai, Wang & Zhang, "The cost of privacy", Annals of Statistics 2021, Algor
 the scores ``|g_j|`` of the gradient at the zero model, ``g = (1/n) sum_i f'(0, y_i) x_i``
 (for the squared loss, the marginal correlations of the features with the clipped labels:
 sure independence screening, Fan & Lv, JRSS-B 2008, made private). Stage 2 runs a registered
-mechanism (output perturbation by default, or DP-GCD) on the design restricted to the
-selected features and the intercept, with the penalty restricted to them. The model is zero
-outside the selected features.
+mechanism (DP-GD with its automatic clipping norm by default, or output perturbation, DP-GCD,
+AdaSSP) on the design restricted to the selected features and the intercept, with the penalty
+restricted to them. The model is zero outside the selected features.
 
 Privacy (replace-one; docs/privacy.md): the scores move by at most ``lambda_j = 2 c0 b_j / n``
 (``c0 = max |f'(0, y)|`` over labels in [-1, 1], ``|x_ij| <= b_j``), each draw is the ``2 lambda / beta``-DP exponential
@@ -34,6 +34,7 @@ from ..losses import Squared
 from ..norms import ElasticNet
 from . import adassp, dp_gcd, dp_gd, output_perturbation
 from ._common import derivative_at_zero
+from .auto import GD_STEPS
 from .base import Mechanism, Option, Plan, PublicInfo, n_iter_option
 from .dp_iht import peel
 
@@ -176,12 +177,13 @@ MECHANISM = Mechanism(
     summary="select s features privately (peeling at the zero model), then output perturbation, dp-gd, dp-gcd or "
             "adassp on them",
     options=(
-        n_iter_option(50, "iterations of the stage-2 mechanism (where it has them)"),
+        n_iter_option(GD_STEPS, "iterations of the stage-2 mechanism (where it has them)"),
         Option("sparsity", "int", None, "number s of selected features", low=1, high=10**6,
                default_help="min(10, number of features)"),
         Option("selection_share", "float", 0.7, "share of the zCDP budget spent on the selection", low=0.0, high=1.0,
                low_open=True, high_open=True),
-        Option("second", "choice", "output", "mechanism of stage 2", choices=tuple(SECOND)),
+        Option("second", "choice", "dp-gd", "mechanism of stage 2 (dp-gd: with its automatic clipping norm, as the "
+               "least-squares rule runs it)", choices=tuple(SECOND)),
         Option("selection_clip", "float", None, "squared loss: the labels' clip in the selection's scores (a "
                "smaller clip than the fit's ranks the features by the sign of the label: less noise for the same "
                "ranking)", low=0.0, low_open=True, high=1.0, default_help="the loss's own clip"),
