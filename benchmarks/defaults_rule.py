@@ -32,6 +32,7 @@ Two studies (``--study``):
 - ``large``: the rule's steps against half and twice as many at n = 10^5 and 10^6 (the logistic and
   least-squares rules).
 - ``bounds-share``: the budget's share of the private preprocessing (``bounds_share``).
+- ``hinge``: the mechanism for the hinge loss (the one-pass SGD, DP-GD, DP-SGD), as ``logistic-mechanism``.
 - ``alpha`` and ``alpha-regression``: the penalty strength under the logistic and least-squares rules
   (``auto.penalty_strength``), by the number of features and ``n epsilon / log p``.
 - ``few-features``: the mechanism for least squares on at most ``auto.SPARSITY`` features
@@ -58,7 +59,7 @@ import numpy as np
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.metrics import r2_score
 
-from dpsparse import DPLasso, DPLogisticRegression, losses, norms
+from dpsparse import DPLasso, DPLinearSVC, DPLogisticRegression, losses, norms
 from dpsparse.data import Bounds
 from dpsparse.mechanisms import auto
 
@@ -403,9 +404,10 @@ LOGISTIC_FAMILIES = [(5, 0.3, False), (10, 1.0, False), ("dense", 0.3, False), (
 filling it, dense weights, the latent factor."""
 
 
-def _logistic_gain_rows(sizes, seeds, offset, settings, keep=None, families=LOGISTIC_FAMILIES):
+def _logistic_gain_rows(sizes, seeds, offset, settings, keep=None, families=LOGISTIC_FAMILIES,
+                        estimator=DPLogisticRegression):
     """Held-out accuracy minus the constant predictor's of every setting ``settings(p)`` (pairs of a name and the
-    estimator's keywords), on the logistic families (``"categorical"``: ``categorical_family``) at every size
+    ``estimator``'s keywords), on the logistic families (``"categorical"``: ``categorical_family``) at every size
     ``(n, p, epsilon)`` that ``keep`` admits."""
     rows = []
     for (n, p, eps), family, seed in itertools.product(sizes, families, seeds):
@@ -423,7 +425,7 @@ def _logistic_gain_rows(sizes, seeds, offset, settings, keep=None, families=LOGI
         base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": f"{k}/{fill}/{factor}",
                 "n eps / log p": round(n * eps / np.log(p), 0)}
         for name, kw in settings(p):
-            est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed, **kw)
+            est = estimator(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed, **kw)
             rows.append({**base, "setting": name,
                          "gain": float(_quiet(est.fit, Xtr, ytr).score(Xte, yte)) - constant})
         print(f"n={n} p={p} epsilon={eps} {base['family']} seed={seed} done", flush=True)
@@ -443,6 +445,19 @@ def study_logistic_mechanism(quick):
 
     sizes = itertools.product((200, 1000, 5000), (10, 30, 100, 300, 1000), (0.1, 0.3, 1.0))
     return _logistic_gain_rows(sizes, range(1 if quick else 2), 13, settings)
+
+
+def study_hinge(quick):
+    """Which mechanism for the hinge loss (``DPLinearSVC``): the one-pass noisy SGD (the rule's choice before this
+    study), DP-GD with its automatic clipping norm and ``auto.GD_STEPS`` steps (subgradients), and DP-SGD with its
+    defaults, by the number of features and ``n epsilon / log p``; the gain over the constant predictor, on the
+    four logistic families."""
+    def settings(p):
+        return [("one-pass-sgd", {"mechanism": "one-pass-sgd"}),
+                ("dp-gd", {"mechanism": "dp-gd", "max_iter": auto.GD_STEPS}), ("dp-sgd", {"mechanism": "dp-sgd"})]
+
+    sizes = itertools.product((200, 1000, 5000), (10, 30, 100, 300, 1000), (0.1, 0.3, 1.0))
+    return _logistic_gain_rows(sizes, range(1 if quick else 2), 47, settings, estimator=DPLinearSVC)
 
 
 def study_logistic_wide(quick):
@@ -745,14 +760,14 @@ def main(argv=None):
                                         "floor", "floor-regression", "sparsity", "second-steps", "band",
                                         "logistic-mechanism", "logistic-wide", "steps-wide", "alpha",
                                         "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd", "large",
-                                        "bounds-share"],
+                                        "bounds-share", "hinge"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
-                      "floor-gcd", "large", "bounds-share"):
+                      "floor-gcd", "large", "bounds-share", "hinge"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -761,6 +776,7 @@ def main(argv=None):
                            "second-steps": (study_second_steps, sparsity_table),
                            "band": (study_band, sparsity_table),
                            "logistic-mechanism": (study_logistic_mechanism, mechanism_table),
+                           "hinge": (study_hinge, mechanism_table),
                            "logistic-wide": (study_logistic_wide, wide_table),
                            "steps-wide": (study_steps_wide, band_table),
                            "alpha": (study_alpha, mechanism_table),

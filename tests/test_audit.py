@@ -311,3 +311,22 @@ def test_the_origin_to_corner_pair_moves_the_automatic_clipping_release(name, op
         ratios = audit.sensitivity_replay(name, pairs["origin to corner"], bounds, losses.Logistic(), pen,
                                           options=options)
     assert least - 0.05 <= ratios[release] <= 1.0 + 1e-9
+
+
+def test_dp_gd_on_the_hinge_loss_stays_within_its_declared_sensitivities():
+    """The hinge rule's path (DP-GD on subgradients, its automatic clipping norm): on every neighbouring pair of the
+    shipped audit, each release moves by at most its declared sensitivity, and the pairs that move a record reach the
+    clipped gradient's bound to within 10 % (a hinge subgradient is ``-y x`` or 0, so one record moves the sum by up
+    to twice the clipping norm)."""
+    bounds, pairs = audit.neighbouring_pairs(n=21, p=3, classification=True)
+    pen = norms.build_penalty("l1", 1e-3, 3, True)
+    worst = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for pair in pairs.values():
+            ratios = audit.sensitivity_replay("dp-gd", pair, bounds, losses.Hinge(), pen,
+                                              options={"n_iter": 3, "clipping_norm": "auto"}, repeats=2)
+            for name, ratio in ratios.items():
+                worst[name] = max(worst.get(name, 0.0), ratio)
+    assert worst and max(worst.values()) <= 1.0 + 1e-9
+    assert max(worst.values()) >= 0.9

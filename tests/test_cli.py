@@ -425,11 +425,11 @@ def test_group_penalty_with_dp_sgd_on_real_data(tmp_path, capsys, shared_data):
     assert res["diagnostics"]["reference_gap"] < 1e-6 and res["diagnostics"]["relative_error"] < 1.0
 
 
-def test_hinge_loss_uses_the_one_pass_mechanism(tmp_path, capsys):
+def test_hinge_loss_uses_dp_gd_on_subgradients(tmp_path, capsys):
     assert main(["fit", "--loss", "hinge", "--no-tune", "--seed", "0", "--epsilon", "5", "--diagnostics", "--verbose",
                  "--out", str(tmp_path / "m.json")]) == 0
     text = capsys.readouterr().out
-    assert "one-pass-sgd" in text and "no exact solver for a non-smooth loss" in text
+    assert "hinge loss: DP-GD on its subgradients" in text and "no exact solver for a non-smooth loss" in text
 
 
 @pytest.mark.parametrize("args,match", [

@@ -17,6 +17,7 @@ from dpsparse import (
     PrivacyLeakWarning,
     data,
 )
+from dpsparse.mechanisms import auto
 
 # A private model at epsilon = 1 on scikit-learn's 30-150-sample check datasets does not
 # reach the accuracy thresholds of these two checks: that is the cost of privacy, not a bug.
@@ -211,9 +212,20 @@ def test_linear_svc_with_the_one_pass_mechanism():
     assert not hasattr(est, "predict_proba")
     with pytest.raises(ValueError, match="not smooth"):
         DPLinearSVC(mechanism="dp-gcd", bounds=bounds).fit(X, y)
-    default = DPLinearSVC(bounds=bounds, random_state=0).fit(X, y)  # mechanism="auto": the rule's choice for hinge
-    assert default.privacy_report_.mechanism.startswith("one-pass-sgd")
-    assert "not smooth" in default.privacy_report_.noise["mechanism chosen (mechanism='auto')"]
+
+def test_linear_svc_defaults_to_dp_gd_on_subgradients_and_beats_the_constant():
+    """``mechanism="auto"`` for the hinge loss: DP-GD with its automatic clipping norm, 200 steps; on breast cancer
+    at epsilon 1 it scores far above the majority class (0.63) on held-out rows, where the one-pass SGD it replaces
+    scored 0.57 (5 splits, docs/defaults.md)."""
+    X, y, bounds = _breast_cancer()
+    rng = np.random.default_rng(0)
+    test = rng.permutation(X.shape[0])[:140]
+    train = np.setdiff1d(np.arange(X.shape[0]), test)
+    default = DPLinearSVC(bounds=bounds, random_state=0).fit(X[train], y[train])
+    report = default.privacy_report_
+    assert report.mechanism.startswith("dp-gd") and report.iterations == auto.GD_STEPS
+    assert "hinge loss: DP-GD" in report.noise["mechanism chosen (mechanism='auto')"]
+    assert report.accounting_holds and default.score(X[test], y[test]) > 0.8
 
 
 def test_unknown_mechanism_options_are_refused():

@@ -783,10 +783,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
 class DPLinearSVC(DPLogisticRegression):
     """Differentially private linear SVM: the hinge loss ``max(0, 1 - y <w, x>)``.
 
-    The hinge loss is not smooth, so the default ``mechanism="auto"`` picks the one-pass noisy
-    SGD (Arora, Marinov & Ullah 2020; ``mechanisms.auto.choose``); DP-SGD works too, DP-GCD refuses. Parameters and
-    attributes as in ``DPLogisticRegression`` (``max_iter`` is unused by the one-pass
-    mechanism, whose number of steps is random), without ``predict_proba``.
+    The hinge loss is not smooth: the default ``mechanism="auto"`` runs DP-GD on its subgradients (200 steps, its
+    clipping norm set privately; ``mechanisms.auto.choose``, measured in docs/defaults.md); DP-SGD and the one-pass
+    noisy SGD (Arora, Marinov & Ullah 2020) work too, DP-GCD refuses. Parameters and attributes as in
+    ``DPLogisticRegression`` (``max_iter`` is unused by the one-pass mechanism, whose number of steps is random),
+    without ``predict_proba``.
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha="auto", penalty="l1", l1_ratio=0.5, groups=None,
