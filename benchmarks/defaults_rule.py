@@ -713,7 +713,7 @@ def study_band(quick):
 
 FEW_FEATURE_CANDIDATES = (
     ("adassp", "adassp", None, None),
-    ("dp-gd (its defaults: 50 steps, automatic clipping norm)", "dp-gd", None, None),
+    ("dp-gd, 50 steps, automatic clipping norm (its defaults before this study)", "dp-gd", 50, None),
     ("dp-gd, 200 steps", "dp-gd", 200, None),
     ("dp-gd, 400 steps", "dp-gd", 400, None),
     ("dp-gd, 1000 steps", "dp-gd", 1000, None),

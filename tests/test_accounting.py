@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from scipy.special import comb
 
+from dpsparse import accounting
 from dpsparse.accounting import Ledger, PrivacyReport, calibrate, check_privacy_params
 
 
@@ -171,17 +172,31 @@ def test_the_calibration_search_returns_a_bracket_of_the_target(eps_of_scale, ev
     assert len(set(calls)) == len(calls) <= evaluations  # each scale evaluated once
 
 
-@pytest.mark.parametrize("make,delta", [
-    (lambda: Ledger().poisson_gaussian(141 / 20000, 2.52, 1.0, 1000), 1e-9),  # the coarse grid is 0.27% loose
-    (lambda: Ledger().gaussian(30.0, 1.0).poisson_gaussian(0.01, 1.5, 1.0, 300), 1e-9),  # 0.04%: kept
-    (lambda: Ledger().laplace(300.0, 1.0, 200), 1e-8),  # 1%
+@pytest.mark.parametrize("make,delta,keeps_coarse", [
+    (lambda: Ledger().poisson_gaussian(141 / 20000, 2.52, 1.0, 1000), 1e-9, False),  # the coarse grid is 0.27% loose
+    (lambda: Ledger().gaussian(30.0, 1.0).poisson_gaussian(0.01, 1.5, 1.0, 300), 1e-9, True),  # 0.04%: kept
+    (lambda: Ledger().laplace(300.0, 1.0, 200), 1e-8, False),  # 1%
 ])
-def test_the_fine_epsilon_is_within_a_thousandth_of_the_finest_grids(make, delta):
-    """The grid ``epsilon`` picks (``_fine_grid``) is as tight as the finest one to 0.1%, an upper bound like it,
-    and never looser than the coarse grid."""
+def test_the_fine_epsilon_is_within_a_thousandth_of_the_finest_grids(make, delta, keeps_coarse):
+    """The grid ``epsilon`` picks (``_fine_grid``) is as tight as the finest one to 0.1%, the coarse one itself where
+    that is already so (no finer PLD built), and never looser than the coarse grid."""
     ledger = make()
     finest = ledger._pld_epsilon(delta, 2e-5)
     got = ledger.epsilon(delta)
+    coarse = ledger.epsilon(delta, coarse=True)
     assert ledger.accountant == "pld"
-    assert finest - 1e-9 <= got <= finest * (1 + 1e-3)
-    assert got <= ledger.epsilon(delta, coarse=True)
+    assert got <= finest * (1 + 1e-3) and got <= coarse
+    assert (ledger._fine_grid(delta, coarse) == accounting._PLD_COARSE) == keeps_coarse
+
+
+def test_a_ledger_with_pure_steps_keeps_the_finest_grid():
+    """Randomized response's point masses follow no square law in the grid's width: no extrapolation for them."""
+    ledger = Ledger().pure(0.01, 100).laplace(150.0, 1.0, 100)
+    assert ledger._fine_grid(1e-9, ledger.epsilon(1e-9, coarse=True)) == accounting._PLD_DISCRETIZATION
+
+
+def test_calibrate_on_a_grid_that_moves_with_the_scale_meets_the_target_tightly():
+    """Laplace steps: the fine grid is chosen per scale, yet the returned scale is certified and within 0.1%."""
+    make = lambda s: Ledger().laplace(s, 1.0, 200)  # noqa: E731
+    s = calibrate(make, 0.5, 1e-8, 1.0)
+    assert 0.5 * (1 - 1e-3) <= make(s).epsilon(1e-8) <= 0.5

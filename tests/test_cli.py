@@ -432,6 +432,14 @@ def test_hinge_loss_uses_dp_gd_on_subgradients(tmp_path, capsys):
     assert "hinge loss: DP-GD on its subgradients" in text and "no exact solver for a non-smooth loss" in text
 
 
+def test_a_clipping_norm_for_the_hinge_loss_goes_to_its_rules_dp_gd(tmp_path, capsys):
+    """A mechanism option without ``--mechanism`` picks the mechanism it is meant for; for the hinge loss, DP-GD."""
+    out = tmp_path / "m.json"
+    assert main(["fit", "--loss", "hinge", "--no-tune", "--seed", "0", "--clipping-norm", "2", "--out", str(out)]) == 0
+    report = json.loads(out.read_text())["privacy_report"]
+    assert report["mechanism"] == "dp-gd" and report["noise"]["clipping norm"] == 2.0
+
+
 @pytest.mark.parametrize("args,match", [
     (["--batch-size", "10"], "--batch-size is an option of dp-sgd, not of dp-gcd"),
     (["--clipping-norm", "1", "--mechanism", "one-pass-sgd"],

@@ -24,14 +24,16 @@ __all__ = ["ZCDP_PAPER", "check_privacy_params", "weak_delta", "weak_guarantee",
 
 REPLACE_ONE = "replace-one (datasets at Hamming distance 1)"
 
-# Width of the PLD's privacy-loss grid: 2e-5, widened so that one step's loss spans at
-# most _PLD_POINTS grid points (large per-step epsilons would make the grid huge).
-# Pessimistic rounding keeps the result an upper bound whatever the width.
+# Finest width of the PLD's privacy-loss grid (the grid of ledgers with pure-DP steps; the
+# others take the widest within 0.05% of the grids' limit, ``Ledger._fine_grid``), widened
+# so that one step's loss spans at most _PLD_POINTS grid points (large per-step epsilons
+# would make the grid huge). Pessimistic rounding keeps the result an upper bound whatever
+# the width.
 _PLD_DISCRETIZATION = 2e-5
 _PLD_POINTS = 5000
 # Grid of the first, coarse stage of a calibration (``calibrate``).
 _PLD_COARSE = 1e-3
-_EPSILONS = {}  # Ledger.epsilons by (events, delta, grid): public numbers only
+_EPSILONS = {}  # Ledger.epsilons by (events, delta, coarse): public numbers only
 
 
 MIN_EPSILON = 1e-6

@@ -329,15 +329,15 @@ def _classes(args, y, bounds):
 
 def _mechanism(args, loss):
     """``--mechanism``; else "auto" (the public rule, ``mechanisms.auto``), or, when a mechanism option is given
-    without it, the mechanism that option was always meant for (dp-gcd, dp-sgd for a structured norm,
-    one-pass-sgd for the hinge loss)."""
+    without it, the mechanism that option was always meant for (dp-gcd, dp-sgd for a structured norm, dp-gd for
+    the hinge loss, the rule's learner there)."""
     if args.mechanism:
         return args.mechanism
     own = {o.name for m in REGISTRY.values() for o in m.options} - _OWN_FLAGS
     if not any(getattr(args, name, None) is not None for name in own):
         return "auto"
     if loss == "hinge":
-        return "one-pass-sgd"
+        return "dp-gd"
     return "dp-sgd" if args.penalty in norms.STRUCTURED else "dp-gcd"
 
 

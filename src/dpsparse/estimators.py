@@ -613,8 +613,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     max_iter : int >= 1 or None
         Iterations T of the mechanism (its option ``n_iter``, where it has one; the
         budget is split over them). None: the public rule's number under ``mechanism="auto"``,
-        else the mechanism's own default (50 for DP-GCD, DP-GD and FW, 20 epochs for DP-CD,
-        200 steps for DP-SGD, 20 for dual FW, 10 for dp-iht).
+        else the mechanism's own default (50 for DP-GCD and FW, 200 for DP-GD and two-stage's
+        second stage (the rule's), 20 epochs for DP-CD, 200 steps for DP-SGD, 20 for dual FW, 10 for dp-iht).
     rule : {"gs-r", "gs-s", "gs-q"}
         Greedy selection rule of DP-GCD.
     calibration : {"tight", "paper"} or None

@@ -17,7 +17,7 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
   ``warm_start``), and ``ITERATIONS`` above;
 - the hinge loss: DP-GD on its subgradients (``GD_STEPS`` steps, its clipping norm set privately) at every size:
   on the logistic families it gained over the constant predictor in every band of ``n epsilon / log p`` (0.018
-  below 8, 0.137 from 50), where the one-pass noisy SGD stayed at the constant (``--study hinge``);
+  below 8, 0.137 from 50), where the one-pass noisy SGD stayed within 0.01 of the constant (``--study hinge``);
 - a structured norm: DP-SGD (the prox of the whole norm); any other loss: DP-GCD.
 
 The penalty strength of ``alpha="auto"`` (``penalty_strength``): ``RULE_ALPHA`` (1e-4) under the least-squares and

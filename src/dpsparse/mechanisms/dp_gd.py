@@ -141,7 +141,7 @@ def dp_gd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="t
     row_norm : float or None
         Public bound on ``||x_i||_2`` (None: ``||feature_bounds||_2``).
     **options
-        ``n_iter`` (T, default 50), ``clipping_norm`` (C; default ``"auto"``, None: ``sup|f'| R``),
+        ``n_iter`` (T, default 200), ``clipping_norm`` (C; default ``"auto"``, None: ``sup|f'| R``),
         ``learning_rate`` (default ``1 / (smoothness R^2)``).
 
     Returns

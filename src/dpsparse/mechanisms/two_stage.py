@@ -174,8 +174,8 @@ MECHANISM = Mechanism(
     name="two-stage",
     title="private support selection by peeling, then a private fit on the selected features",
     citation=SOURCE,
-    summary="select s features privately (peeling at the zero model), then output perturbation, dp-gd, dp-gcd or "
-            "adassp on them",
+    summary="select s features privately (peeling at the zero model), then dp-gd (the default), output "
+            "perturbation, dp-gcd or adassp on them",
     options=(
         n_iter_option(GD_STEPS, "iterations of the stage-2 mechanism (where it has them)"),
         Option("sparsity", "int", None, "number s of selected features", low=1, high=10**6,
