@@ -18,7 +18,7 @@ Measured side by side in one process, BLAS on one thread (``threadpoolctl``):
   exponentials and divisions of an epoch, nothing read from X);
 - private Frank-Wolfe: one iteration on the dense matrix and news20; target <= 2;
 - DP-SGD: the fixed cost before its first step (planning, i.e. calibration, on a fresh
-  process's first call and on a repeated setting); target <= 0.5 s;
+  process's first call, the median of 5 processes, and on a repeated setting); target <= 0.5 s;
 - ``dpsparse fit`` on the bundled data with ``--no-tune``, split into import, load,
   private fit and the non-private comparison (separate processes, wall time);
 - peak memory of a whole fit (``DPLogisticRegression`` at its defaults, whose rule chooses
@@ -165,8 +165,20 @@ def loop_ratio(name, design, repeats, loss=None, options=None):
                          T)
 
 
+SGD_PROCESSES = 5
+"""Fresh processes timed for DP-SGD's first plan: one process's time moves by up to 1.8x on a busy host."""
+
+
 def sgd_fixed_cost():
-    """Seconds of DP-SGD's plan (its calibration) in a fresh process, then for the same setting again."""
+    """Seconds of DP-SGD's plan (its calibration) in a fresh process, then for the same setting again: the median
+    over ``SGD_PROCESSES`` processes, and the range of the first."""
+    runs = np.array([_sgd_fixed_cost_once() for _ in range(SGD_PROCESSES)])
+    return float(np.median(runs[:, 0])), float(np.median(runs[:, 1])), (float(runs[:, 0].min()),
+                                                                          float(runs[:, 0].max()))
+
+
+def _sgd_fixed_cost_once():
+    """Seconds of DP-SGD's plan in one fresh process, then for the same setting again."""
     code = ("import time, warnings, numpy as np; warnings.simplefilter('ignore');"
             "from dpsparse import data, losses, norms; from dpsparse.mechanisms import get, make_plan;"
             "rng = np.random.default_rng(0); X = rng.uniform(-1, 1, (20000, 50)); y = np.sign(X[:, 0]);"
@@ -343,8 +355,9 @@ def run(data_dir, repeats, max_rows=10**6, dask_gb=None):
             out["ratios"][name] = {"ratio": loop_ratio(mech, ds[matrix], repeats, loss, options), "target": None}
         out["ratios"]["logistic derivative, one epoch"] = {
             "ratio": derivative_ratio(ds["dense 10000x1000"], repeats), "target": None}
-    first, again = sgd_fixed_cost()
-    out["dp-sgd fixed cost"] = {"first_s": first, "repeated_s": again, "target_s": SGD_FIXED_TARGET}
+    first, again, spread = sgd_fixed_cost()
+    out["dp-sgd fixed cost"] = {"first_s": first, "first_range_s": spread, "repeated_s": again,
+                                "target_s": SGD_FIXED_TARGET}
     out["cli"] = cli_split(None)
     out["memory"] = {"target_copies": MEMORY_TARGETS, **memory_peaks(max_rows)}
     out["exact"] = exact.run(data_dir, log=lambda m: None)
@@ -363,7 +376,8 @@ def table(res):
         lines.append(f"{k:<32}{r['ratio']:>15.2f}{r['target']:>8.1f}  {'yes' if r['ratio'] <= r['target'] else 'NO'}")
     s = res["dp-sgd fixed cost"]
     lines.append(f"{'dp-sgd fixed cost (s), 1st':<32}{s['first_s']:>15.2f}{s['target_s']:>8.1f}  "
-                 f"{'yes' if s['first_s'] <= s['target_s'] else 'NO'}")
+                 f"{'yes' if s['first_s'] <= s['target_s'] else 'NO'}   (median of {SGD_PROCESSES} fresh processes, "
+                 f"{s['first_range_s'][0]:.2f}-{s['first_range_s'][1]:.2f})")
     lines.append(f"{'dp-sgd fixed cost (s), again':<32}{s['repeated_s']:>15.3f}{s['target_s']:>8.1f}  "
                  f"{'yes' if s['repeated_s'] <= s['target_s'] else 'NO'}")
     lines.append("dpsparse fit --no-tune (bundled data), seconds: "
