@@ -33,6 +33,8 @@ Two studies (``--study``):
   least-squares rules).
 - ``bounds-share``: the budget's share of the private preprocessing (``bounds_share``).
 - ``hinge``: the mechanism for the hinge loss (the one-pass SGD, DP-GD, DP-SGD), as ``logistic-mechanism``.
+- ``fw-radius``: the radius of private Frank-Wolfe's ball when ``fw`` is named with nothing else set, for the
+  logistic, hinge and squared losses (``fw.default_radius``).
 - ``alpha`` and ``alpha-regression``: the penalty strength under the logistic and least-squares rules
   (``auto.penalty_strength``), by the number of features and ``n epsilon / log p``.
 - ``few-features``: the mechanism for least squares on at most ``auto.SPARSITY`` features
@@ -460,6 +462,30 @@ def study_hinge(quick):
     return _logistic_gain_rows(sizes, range(1 if quick else 2), 47, settings, estimator=DPLinearSVC)
 
 
+def study_fw_radius(quick):
+    """The radius of private Frank-Wolfe's L1 ball when a user names ``mechanism="fw"`` and nothing else
+    (``fw.default_radius``): radius 1, 3, 10 and 30 for the logistic loss, the hinge loss (the four logistic
+    families) and least squares (planted 5-sparse regressions, SNR 10, features filling all or 30 % of their range);
+    the gain over the constant predictor (R^2 for least squares) by band of ``n epsilon / log p``."""
+    radii = (1, 3, 10, 30)
+    sizes = list(itertools.product((1000, 5000, 20000), (30, 300), (0.3, 1.0)))
+    rows = []
+    for loss, estimator, offset in (("logistic", DPLogisticRegression, 71), ("hinge", DPLinearSVC, 73)):
+        def settings(p, loss=loss):
+            return [(f"{loss} radius {r}", {"mechanism": "fw", "mechanism_options": {"radius": r}}) for r in radii]
+
+        rows += _logistic_gain_rows(sizes[::2] if quick else sizes, range(1), offset, settings, estimator=estimator)
+    for (n, p, eps), fill in itertools.product(sizes[::2] if quick else sizes, (1.0, 0.3)):
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, 5, 10.0, n + p, fill=fill)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        for r in radii:
+            est = DPLasso(epsilon=eps, bounds=bounds, random_state=0, mechanism="fw", mechanism_options={"radius": r})
+            rows.append({"n": n, "p": p, "epsilon": eps, "family": f"regression/{fill}",
+                         "n eps / log p": round(n * eps / np.log(p), 0), "setting": f"least squares radius {r}",
+                         "gain": float(r2_score(yte, _quiet(est.fit, Xtr, ytr).predict(Xte)))})
+    return rows
+
+
 def study_logistic_wide(quick):
     """On more than ``auto.FEW`` features, the rule's DP-GCD against ``two-stage`` (10 features selected with half
     the budget, then 200 steps of DP-GD with its automatic clipping norm), by the number of features, on the four
@@ -760,14 +786,14 @@ def main(argv=None):
                                         "floor", "floor-regression", "sparsity", "second-steps", "band",
                                         "logistic-mechanism", "logistic-wide", "steps-wide", "alpha",
                                         "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd", "large",
-                                        "bounds-share", "hinge"],
+                                        "bounds-share", "hinge", "fw-radius"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
-                      "floor-gcd", "large", "bounds-share", "hinge"):
+                      "floor-gcd", "large", "bounds-share", "hinge", "fw-radius"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -777,6 +803,7 @@ def main(argv=None):
                            "band": (study_band, sparsity_table),
                            "logistic-mechanism": (study_logistic_mechanism, mechanism_table),
                            "hinge": (study_hinge, mechanism_table),
+                           "fw-radius": (study_fw_radius, band_table),
                            "logistic-wide": (study_logistic_wide, wide_table),
                            "steps-wide": (study_steps_wide, band_table),
                            "alpha": (study_alpha, mechanism_table),

@@ -64,8 +64,12 @@ from .dp_gcd import by_columns, report_noisy_max
 
 __all__ = [
     "CALIBRATIONS",
+    "CLASSIFICATION_RADIUS",
     "MECHANISM",
+    "RADIUS_BAND",
+    "REGRESSION_RADII",
     "SELECTIONS",
+    "default_radius",
     "frank_wolfe",
     "full_gradient",
     "fw",
@@ -76,6 +80,23 @@ __all__ = [
 
 CALIBRATIONS = ("tight", "paper")
 SELECTIONS = ("gumbel", "laplace", "gaussian")
+
+CLASSIFICATION_RADIUS, REGRESSION_RADII, RADIUS_BAND = 10.0, (1.0, 3.0), 1000
+"""The ball's radius when ``radius`` is not given (``default_radius``): ``CLASSIFICATION_RADIUS`` for the logistic
+and hinge losses; for the others ``REGRESSION_RADII[0]`` below ``n epsilon = RADIUS_BAND log p``, ``[1]`` from there.
+With features in [-1, 1] a classifier needs margins of several units (an L1 norm of several), where a least-squares
+fit on labels mapped onto [-1, 1] needs less. Measured on synthetic families only (``python
+benchmarks/defaults_rule.py --study fw-radius``; docs/defaults.md, "A mechanism named by hand"): radius 10 gained
+over radius 1 in every band of ``n epsilon / log p`` from 250 for both classification losses (tied below), and for
+least squares radius 1 won below 1000 and radius 3 from there."""
+
+
+def default_radius(loss, n, p, epsilon):
+    """The radius of the ball when none is given, from public quantities only: the loss, ``n``, the ``p`` columns of
+    the design and ``epsilon`` (``CLASSIFICATION_RADIUS``, ``REGRESSION_RADII``, ``RADIUS_BAND``)."""
+    if getattr(loss, "name", "") in ("logistic", "hinge"):
+        return CLASSIFICATION_RADIUS
+    return REGRESSION_RADII[int(n * epsilon >= RADIUS_BAND * math.log(max(p, 2)))]
 
 
 def full_gradient(X, y, loss, w, z=None):
@@ -300,7 +321,7 @@ def _check_args(calibration, selection, cset):
 
 def _plan(info):
     o, n, p = info.options, info.n, info.p
-    radius = o["radius"]
+    radius = default_radius(info.loss, n, p, info.epsilon) if o["radius"] is None else o["radius"]
     c0 = radius if o["intercept_radius"] is None else o["intercept_radius"]
     cset = _Set(info.penalty, p, radius, c0)
     selection = _check_args(info.calibration, o["selection"], cset)
@@ -360,8 +381,9 @@ MECHANISM = Mechanism(
     summary="Frank-Wolfe over an L1 or structured norm ball, a private vertex choice per step",
     options=(
         n_iter_option(50, "number of Frank-Wolfe steps T"),
-        Option("radius", "float", 1.0, "radius c of the ball {Omega(w) <= c} (the penalty's alpha is ignored)",
-               low=0.0, low_open=True),
+        Option("radius", "float", None, "radius c of the ball {Omega(w) <= c} (the penalty's alpha is ignored)",
+               low=0.0, low_open=True,
+               default_help="10 for the logistic and hinge losses; otherwise 1, or 3 from n epsilon = 1000 log p"),
         Option("intercept_radius", "float", None, "box [-c0, c0] of the unpenalized coordinates", low=0.0,
                low_open=True, default_help="radius"),
         Option("selection", "choice", None, "private vertex selection", choices=SELECTIONS,
@@ -402,7 +424,8 @@ def fw(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="tigh
     callback : callable (t, w) -> None, optional
     row_norm : float or None
     **options
-        ``n_iter`` (T, default 50), ``radius`` (c, default 1), ``intercept_radius`` (c0,
+        ``n_iter`` (T, default 50), ``radius`` (c, default ``default_radius``: 10 for the
+        logistic and hinge losses; otherwise 1, or 3 from ``n epsilon = 1000 log p``), ``intercept_radius`` (c0,
         default ``radius``), ``selection`` ("gumbel", "laplace", "gaussian"; None:
         "gumbel" for L1 balls, "gaussian" for structured ones).
 
