@@ -450,3 +450,30 @@ def test_the_per_feature_clipping_warning_on_sparse_input_with_any_names_and_int
     report = fitted.privacy_report_
     assert report.mechanism == "dp-gcd" and "warm start" not in report.noise
     assert "intercept" not in report.noise["mechanism chosen (mechanism='auto')"]
+
+
+def test_a_malformed_input_is_refused_without_showing_its_values():
+    """scikit-learn's own messages print a 1-D array whole and a text value that is not a number; ours say what to do
+    and show no value (each may be a record): a 1-D X in fit and in predict, text in X, text labels for a regressor."""
+    import pandas as pd
+
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    est = DPLogisticRegression(epsilon=1.0, bounds=bounds, random_state=0)
+    shown = [f"{v:g}" for v in X[:3, 0]] + [repr(v) for v in X[:3, 0]]
+    with pytest.raises(ValueError, match=r"2-D.*got 1D array.*Reshape your data: X.reshape\(-1, 1\)") as one_d:
+        clone(est).fit(X[:, 0], y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = clone(est).fit(X, y)
+    with pytest.raises(ValueError, match="X must be 2-D") as at_predict:
+        fitted.predict(X[0])
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": ["SECRET-JOHN-DOE", "x", "y", "z"]})
+    text_bounds = data.Bounds(feature_low=[0.0, 0.0], feature_high=[5.0, 5.0])
+    with pytest.raises(ValueError, match="non-numeric values .* read through a schema") as text:
+        DPLogisticRegression(epsilon=1.0, bounds=text_bounds).fit(frame, [0, 1, 0, 1])
+    with pytest.raises(ValueError, match="y has non-numeric values") as labels:
+        DPLasso(epsilon=1.0, bounds=data.Bounds(feature_low=bounds.feature_low, feature_high=bounds.feature_high,
+                                                label_low=0.0, label_high=1.0)).fit(X, np.array(["SECRET"] * len(X)))
+    for caught in (one_d, at_predict):
+        assert not any(v in str(caught.value) for v in shown)
+    assert "SECRET" not in str(text.value) and "SECRET" not in str(labels.value)

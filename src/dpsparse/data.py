@@ -18,6 +18,7 @@ import dataclasses
 import gzip
 import json
 import math
+import re
 import warnings
 from dataclasses import dataclass, field
 from importlib import resources
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils.validation import validate_data
 
 from . import affine, distributed
 from ._arrays import uniform_view
@@ -49,6 +51,7 @@ __all__ = [
     "load_csv",
     "load_svmlight",
     "prepare",
+    "validated",
 ]
 
 BUNDLED = {"breast_cancer": "classification", "diabetes": "regression"}
@@ -765,6 +768,33 @@ def load_csv(path, target=None):
 MISSING_REMEDY = ("drop those records, or replace a missing value by a public constant (one that does not depend on "
                   "the records: an imputer that learns a mean from the data is not private)")
 """What to do with a missing value, in every message that finds one."""
+
+
+def validated(estimator, *args, **kwargs):
+    """scikit-learn's ``validate_data`` (the estimators' and transformers' check of X and y), its ValueErrors told
+    without the data's values: scikit-learn prints a 1-D array whole and a text value that is not a number, and
+    either may be a record."""
+    try:
+        return validate_data(estimator, *args, **kwargs)
+    except ValueError as exc:
+        raise ValueError(without_values(str(exc))) from None
+
+
+def without_values(message):
+    """``message`` of a failed validation, with what to do, and no value of the data in it."""
+    if "NaN" in message or "infinity" in message:
+        return (f"{message.splitlines()[0].split('.')[0]}: {MISSING_REMEDY}; for a raw CSV, a schema declares each "
+                "column's missing value (docs/schema.md)")
+    if "could not convert" in message:
+        return ("the data has non-numeric values (not shown here, in case they are records): a table with text or "
+                "categories is read through a schema, which maps them to numbers (dpsparse.schema.load_schema, "
+                "docs/schema.md)")
+    if message.startswith("Expected 2D array"):
+        got = message.split(" instead")[0][len("Expected 2D array, "):]
+        return (f"X must be 2-D, of shape (n_samples, n_features); {got} instead (its values not shown here, in case "
+                "they are records). Reshape your data: X.reshape(-1, 1) for one feature, X.reshape(1, -1) for one "
+                "sample")
+    return re.sub(r"array=.*?(?=\n[A-Z]|$)", "array=(not shown)", message, flags=re.DOTALL)
 
 
 def _not_numeric(what, is_target, column):

@@ -18,13 +18,12 @@ import numpy as np
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from . import distributed, losses, norms, private_labels
 from .accounting import charge, check_privacy_params, weak_guarantee, zcdp_budget, zcdp_epsilon
 from .data import (
     CLASSES_FROM_DATA,
-    MISSING_REMEDY,
     Bounds,
     bounds_from_data,
     check_feature_names,
@@ -32,6 +31,7 @@ from .data import (
     dense_if_dense,
     linear_decision,
     prepare,
+    validated,
 )
 from .exceptions import ClassesFromDataWarning, ConstantPredictorWarning, PrivacyLeakWarning, WeakGuaranteeWarning
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
@@ -255,7 +255,11 @@ class _DPLinearModel(BaseEstimator):
         return auto.penalty_strength(self._loss(), self._penalty(n_features, auto.ALPHA))
 
     def _encode(self, y):
-        return np.asarray(y, dtype=float)
+        try:
+            return np.asarray(y, dtype=float)
+        except ValueError:
+            raise ValueError("y has non-numeric values (not shown here, in case they are records): a regressor "
+                             "needs numeric labels") from None
 
     def fit(self, X, y):
         """Fit the model privately.
@@ -454,14 +458,7 @@ class _DPLinearModel(BaseEstimator):
             y = np.asarray(y) if self._classification else np.asarray(y, dtype=float)
             self.n_features_in_ = X.shape[1]
         else:
-            try:
-                X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
-                                     y_numeric=not self._classification)
-            except ValueError as exc:
-                if "NaN" not in str(exc) and "infinity" not in str(exc):
-                    raise
-                raise ValueError(f"{str(exc).splitlines()[0].split('.')[0]}: {MISSING_REMEDY}; for a raw CSV, a "
-                                 "schema declares each column's missing value (docs/schema.md)") from None
+            X, y = validated(self, X, y, accept_sparse="csr", dtype=np.float64, y_numeric=not self._classification)
         if X.shape[0] < 2:
             raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {X.shape[0]}")
         return dense_if_dense(X), y
@@ -564,7 +561,7 @@ class _DPLinearModel(BaseEstimator):
             out = (X.chunks[0],) if self.coef_.ndim == 1 else (X.chunks[0], (self.coef_.shape[0],))
             return X.map_blocks(self._decision, chunks=out, drop_axis=None if self.coef_.ndim == 2 else 1,
                                 dtype=float)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validated(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         # the features as the model was trained on them: clipped to the bounds
         return linear_decision(X, self.coef_, self.intercept_, getattr(self, "bounds_", None))
 

@@ -15,10 +15,10 @@ import math
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .accounting import ZCDP_PAPER, PrivacyReport, charge, check_budget, check_privacy_params, zcdp_budget, zcdp_epsilon
-from .data import Bounds
+from .data import Bounds, validated
 from .noise import make_noise
 
 __all__ = ["DPMinMaxScaler", "DPStandardScaler"]
@@ -48,7 +48,7 @@ def _public_ranges(bounds, p):
 
 
 def _dense(scaler, X, reset):
-    X = validate_data(scaler, X, accept_sparse=True, dtype=np.float64, reset=reset)
+    X = validated(scaler, X, accept_sparse=True, dtype=np.float64, reset=reset)
     if sp.issparse(X):
         raise ValueError(f"{type(scaler).__name__} centres the features: give a dense array")
     return X
@@ -196,7 +196,7 @@ class DPMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         """Check the declared ranges against X's width (no value of X is read)."""
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
+        X = validated(self, X, accept_sparse="csr", dtype=np.float64, reset=True)
         a, b = self.feature_range
         if not a < b:
             raise ValueError(f"feature_range must be (low, high) with low < high, got {self.feature_range!r}")
@@ -210,7 +210,7 @@ class DPMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         """``a + (b - a) (clip(X, bounds) - low) / (high - low)``, shape (n_samples, n_features); sparse X stays
         sparse where the map sends 0 to 0 (ValueError otherwise: X would become dense)."""
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        X = validated(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
         a, b = self.feature_range
         def scale(values, low, high):
             return a + (b - a) * (np.clip(values, low, high) - low) / (high - low)
