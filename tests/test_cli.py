@@ -788,3 +788,29 @@ def test_integer_classes_of_a_csv_stay_integers_in_the_model_and_its_predictions
     capsys.readouterr()
     assert main(["predict", "--model", str(model), "--data", str(path), "--target", "label"]) == 0
     assert set(capsys.readouterr().out.split()) <= {"0", "1"}
+
+
+def test_written_files_take_the_umasks_permissions_and_a_failed_write_leaves_nothing(tmp_path, monkeypatch):
+    """A model file and a card are for others to read: their mode is 0666 under the umask (a temporary file's 0600
+    was kept before); a write that fails leaves neither the file nor its temporary."""
+    import os
+
+    from dpsparse import cli
+
+    old = os.umask(0o022)
+    try:
+        cli._write_atomic(tmp_path / "model.json", "{}")
+        os.umask(0o077)
+        cli._write_atomic(tmp_path / "private.json", "{}")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "model.json").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "private.json").stat().st_mode & 0o777 == 0o600
+
+    def broken_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(cli.os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        cli._write_atomic(tmp_path / "card.md", "text")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.json", "private.json"]

@@ -486,11 +486,21 @@ def _reference(est, Xtr, ytr):
 
 
 def _write_atomic(path, text):
+    """Write ``text`` to ``path`` whole or not at all (a temporary file beside it, then renamed), with the
+    permissions of any new file under the process's umask (``mkstemp`` would make it readable by its owner only)."""
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".dpsparse-")
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def _floats(text):
