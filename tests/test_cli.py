@@ -576,6 +576,10 @@ def test_no_compare_skips_the_non_private_reference(tmp_path, capsys):
 def test_an_output_folder_is_refused_and_integer_labels_are_classes_or_a_regression_target(tmp_path, capsys):
     assert main(["fit", "--out", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err
+    # the file name suggested is one the flag accepts
+    assert main(["fit", "--report", str(tmp_path)]) == 2
+    suggested = re.search(r"e\.g\. (\S+)", capsys.readouterr().err).group(1)
+    assert suggested.endswith(".html") and suggested.startswith(str(tmp_path))
     rng = np.random.default_rng(0)
     csv = tmp_path / "d.csv"
     for n_classes, task in [(5, "classification"), (200, "regression")]:

@@ -264,12 +264,17 @@ def _read_schema(args):
         args.classes = list(args.schema.classes)
 
 
+OUT_SUFFIXES = {"--out": ".json", "--plot": ".png", "--report": ".html"}
+"""The suffix of the file name that an error suggests for each output flag."""
+
+
 def _check_out(path, flag="--out"):
     """The folder of the file that ``flag`` names exists and is writable (before any data is read)."""
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
         raise ValueError(f"{flag} {path!r} is a directory; give a file name, e.g. "
-                         f"{os.path.join(path, os.path.basename(path.rstrip(os.sep)) or 'out')}.json")
+                         f"{os.path.join(path, os.path.basename(path.rstrip(os.sep)) or 'out')}"
+                         f"{OUT_SUFFIXES.get(flag, '.json')}")
     if not os.path.isdir(folder):
         raise ValueError(f"{flag} {path!r}: the folder {folder!r} does not exist")
     if not os.access(folder, os.W_OK):
