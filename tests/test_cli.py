@@ -178,6 +178,8 @@ def test_private_score_and_diagnostics_are_kept_apart(tmp_path, capsys):
     score = model["private_score"]
     assert score["metric"] == "accuracy" and score["records"] == 143 and "repeats" not in score
     assert model["run"] == {"fits": 3, "epsilon in all": 6}  # public: the run's options
+    # the default delta is 1/n^2 for the file's 569 records, as with --tune, not for the 426 the model trained on
+    assert model["privacy_report"]["delta"] == pytest.approx(1 / 569**2)
     card = tmp_path / "card.md"
     assert main(["fit", "--seed", "0", "--out", str(out), "--repeats", "2", "--private-score", "--report",
                  str(card)]) == 0
@@ -268,8 +270,8 @@ def test_sweep_writes_a_table_json_and_the_privacy_utility_figure(tmp_path, caps
     assert res["epsilon_spent"] == 9 and res["constant"] == pytest.approx(0.6294, abs=1e-4)
     assert 0.9 < res["non_private"] <= 1
     assert plot.read_bytes()[:4] == b"\x89PNG" and "data:image/png;base64," in card.read_text()
-    assert res["delta_spent"] == pytest.approx(4 / 426**2)  # 4 fits, each at delta = 1 / n^2 of the 426 training rows
-    assert "epsilon spent      9 and delta 2.2e-05 in all" in capsys.readouterr().out
+    assert res["delta_spent"] == pytest.approx(4 / 569**2)  # 4 fits, each at delta = 1 / n^2 of the file's 569 rows
+    assert "epsilon spent      9 and delta 1.24e-05 in all" in capsys.readouterr().out
     assert heads == [HOLDER_ONLY_FIGURE]  # scores without noise: the figure says so on its face
     assert main(["sweep", "--epsilons", "0.5,-1", "--out", str(tmp_path / "t.json")]) == 2
     assert "epsilon must be a finite number > 0" in capsys.readouterr().err and not (tmp_path / "t.json").exists()
@@ -288,9 +290,9 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
     assert main(["fit", "--private-score", "--sweep", str(out), "--report", str(card),
                  "--out", str(tmp_path / "m.json")]) == 0
     text = card.read_text()
-    assert f"publishing it with this model spends epsilon 11 and delta {5 / 426**2:.3g} in all" in text
-    assert f"together they are (11, {5 / 426**2:.3g})-differentially private" in text  # the card's headline total
-    assert f"(1, {1 / 426**2:.2g})-differential privacy for the model; (11, {5 / 426**2:.3g}) for this card" in text
+    assert f"publishing it with this model spends epsilon 11 and delta {5 / 569**2:.3g} in all" in text
+    assert f"together they are (11, {5 / 569**2:.3g})-differentially private" in text  # the card's headline total
+    assert f"(1, {1 / 569**2:.2g})-differential privacy for the model; (11, {5 / 569**2:.3g}) for this card" in text
     seeded = tmp_path / "seeded.json"  # a seeded sweep has no guarantee: its curve cannot go into a card
     assert main(["sweep", "--private-score", "--epsilons", "1", "--repeats", "1", "--seed", "0",
                  "--out", str(seeded), "--plot", str(plot)]) == 0

@@ -184,7 +184,8 @@ def _add_fit_arguments(f):
     f.add_argument("--alpha", type=float, help="penalty strength (bounded coordinates) (default: 0.0001 under the "
                    "rule for the logistic and squared losses with a separable penalty, where more was measured to "
                    "bias the fit; 0.001 with a named mechanism, a structured norm, the hinge or Huber loss)")
-    f.add_argument("--delta", type=float, help="default: 1/n^2")
+    f.add_argument("--delta", type=float, help="default: 1/n^2, n the records of the data file (a held-out part "
+                   "included: every record is protected)")
     f.add_argument("--mechanism", choices=sorted(REGISTRY),
                    help="default: chosen by a public rule from the loss, the penalty, n, p and epsilon "
                         "(docs/defaults.md). "
@@ -609,6 +610,8 @@ def _job(args, epsilons, holdout=True):
     notes = _check_run_args(args, epsilons)
     _read_schema(args)
     X, y, bounds, names = _load(args)
+    if args.delta is None:  # one delta for every record of the file, whichever part (training, held out) holds it
+        args.delta = 1.0 / X.shape[0] ** 2
     if args.classes is not None:
         y = _integer_labels(args.classes, y)
         args.classes = _declared_classes(args.classes, y)
