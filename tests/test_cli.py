@@ -45,6 +45,20 @@ def test_a_seeded_fit_has_no_guarantee_in_the_report_the_file_and_the_card(tmp_p
     assert "WARNING            the noise came from a fixed seed" in capsys.readouterr().out
 
 
+def test_a_delta_above_one_over_n_is_a_weak_guarantee_at_the_top_of_the_card(tmp_path, capsys):
+    """delta = 0.5 allows revealing a record: the card says so in its title, its privacy row and first under its
+    intended use, not only among its caveats; the default delta gets none of it."""
+    out, card = tmp_path / "m.json", tmp_path / "card.md"
+    assert main(["fit", "--delta", "0.5", "--no-tune", "--out", str(out), "--report", str(card)]) == 0
+    text = card.read_text()
+    assert text.startswith("# Model card: private linear classifier on breast_cancer (WEAK privacy guarantee)\n")
+    assert "| (1, 0.5)-differential privacy, WEAK (see the warning under Intended use) |" in text
+    use = text.split("## Intended use")[1]
+    assert use.lstrip().startswith("**Warning:** Weak guarantee: delta = 0.5 is above 1/n")
+    assert main(["fit", "--no-tune", "--out", str(out), "--report", str(card)]) == 0
+    assert "WEAK" not in card.read_text() and "Weak guarantee" not in card.read_text()
+
+
 def test_report_prints_the_privacy_report_of_a_model_file(tmp_path, capsys):
     out = tmp_path / "m.json"
     assert main(["fit", "--out", str(out)]) == 0

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .accounting import SEEDED_NOTE, odds
+from .accounting import SEEDED_NOTE, odds, weak_guarantee
 
 __all__ = ["guarantee_sentence", "model_card", "plain_words", "plot_coefficients", "plot_sweep", "render_card"]
 
@@ -340,22 +340,28 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     classification = release["task"] == "classification"
     what = "classifier" if classification else "regression"
     holds = rep["guarantee_holds"]
-    title = (f"Model card: {'private ' if holds else ''}linear {what} on {Path(str(data['source'])).name}"
-             + ("" if holds else " (NO privacy guarantee)"))
     eps, delta = rep["epsilon"], rep["delta"]
-    how = ("trained with differential privacy so that it can be published" if holds else
+    weak = weak_guarantee(eps, delta, int(data["training records"]) + int(data.get("validation records") or 0))
+    title = (f"Model card: {'private ' if holds else ''}linear {what} on {Path(str(data['source'])).name}"
+             + (" (NO privacy guarantee)" if not holds else " (WEAK privacy guarantee)" if weak else ""))
+    how = ("trained with differential privacy, but a weak guarantee (below): not for publication as it stands"
+           if holds and weak else "trained with differential privacy so that it can be published" if holds else
            "trained by a differentially private mechanism, but without the guarantee (below): not for publication")
     details = [("p", f"{_model_sentence(release, what)}, {how}. Training method: "
                      f"{rep['method'] or rep['mechanism']}."),
                ("table", ["item", "value"], [
                    ["model file", Path(model_path).name], ["task", release["task"]],
                    ["mechanism (registry name)", rep["mechanism"]],
-                   ["privacy", (f"({eps:g}, {delta:.2g})-differential privacy" + _with_curve(sweep, eps, delta))
+                   ["privacy", (f"({eps:g}, {delta:.2g})-differential privacy" + _with_curve(sweep, eps, delta)
+                                + (", WEAK (see the warning under Intended use)" if weak else ""))
                     if holds else f"NONE (the target was ({eps:g}, {delta:.2g})-differential privacy)"],
                    ["features in the model (support)", f"{release['support']['size']} of {data['features']}"],
                    ["software", f"dpsparse {release.get('software', '')}".strip()]])]
     use = [("warn", "Not for publication: this model has no differential-privacy guarantee (below), whatever its "
                     "target epsilon.")] if not holds else []
+    if holds and weak:
+        use = [("warn", f"Weak guarantee: {'; '.join(weak)}. Train again within the usual range (epsilon at most 10, "
+                        "delta at most 1/n) before publishing it.")]
     check = ("check its private score (below)" if release.get("private_score") else
              "measure it (no score was released with it: `dpsparse fit --private-score` releases one)")
     use += [("p", "Predicting the label of new records described by the same features, in the same "
