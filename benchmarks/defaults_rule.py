@@ -465,16 +465,18 @@ def study_hinge(quick):
 def study_fw_radius(quick):
     """The radius of private Frank-Wolfe's L1 ball when a user names ``mechanism="fw"`` and nothing else
     (``fw.default_radius``): radius 1, 3, 10 and 30 for the logistic loss, the hinge loss (the four logistic
-    families) and least squares (planted 5-sparse regressions, SNR 10, features filling all or 30 % of their range);
-    the gain over the constant predictor (R^2 for least squares) by band of ``n epsilon / log p``."""
+    families, p up to 1000) and least squares (planted 5-sparse regressions, SNR 10, features filling all or 30 % of
+    their range); the gain over the constant predictor (R^2 for least squares) by band of ``n epsilon / log p``."""
     radii = (1, 3, 10, 30)
     sizes = list(itertools.product((1000, 5000, 20000), (30, 300), (0.3, 1.0)))
+    wide = list(itertools.product((5000, 20000), (1000,), (0.3, 1.0, 3.0)))  # many vertices: a noisy choice costs more
     rows = []
     for loss, estimator, offset in (("logistic", DPLogisticRegression, 71), ("hinge", DPLinearSVC, 73)):
         def settings(p, loss=loss):
             return [(f"{loss} radius {r}", {"mechanism": "fw", "mechanism_options": {"radius": r}}) for r in radii]
 
-        rows += _logistic_gain_rows(sizes[::2] if quick else sizes, range(1), offset, settings, estimator=estimator)
+        for chosen, at in ((sizes, offset), (wide, offset + 4)):
+            rows += _logistic_gain_rows(chosen[::2] if quick else chosen, range(1), at, settings, estimator=estimator)
     for (n, p, eps), fill in itertools.product(sizes[::2] if quick else sizes, (1.0, 0.3)):
         Xtr, ytr, Xte, yte, _, half = regression_family(n, p, 5, 10.0, n + p, fill=fill)
         bounds = Bounds(-np.ones(p), np.ones(p), -half, half)

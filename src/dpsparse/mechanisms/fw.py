@@ -86,9 +86,9 @@ CLASSIFICATION_RADIUS, REGRESSION_RADII, RADIUS_BAND = 10.0, (1.0, 3.0), 1000
 and hinge losses; for the others ``REGRESSION_RADII[0]`` below ``n epsilon = RADIUS_BAND log p``, ``[1]`` from there.
 With features in [-1, 1] a classifier needs margins of several units (an L1 norm of several), where a least-squares
 fit on labels mapped onto [-1, 1] needs less. Measured on synthetic families only (``python
-benchmarks/defaults_rule.py --study fw-radius``; docs/defaults.md, "A mechanism named by hand"): radius 10 gained
-over radius 1 in every band of ``n epsilon / log p`` from 250 for both classification losses (tied below), and for
-least squares radius 1 won below 1000 and radius 3 from there."""
+benchmarks/defaults_rule.py --study fw-radius``; docs/defaults.md): radius 10 gained over radius 1 in every band
+of ``n epsilon / log p`` for both classification losses, and for least squares radius 1 won below 1000 and radius 3
+from there."""
 
 
 def default_radius(loss, n, p, epsilon):
