@@ -35,6 +35,7 @@ Two studies (``--study``):
 - ``hinge``: the mechanism for the hinge loss (the one-pass SGD, DP-GD, DP-SGD), as ``logistic-mechanism``.
 - ``fw-radius``: the radius of private Frank-Wolfe's ball when ``fw`` is named with nothing else set, for the
   logistic, hinge and squared losses (``fw.default_radius``).
+- ``iht-step``: dp-iht's step and iterations when it is named with nothing else set (``dp_iht.STEP_FACTOR``).
 - ``alpha`` and ``alpha-regression``: the penalty strength under the logistic and least-squares rules
   (``auto.penalty_strength``), by the number of features and ``n epsilon / log p``.
 - ``few-features``: the mechanism for least squares on at most ``auto.SPARSITY`` features
@@ -488,6 +489,36 @@ def study_fw_radius(quick):
     return rows
 
 
+IHT_STEPS = ((1.0, 10), (0.5, 10), (0.5, 20), (0.25, 10), (0.25, 20), (0.25, 40), (0.125, 20), (0.125, 40))
+"""``(step as a multiple of 1 / sup f'', iterations)`` of the ``iht-step`` study."""
+
+
+def study_iht_step(quick):
+    """dp-iht's step and iterations when a user names ``mechanism="dp-iht"`` and nothing else (its step
+    ``1 / sup f''`` and 10 iterations before): ``IHT_STEPS`` on the four logistic families and the categorical one,
+    and on planted 5-sparse regressions (SNR 10, features filling all or 30 % of their range); n 2000 and 10000,
+    p 100 and 300, epsilon 0.5 and 1, one seed; the gain over the constant predictor (R^2 for least squares) by
+    family and number of features."""
+    sizes = list(itertools.product((2000, 10000), (100, 300), (0.5, 1.0)))[:: 2 if quick else 1]
+
+    def options(curvature):
+        return [(f"step x{m} T{T}", {"learning_rate": m / curvature, "n_iter": T}) for m, T in IHT_STEPS]
+
+    def settings(p):
+        return [(name, {"mechanism": "dp-iht", "mechanism_options": o}) for name, o in options(0.25)]
+
+    rows = _logistic_gain_rows(sizes, range(1), 91, settings, families=LOGISTIC_FAMILIES + ["categorical"])
+    for (n, p, eps), fill in itertools.product(sizes, (1.0, 0.3)):
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, 5, 10.0, n + p + 5, fill=fill)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        for name, o in options(1.0):
+            est = DPLasso(epsilon=eps, bounds=bounds, random_state=0, mechanism="dp-iht", mechanism_options=o)
+            rows.append({"n": n, "p": p, "epsilon": eps, "family": f"regression/{fill}",
+                         "n eps / log p": round(n * eps / np.log(p), 0), "setting": name,
+                         "gain": float(r2_score(yte, _quiet(est.fit, Xtr, ytr).predict(Xte)))})
+    return rows
+
+
 def study_logistic_wide(quick):
     """On more than ``auto.FEW`` features, the rule's DP-GCD against ``two-stage`` (10 features selected with half
     the budget, then 200 steps of DP-GD with its automatic clipping norm), by the number of features, on the four
@@ -788,14 +819,14 @@ def main(argv=None):
                                         "floor", "floor-regression", "sparsity", "second-steps", "band",
                                         "logistic-mechanism", "logistic-wide", "steps-wide", "alpha",
                                         "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd", "large",
-                                        "bounds-share", "hinge", "fw-radius"],
+                                        "bounds-share", "hinge", "fw-radius", "iht-step"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
-                      "floor-gcd", "large", "bounds-share", "hinge", "fw-radius"):
+                      "floor-gcd", "large", "bounds-share", "hinge", "fw-radius", "iht-step"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -806,6 +837,7 @@ def main(argv=None):
                            "logistic-mechanism": (study_logistic_mechanism, mechanism_table),
                            "hinge": (study_hinge, mechanism_table),
                            "fw-radius": (study_fw_radius, band_table),
+                           "iht-step": (study_iht_step, wide_table),
                            "logistic-wide": (study_logistic_wide, wide_table),
                            "steps-wide": (study_steps_wide, band_table),
                            "alpha": (study_alpha, mechanism_table),

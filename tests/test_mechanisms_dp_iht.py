@@ -9,7 +9,7 @@ from doubles import RecordingNoise
 from dpsparse import DPLasso, DPLogisticRegression, audit, data, losses, norms
 from dpsparse.accounting import Ledger
 from dpsparse.mechanisms import REGISTRY, fit_mechanism, make_plan
-from dpsparse.mechanisms.dp_iht import _tight_scale
+from dpsparse.mechanisms.dp_iht import STEP_FACTOR, _tight_scale
 
 MECH = REGISTRY["dp-iht"]
 
@@ -28,7 +28,7 @@ def test_plan_composes_t_s_peeling_draws_and_t_gaussian_releases():
     expected = Ledger().exponential(2.0 / u, 12).gaussian(u, 1.0, 4)
     assert plan.ledger.events == expected.events
     assert plan.accountant_epsilon <= 1.0 and _tight_scale(4, 3, 1.0 * 1.01, 1e-5) < u
-    lam = 2.0 * 1.0 * 0.5 * 1.0 / design.n  # 2 eta c b / n, eta = 1 / f'' = 1, c = clip, b = 1
+    lam = 2.0 * STEP_FACTOR * 0.5 * 1.0 / design.n  # 2 eta c b / n, eta = STEP_FACTOR / f'' (f'' = 1), c = clip, b = 1
     assert plan.details["score sensitivity (L_inf)"] == pytest.approx(lam)
     assert plan.details["noise std"] == pytest.approx(u * lam * 2.0)
 
@@ -70,7 +70,7 @@ def test_large_epsilon_recovers_the_planted_support_through_the_estimators():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = DPLasso(bounds=bounds, epsilon=50.0, clip=0.25, mechanism="dp-iht", random_state=0,
-                      mechanism_options={"sparsity": 5}).fit(X, y)
+                      mechanism_options={"sparsity": 5, "n_iter": 80}).fit(X, y)  # the default step is short
     assert set(est.support_) == set(np.flatnonzero(w))
     assert est.score(X, y) > 0.9
     Xc, yc, wc, bc = planted_sparse(classification=True)
@@ -92,3 +92,26 @@ def test_a_sparse_design_runs_sparse():
     w, _ = fit_mechanism(REGISTRY["dp-iht"], design, losses.Squared(clip=1.0), None, epsilon=5.0, delta=1e-6,
                          options={"sparsity": 10}, noise=make_noise(0))
     assert np.count_nonzero(w[:-1]) == 10 and np.all(np.isfinite(w))
+
+
+def test_named_with_nothing_else_set_it_does_not_diverge_on_features_off_the_middle_of_their_range():
+    """Features filling 30 % of [-1, 1] around centres off 0 are nearly collinear with the kept intercept: with the
+    former step 1 / sup f'' (10 iterations) the noisy iteration blew up at epsilon 1 (R^2 about -7); the default
+    (``STEP_FACTOR``, ``ITERATIONS``) stays near or above the constant predictor."""
+    rng = np.random.default_rng(2035)
+    n, p = 2000, 30
+    Z = rng.uniform(-1, 1, (n, p))
+    X = np.clip(rng.uniform(-0.7, 0.7, p) + 0.3 * (0.8 * Z + 0.2 * Z[:, rng.integers(p, size=p)]), -1, 1)
+    w = np.zeros(p)
+    w[:5] = rng.choice([-1.0, 1.0], 5) * rng.uniform(0.5, 1.5, 5)
+    y = X @ w + 0.3 * (X @ w).std() * rng.standard_normal(n)
+    half = 5.0 * y.std()
+    bounds = data.Bounds(feature_low=-np.ones(p), feature_high=np.ones(p), label_low=-half, label_high=half)
+    scores = {}
+    for name, options in (("former", {"learning_rate": 1.0, "n_iter": 10}), ("default", {})):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = DPLasso(bounds=bounds, epsilon=1.0, mechanism="dp-iht", random_state=0,
+                          mechanism_options=options or None).fit(X, y)
+        scores[name] = est.score(X, y)
+    assert scores["former"] < -1.0 and scores["default"] > -0.5, scores  # -7.6 and -0.05
