@@ -9,7 +9,7 @@ from doubles import RecordingNoise
 from dpsparse import DPLasso, DPLogisticRegression, audit, data, losses, norms
 from dpsparse.accounting import Ledger
 from dpsparse.mechanisms import REGISTRY, fit_mechanism, make_plan
-from dpsparse.mechanisms.dp_iht import STEP_FACTOR, _tight_scale
+from dpsparse.mechanisms.dp_iht import _tight_scale, default_steps
 
 MECH = REGISTRY["dp-iht"]
 
@@ -28,7 +28,8 @@ def test_plan_composes_t_s_peeling_draws_and_t_gaussian_releases():
     expected = Ledger().exponential(2.0 / u, 12).gaussian(u, 1.0, 4)
     assert plan.ledger.events == expected.events
     assert plan.accountant_epsilon <= 1.0 and _tight_scale(4, 3, 1.0 * 1.01, 1e-5) < u
-    lam = 2.0 * STEP_FACTOR * 0.5 * 1.0 / design.n  # 2 eta c b / n, eta = STEP_FACTOR / f'' (f'' = 1), c = clip, b = 1
+    factor = default_steps(loss, design.n, design.p, 1.0)[0]
+    lam = 2.0 * factor * 0.5 * 1.0 / design.n  # 2 eta c b / n, eta = factor / f'' (f'' = 1), c = clip, b = 1
     assert plan.details["score sensitivity (L_inf)"] == pytest.approx(lam)
     assert plan.details["noise std"] == pytest.approx(u * lam * 2.0)
 
@@ -115,3 +116,22 @@ def test_named_with_nothing_else_set_it_does_not_diverge_on_features_off_the_mid
                           mechanism_options=options or None).fit(X, y)
         scores[name] = est.score(X, y)
     assert scores["former"] < -1.0 and scores["default"] > -0.5, scores  # -7.6 and -0.05
+
+
+def test_the_default_steps_follow_the_loss_and_n_epsilon_over_log_p():
+    """``dp_iht.STEPS``: an eighth of ``1 / sup f''`` and 20 iterations, and for least squares a quarter and 40 from
+    ``n epsilon = 800 log p``; the plan takes them unless ``learning_rate`` or ``n_iter`` is given."""
+    import math
+
+    squared = losses.Squared(clip=0.5)
+    assert default_steps(squared, 2000, 31, 1.0) == (0.125, 20)
+    assert default_steps(squared, 10_000, 31, 1.0) == (0.25, 40)
+    assert default_steps(losses.Huber(1.0), int(800 * math.log(100)) + 1, 100, 1.0) == (0.25, 40)
+    assert default_steps(losses.Logistic(), 10**6, 31, 1.0) == (0.125, 20)
+    for n, factor, T in ((400, 0.125, 20), (5000, 0.25, 40)):
+        design = _design(n=n)
+        loss, pen = losses.Squared(clip=0.5), norms.build_penalty("l1", 0.0, 20, True)
+        plan = make_plan(MECH, design, loss, pen, 1.0, 1e-5, None, {})
+        assert plan.iterations == T and plan.details["learning rate"] == pytest.approx(factor)
+        plan = make_plan(MECH, design, loss, pen, 1.0, 1e-5, None, {"n_iter": 7, "learning_rate": 0.3})
+        assert plan.iterations == 7 and plan.details["learning rate"] == pytest.approx(0.3)

@@ -39,21 +39,34 @@ import numpy as np
 
 from ..accounting import Ledger, calibrate
 from ..distributed import gradient_sums, is_dask, labels
-from .base import Mechanism, Option, Plan, n_iter_option
+from .base import MAX_ITERATIONS, Mechanism, Option, Plan
 
 SOURCE = ("Cai, Wang & Zhang, 'The cost of privacy: optimal rates of convergence for parameter estimation with "
           "differential privacy', Annals of Statistics 2021, Algorithms 1-2; exponential mechanism as zCDP: Cesar & "
           "Rogers, ALT 2021; composed by PLD/RDP (dp-accounting)")
 
 
-STEP_FACTOR, ITERATIONS = 0.125, 20
-"""The defaults when dp-iht is named with nothing else set: the step ``STEP_FACTOR / sup f''`` and ``ITERATIONS``
-iterations. The step ``1 / sup f''`` (10 iterations before) assumes weakly correlated, centred features; with the
-intercept always kept, features that sit off the middle of their range, or indicators mapped onto [-1, 1], are
-nearly collinear with it, the restricted smoothness grows towards ``(s + 1) sup f''`` and the iteration diverged
-(adult, and the synthetic regressions whose features fill 30 % of their range: R^2 -7). On the synthetic families
-(``python benchmarks/defaults_rule.py --study iht-step``, docs/defaults.md) an eighth of the step with 20 iterations
-had the best mean gain over the constant predictor, close to the step safe for every design at s = 10 (1/11)."""
+STEPS = ((800, 0.125, 20), (math.inf, 0.25, 40))
+"""``(bound, step factor, iterations)``: when dp-iht is named with nothing else set, below ``n epsilon = bound log p``
+it takes the step ``factor / sup f''`` and that many iterations, for the squared and Huber losses; the logistic loss
+takes the first row at every size (``default_steps``). The step ``1 / sup f''`` with 10 iterations (the defaults
+before) assumes weakly correlated, centred features; with the intercept always kept, features that sit off the middle
+of their range, or indicators mapped onto [-1, 1], are nearly collinear with it, the restricted smoothness grows
+towards ``(s + 1) sup f''`` and the noisy iteration blew up (adult 0.241; the synthetic regressions filling 30 % of
+their range, R^2 -4 to -12). On the synthetic families (``python benchmarks/defaults_rule.py --study iht-step``,
+docs/defaults.md) an eighth of the step with 20 iterations had the best mean gain over the constant predictor for
+the logistic loss in both bands and for least squares below ``800 log p`` (each iteration's noise counts there); a
+quarter with 40 had it for least squares from there, where the centred designs need more progress than an eighth of
+the step makes in 20."""
+
+
+def default_steps(loss, n, p, epsilon):
+    """``(step factor, iterations)`` of ``STEPS`` for ``loss``, ``n`` records, ``p`` columns and ``epsilon``
+    (public)."""
+    ratio = n * epsilon / math.log(max(p, 2))
+    if getattr(loss, "name", "") == "logistic":
+        ratio = 0.0
+    return next((factor, T) for bound, factor, T in STEPS if ratio < bound)
 
 
 def _ledger(u, n_iter, sparsity):
@@ -90,9 +103,10 @@ def _check(info):
 def _plan(info):
     o, n = info.options, info.n
     kept = _kept(info)
-    s, T = _sparsity(info), o["n_iter"]
+    factor, steps = default_steps(info.loss, n, info.p, info.epsilon)
+    s, T = _sparsity(info), steps if o["n_iter"] is None else o["n_iter"]
     c = float(info.loss.lipschitz)
-    eta = STEP_FACTOR / float(info.loss.smoothness) if o["learning_rate"] is None else o["learning_rate"]
+    eta = factor / float(info.loss.smoothness) if o["learning_rate"] is None else o["learning_rate"]
     lam = 2.0 * eta * c * np.asarray(info.feature_bounds, dtype=float) / n
     u = _tight_scale(T, s, info.epsilon, info.delta, info.zcdp)
     ledger = _ledger(u, T, s)
@@ -108,7 +122,7 @@ def _plan(info):
         "epsilon of one peeling draw": 2.0 / u,
         "noise multiplier of a release (at least)": float(u),
     }
-    params = {"eta": eta, "lam": lam, "kept": kept, "sparsity": s, "beta": u * lam_max,
+    params = {"eta": eta, "lam": lam, "kept": kept, "sparsity": s, "n_iter": T, "beta": u * lam_max,
               "sigma": u * lam_max * math.sqrt(s + kept.size)}
     return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
                 iterations=T, details=details, params=params)
@@ -148,7 +162,7 @@ def _run(design, plan, noise, callback):
         y = labels(X, y)
     loss, s, kept, lam = info.loss, q["sparsity"], q["kept"], q["lam"]
     w = np.zeros(design.p)
-    for t in range(info.options["n_iter"]):
+    for t in range(q["n_iter"]):
         grad = _gradient_sum(X, y, w, loss) / n
         v = w - q["eta"] * grad
         support = peel(np.abs(v), s, kept, q["beta"], lam, noise)
@@ -166,12 +180,14 @@ MECHANISM = Mechanism(
     citation=SOURCE,
     summary="sparse model with exactly s nonzero features: noisy gradient steps, s private top-k draws (peeling)",
     options=(
-        n_iter_option(ITERATIONS, "number of iterations T (Cai et al. take T of order log n)"),
+        Option("n_iter", "int", None, "number of iterations T (Cai et al. take T of order log n)", low=1,
+               high=MAX_ITERATIONS, default_help="20; for least squares 40 from n epsilon = 800 log p"),
         Option("sparsity", "int", None, "number s of nonzero features of the released model", low=1, high=10**6,
                default_help="min(10, number of features)"),
         Option("learning_rate", "float", None, "gradient step eta", low=0.0, low_open=True, high=1e6,
-               default_help="1 / (8 sup f''): features nearly collinear with the intercept make the restricted "
-                            "smoothness up to (s + 1) sup f''"),
+               default_help="1 / (8 sup f''); for least squares 1 / (4 sup f'') from n epsilon = 800 log p: "
+                            "features nearly collinear with the intercept make the restricted smoothness up to "
+                            "(s + 1) sup f''"),
     ),
     calibrations=("tight",),
     loss_needs=("smooth", "Lipschitz"),
