@@ -66,9 +66,11 @@ def test_a_copy_in_another_process_refuses_to_be_charged():
     _, _, _, budget = _setup()
     code = ("import pickle, sys\nfrom dpsparse.accounting import BudgetExceededError\n"
             "b = pickle.loads(sys.stdin.buffer.read())\n"
-            "try:\n    b.spend(0.1, 1e-6)\nexcept BudgetExceededError as e:\n    print(e)\n")
+            "print(repr(b))\ntry:\n    b.spend(0.1, 1e-6)\nexcept BudgetExceededError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(budget), capture_output=True, check=True)
-    assert b"copied into another process" in out.stdout and budget.spent == []
+    shown, refused = out.stdout.decode().splitlines()[:2]
+    assert "a detached copy: it refuses new charges" in shown and "left)" not in shown  # not what it could spend
+    assert "unpickled in another process (a saved estimator loaded again" in refused and budget.spent == []
 
 
 def test_a_search_s_choice_has_no_guarantee_and_cross_validation_without_a_budget_warns():

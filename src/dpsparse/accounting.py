@@ -697,6 +697,9 @@ class PrivacyBudget:
 
     def __repr__(self):
         eps_left, delta_left = self.remaining
+        if self._detached:
+            return (f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:.3g}; {len(self.spent)} charge(s); a "
+                    "detached copy: it refuses new charges)")
         return (f"PrivacyBudget(epsilon={self.epsilon:g}, delta={self.delta:.3g}; {len(self.spent)} charge(s), "
                 f"epsilon {eps_left:g} and delta {delta_left:.3g} left)")
 
@@ -726,8 +729,10 @@ class PrivacyBudget:
         check_privacy_params(epsilon, delta, smallest=0.0)
         if self._detached:
             raise BudgetExceededError(
-                f"{label}: this PrivacyBudget was copied into another process (n_jobs > 1 with processes?), where "
-                "charging it would not charge the original; use n_jobs=1 or joblib's threading back-end")
+                f"{label}: this PrivacyBudget is a copy unpickled in another process (a saved estimator loaded "
+                "again, or n_jobs > 1 with processes), where charging it would not charge the original: refit in the "
+                "process that holds the budget (or give the loaded estimator a new budget with set_params(budget=...)),"
+                " or use n_jobs=1 or joblib's threading back-end")
         with self._lock:
             eps_left, delta_left = self.remaining
             if epsilon > eps_left * (1 + 1e-12) or delta > delta_left * (1 + 1e-12):

@@ -589,8 +589,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         ``alpha_``.
     penalty : {"l1", "l2", "elasticnet", "linf", "group-l2", "group-linf"}
         Separable penalties suit every mechanism; the structured norms
-        (``dpsparse.norms``, docs/norms.md) need a mechanism that uses the prox of the
-        whole norm (dp-sgd, one-pass-sgd): DP-GCD refuses them.
+        (``dpsparse.norms``, docs/norms.md) need a mechanism that uses the whole norm (its prox:
+        dp-sgd, dp-gd, one-pass-sgd, output, objective, dual-fw; its ball: fw): DP-GCD and DP-CD
+        refuse them.
     l1_ratio : float in [0, 1]
         Used when ``penalty="elasticnet"``.
     groups : list of lists of column indices, dict, str (JSON file) or None
@@ -656,8 +657,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         The public label set (2 or more); fitted whatever values the data holds (labels
         outside it raise). "private" selects it inside the budget (``private_labels``:
         Gaussian partition selection with 5-20 % of the zCDP budget, the least with which a
-        label of a quarter of the records passes, and half of delta; refused before the data
-        is read when none suffices, and after the charge when fewer than two labels pass;
+        label of a quarter of the records passes, and a tenth of delta, ``private_labels.DELTA_SHARE``;
+        refused before the data is read when none suffices, and after the charge when fewer than two labels pass;
         the other labels count as none of the classes; tight zCDP mechanisms only).
         None (the default): the bounds' ``classes`` when they declare them, else "private";
         with ``bounds="from-data"`` (an experiment) the labels are read off the data.
