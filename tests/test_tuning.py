@@ -244,6 +244,21 @@ def test_at_a_large_epsilon_the_search_picks_an_accurate_model():
                             {"max_iter": [1, 40]}, epsilon=50.0, mean_repetitions=20, random_state=0).fit(Xtr, ytr)
     assert search.best_params_ == {"max_iter": 40}
     assert search.score(Xte, yte) > 0.9
+    proba = search.predict_proba(Xte)  # the selected model's, as GridSearchCV gives
+    np.testing.assert_array_equal(proba, search.best_estimator_.predict_proba(Xte))
+    assert proba.shape == (len(yte), 2) and np.allclose(proba.sum(axis=1), 1.0)
+
+
+def test_a_regressor_search_has_no_probabilities_and_a_pipeline_is_refused_with_the_remedy():
+    from sklearn.pipeline import make_pipeline
+
+    from dpsparse.preprocessing import DPMinMaxScaler
+
+    X, y, bounds = _breast_cancer()
+    assert not hasattr(DPSearchCV(DPLasso(), {"max_iter": [5]}), "predict_proba")
+    pipe = make_pipeline(DPMinMaxScaler(bounds=bounds), DPLogisticRegression(bounds=bounds, classes=[0, 1]))
+    with pytest.raises(ValueError, match="got Pipeline: a private transformer .* goes before the search"):
+        DPSearchCV(pipe, {"dplogisticregression__max_iter": [5]}).fit(X, y)
 
 
 def test_regression_search_and_clone():

@@ -35,6 +35,7 @@ from types import SimpleNamespace
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.model_selection import ParameterGrid
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from . import distributed
@@ -49,7 +50,7 @@ from .accounting import (
     largest_zcdp,
     zcdp_budget,
 )
-from .estimators import note_classes_from_data, note_sklearn_context, warn_weak_guarantee
+from .estimators import _DPLinearModel, note_classes_from_data, note_sklearn_context, warn_weak_guarantee
 from .mechanisms import auto, constant, get, make_plan
 from .mechanisms.base import ZCDP_SOURCE
 from .noise import make_noise
@@ -167,7 +168,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     estimator : DPLogisticRegression, DPLinearSVC, DPLasso, DPElasticNet or DPLinearRegression
         Its ``bounds``, ``fit_intercept``, ``classes`` and other parameters are shared by
         every candidate; its ``epsilon``, ``delta`` and ``budget`` are ignored (the search
-        has its own).
+        has its own). A classifier has two declared classes (the search scores one
+        label set; with more, fit a one-vs-rest model with fixed hyperparameters).
     param_grid : dict or list of dicts
         Values of the estimator's parameters (``mechanism``, ``max_iter``, ``alpha``,
         ``penalty``, ``mechanism_options`` with clipping norms or step sizes, ...), as in
@@ -277,6 +279,11 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         grid = self._grid()
         mean = self._check_params(len(grid))
         base = clone(self.estimator)
+        if not isinstance(base, _DPLinearModel):
+            raise ValueError(f"DPSearchCV searches a dpsparse estimator (DPLogisticRegression, DPLinearSVC, DPLasso, "
+                             f"DPElasticNet, DPLinearRegression), got {type(base).__name__}: a private transformer "
+                             "(DPStandardScaler, DPMinMaxScaler) goes before the search, in a Pipeline whose last "
+                             "step is the DPSearchCV")
         if base._private_classes():
             raise ValueError("DPSearchCV needs the classes declared (classes=[...], the bounds' classes, "
                              "--classes): its candidates share one label set")
@@ -392,6 +399,12 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     def decision_function(self, X):
         check_is_fitted(self)
         return self.best_estimator_.decision_function(X)
+
+    @available_if(lambda self: hasattr(self.estimator, "predict_proba"))
+    def predict_proba(self, X):
+        """The selected model's ``predict_proba`` (classifiers with probabilities: DPLogisticRegression)."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict_proba(X)
 
     def score(self, X, y):
         check_is_fitted(self)
