@@ -165,6 +165,15 @@ def test_same_seed_same_model_as_in_memory_one_vs_rest(client):
     in_memory = DPLogisticRegression(**kw).fit(X, k)
     np.testing.assert_allclose(on_dask.coef_, in_memory.coef_, rtol=1e-9, atol=1e-12)
     assert on_dask.score(X, k) == in_memory.score(X, k) > 0.5
+    Xd = da.from_array(X, chunks=500)  # predictions on a dask array are dask arrays, computed lazily (docs/scale.md)
+    for method in ("predict", "predict_proba", "decision_function"):
+        lazy = getattr(on_dask, method)(Xd)
+        assert isinstance(lazy, da.Array)
+        np.testing.assert_allclose(lazy.compute(), getattr(in_memory, method)(X), rtol=1e-9, atol=1e-12)
+    binary = DPLogisticRegression(**{**kw, "classes": [0, 1]}).fit(X, (k == 0).astype(int))
+    for method in ("predict", "predict_proba"):
+        lazy = getattr(binary, method)(Xd)
+        assert isinstance(lazy, da.Array) and np.array_equal(lazy.compute(), getattr(binary, method)(X))
 
 
 def _heavy_tailed(n=3000, p=4, seed=2):

@@ -765,17 +765,22 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         More than two classes: each one-vs-rest probability, normalized over the classes
         (as scikit-learn's one-vs-rest logistic regression).
         """
-        scores = expit(self._decision(X))
+        scores = expit(self._decision(X))  # on a dask array: lazily, chunk by chunk
         if scores.ndim == 2:
             return scores / scores.sum(axis=1, keepdims=True)
+        if distributed.is_dask(scores):
+            import dask.array as da
+
+            return da.stack([1.0 - scores, scores], axis=1)
         return np.column_stack([1.0 - scores, scores])
 
     def predict(self, X):
-        """Predicted labels, shape (n_samples,): the class of the largest margin."""
+        """Predicted labels, shape (n_samples,): the class of the largest margin (on a dask array, a dask array)."""
         scores = self._decision(X)
-        if scores.ndim == 2:
-            return self.classes_[np.argmax(scores, axis=1)]
-        return self.classes_[(scores > 0).astype(int)]
+        index = np.argmax(scores, axis=1) if scores.ndim == 2 else (scores > 0).astype(int)
+        if distributed.is_dask(index):
+            return index.map_blocks(lambda i: self.classes_[i], dtype=self.classes_.dtype)
+        return self.classes_[index]
 
 
 class DPLinearSVC(DPLogisticRegression):
