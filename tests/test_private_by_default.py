@@ -148,8 +148,12 @@ def test_a_private_label_set_is_charged_once_and_composed_within_the_target():
     with pytest.raises(ValueError, match="200 records are too few to select the label set.*declare the classes"):
         _quiet_fit(DPLogisticRegression(bounds=bounds, classes="private", epsilon=0.05, budget=budget,
                                         random_state=0), X[:200], y[:200])  # refused before the data is read
-    with pytest.raises(ValueError, match="does not calibrate to"):
+    with pytest.raises(ValueError, match="mechanism dp-sgd does not calibrate to"):
         _quiet_fit(DPLogisticRegression(bounds=bounds, classes="private", mechanism="dp-sgd", budget=budget), X, y)
+    groups = [list(range(15)), list(range(15, 30))]  # the rule's choice for a structured norm is named as such
+    with pytest.raises(ValueError, match="mechanism='auto' chose dp-sgd .* or name a mechanism that does"):
+        _quiet_fit(DPLogisticRegression(bounds=bounds, classes="private", penalty="group-l2", groups=groups,
+                                        budget=budget), X, y)
     assert len(budget.spent) == 1
 
 

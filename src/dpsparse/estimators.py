@@ -389,9 +389,12 @@ class _DPLinearModel(BaseEstimator):
         if not distributed.is_dask(y):
             _undeclared_classes(y)  # a continuous target is refused first, with its remedy
         if not zcdp:
+            chosen = (f"mechanism='auto' chose {mechanism.name} for this loss and penalty, and it"
+                      if self.mechanism == "auto" else f"mechanism {mechanism.name}")
             raise ValueError(f"classes='private' (the default when neither classes nor bounds are declared) "
-                             f"composes the label selection with the fit in zCDP, which mechanism {mechanism.name} "
-                             "does not calibrate to; declare the classes (classes=[...], --classes in the CLI)")
+                             f"composes the label selection with the fit in zCDP, which {chosen} does not calibrate "
+                             "to; declare the classes (classes=[...], --classes in the CLI), or name a mechanism that "
+                             "does (dp-gd takes every penalty)")
         if distributed.is_dask(y):
             raise ValueError("classes='private' needs the labels in memory; declare classes=[...]")
         rho, delta_labels = private_labels.budget(self.epsilon, delta)
