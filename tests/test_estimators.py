@@ -477,3 +477,14 @@ def test_a_malformed_input_is_refused_without_showing_its_values():
     for caught in (one_d, at_predict):
         assert not any(v in str(caught.value) for v in shown)
     assert "SECRET" not in str(text.value) and "SECRET" not in str(labels.value)
+
+
+def test_the_fixed_seed_warning_points_at_the_users_line():
+    """Raised deep in the noise source, attributed to the first frame outside dpsparse: this file."""
+    from dpsparse.exceptions import FixedSeedWarning
+
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPLogisticRegression(epsilon=1.0, bounds=bounds, random_state=0, max_iter=5).fit(X, y)
+    assert {w.filename for w in caught if issubclass(w.category, FixedSeedWarning)} == {__file__}

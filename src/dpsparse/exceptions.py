@@ -1,4 +1,17 @@
 """Warnings and errors of dpsparse."""
+import os
+import sys
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def user_stacklevel():
+    """The ``stacklevel`` that attributes a warning raised by the caller of this function to the first frame outside
+    dpsparse (the user's line, or the scikit-learn tool that called ``fit``)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class PrivacyLeakWarning(UserWarning):

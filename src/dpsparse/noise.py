@@ -17,7 +17,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .exceptions import FixedSeedWarning
+from .exceptions import FixedSeedWarning, user_stacklevel
 
 __all__ = ["BACKENDS", "NoiseSource", "SecureNoiseSource", "argmax_per_factor", "batched", "make_noise"]
 
@@ -394,5 +394,5 @@ def make_noise(random_state=None, backend="auto"):
         raise ValueError(f"random_state must be None, an int, a numpy Generator or a NoiseSource, "
                          f"got {random_state!r}")
     warnings.warn("a fixed random_state makes the privacy noise reproducible, so the fit has NO privacy guarantee: "
-                  "for experiments only, never for a model you release", FixedSeedWarning, stacklevel=2)
+                  "for experiments only, never for a model you release", FixedSeedWarning, stacklevel=user_stacklevel())
     return NoiseSource(rng, seeded=True)
