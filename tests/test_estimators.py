@@ -360,6 +360,8 @@ def test_continuous_labels_for_a_classifier_get_the_remedy():
     (lambda b: DPLogisticRegression(bounds=b, mechanism="dp-gcd", mechanism_options=[("rule", "gs-r")]),
      "mechanism_options must be a dict"),
     (lambda b: DPLogisticRegression(bounds=b, penalty="group-l2", groups=[0, 1]), "a list of lists of column"),
+    (lambda b: DPLogisticRegression(bounds=b, penalty="group-l2", groups=[[0, 1], [1, 2]]),
+     r"needs disjoint groups: column\(s\) \[1\] are in more than one group \(overlapping groups: penalty 'group-linf'"),
     (lambda b: DPLogisticRegression(bounds=b, groups=[[0, 1]]), "groups go with the penalties"),
     (lambda b: DPLogisticRegression(bounds=5), "bounds must be a Bounds"),
     (lambda b: DPLogisticRegression(bounds={"feature_low": [0] * 3, "feature_high": [1] * 3}),

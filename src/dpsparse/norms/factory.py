@@ -102,5 +102,10 @@ def build_penalty(name: str, alpha: float, n_features: int, fit_intercept: bool 
         raise ValueError(f"penalty {name!r} needs groups (a list of column-index lists or a JSON file)")
     groups, weights = parse_groups(groups, n_features)
     if name == "group-l2":
+        flat = np.concatenate(groups)
+        shared = sorted({int(i) for i in flat if np.count_nonzero(flat == i) > 1})
+        if shared:
+            raise ValueError(f"penalty 'group-l2' needs disjoint groups: column(s) {shared[:5]} are in more than one "
+                             "group (overlapping groups: penalty 'group-linf', docs/norms.md)")
         return GroupLasso(groups, n_features + fit_intercept, alpha, weights)
     return SubmodularNorm(GroupCount(n_features, groups, weights), alpha, unpenalized=free)
