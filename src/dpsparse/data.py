@@ -195,6 +195,18 @@ class Bounds:
     classes: list | None = None
     uniform: bool = field(init=False, repr=False, default=False)
 
+    def __repr__(self):
+        """Short: the ranges summarized (an estimator's repr and its errors show it whole)."""
+        lo, hi = np.atleast_1d(self.feature_low), np.atleast_1d(self.feature_high)
+        same = lo.size == 1 or (np.all(lo == lo[0]) and np.all(hi == hi[0]))
+        ranges = (f"features in [{lo[0]:g}, {hi[0]:g}]" if same else
+                  f"{lo.size} feature ranges within [{lo.min():g}, {hi.max():g}]")
+        if lo.size > 1 and same:
+            ranges = f"{lo.size} {ranges}"
+        extra = [f"{k}={getattr(self, k)!r}" for k in ("label_low", "label_high", "row_norm", "classes")
+                 if getattr(self, k) is not None]
+        return f"Bounds({', '.join([ranges, *extra, f'source={self.source!r}'])})"
+
     def __post_init__(self):
         self.uniform = np.ndim(self.feature_low) == 0 and np.ndim(self.feature_high) == 0
         self.feature_low = np.asarray(self.feature_low, dtype=float).reshape(-1)  # a view of a uniform_view
