@@ -42,6 +42,15 @@ def test_the_rule_reads_public_quantities_only(loss, penalty, n, p, expected):
     REGISTRY[name].resolve_options(options)  # every option the rule sets is declared and in range
 
 
+def test_with_a_private_label_set_a_structured_norm_takes_a_mechanism_calibrated_in_zcdp():
+    """The label set bought privately composes with the fit in zCDP, which DP-SGD's subsampled steps lack."""
+    penalty = norms.build_penalty("group-l2", 1e-3, 30, True, [list(range(30))])
+    name, options, reason = auto.choose(losses.Logistic(), penalty, 400, 30, 1.0, zcdp=True)
+    assert name == "dp-gd" and REGISTRY[name].zcdp_calibration and "label set bought privately" in reason
+    REGISTRY[name].resolve_options(options)
+    assert auto.choose(losses.Logistic(), penalty, 400, 30, 1.0)[0] == "dp-sgd"
+
+
 @pytest.mark.parametrize("make,fit_kw,expected", [
     (lambda: DPLogisticRegression(), {}, auto.RULE_ALPHA),  # the rule, logistic, separable
     (lambda: DPLogisticRegression(penalty="elasticnet"), {}, auto.RULE_ALPHA),

@@ -150,11 +150,15 @@ def test_a_private_label_set_is_charged_once_and_composed_within_the_target():
                                         random_state=0), X[:200], y[:200])  # refused before the data is read
     with pytest.raises(ValueError, match="mechanism dp-sgd does not calibrate to"):
         _quiet_fit(DPLogisticRegression(bounds=bounds, classes="private", mechanism="dp-sgd", budget=budget), X, y)
-    groups = [list(range(15)), list(range(15, 30))]  # the rule's choice for a structured norm is named as such
-    with pytest.raises(ValueError, match="mechanism='auto' chose dp-sgd .* or name a mechanism that does"):
-        _quiet_fit(DPLogisticRegression(bounds=bounds, classes="private", penalty="group-l2", groups=groups,
-                                        budget=budget), X, y)
     assert len(budget.spent) == 1
+    # a structured norm: the rule's DP-SGD has no zCDP calibration, so with a label set bought it takes DP-GD
+    groups = [list(range(i, i + 5)) for i in range(0, 30, 5)]
+    fitted = _quiet_fit(DPLogisticRegression(bounds=bounds, classes="private", penalty="group-l2", groups=groups,
+                                             random_state=0), X, y)
+    report = fitted.privacy_report_
+    assert report.mechanism == "dp-gd" and "label set" in report.noise and report.accountant_epsilon <= 1.0 + 1e-9
+    assert "with a label set bought privately (zCDP): DP-GD" in report.noise["mechanism chosen (mechanism='auto')"]
+    assert fitted.score(X, y) > 0.8
 
 
 def test_the_label_counts_move_by_at_most_their_sensitivity_and_a_lone_label_rarely_passes():

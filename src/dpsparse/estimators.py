@@ -475,7 +475,7 @@ class _DPLinearModel(BaseEstimator):
         if self.mechanism_options:
             raise ValueError("mechanism_options need a named mechanism: mechanism='auto' chooses its own options")
         name, options, reason = auto.choose(self._loss(), self._penalty(p, auto.ALPHA), n, p, self.epsilon,
-                                            self.fit_intercept)
+                                            self.fit_intercept, zcdp=self._classification and self._private_classes())
         mechanism = get(name)
         if self.max_iter is not None and "n_iter" in mechanism.option_names:
             reason += f"; max_iter={self.max_iter} given: {self.max_iter} steps instead"

@@ -18,7 +18,8 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 - the hinge loss: DP-GD on its subgradients (``GD_STEPS`` steps, its clipping norm set privately) at every size:
   on the logistic families it gained over the constant predictor in every band of ``n epsilon / log p`` (0.018
   below 8, 0.137 from 50), where the one-pass noisy SGD stayed within 0.01 of the constant (``--study hinge``);
-- a structured norm: DP-SGD (the prox of the whole norm); any other loss: DP-GCD.
+- a structured norm: DP-SGD (the prox of the whole norm), DP-GD when a label set bought privately composes with the
+  fit in zCDP; any other loss: DP-GCD.
 
 The penalty strength of ``alpha="auto"`` (``penalty_strength``): ``RULE_ALPHA`` (1e-4) under the least-squares and
 logistic rules with a separable penalty, where a larger strength only biased the rule's learners (their sparsity
@@ -128,7 +129,7 @@ def least_squares_selection(n, p, epsilon):
             "n_iter": steps}
 
 
-def choose(loss, penalty, n, p, epsilon, fit_intercept=True):
+def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
     """The mechanism of ``mechanism="auto"``.
 
     Parameters
@@ -140,6 +141,10 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True):
     epsilon : float
     fit_intercept : bool
         Without an intercept there is none to start DP-GCD from (no warm start bought).
+    zcdp : bool
+        The fit composes in zCDP with a private step before it (a label set bought privately): a mechanism
+        calibrated in zCDP only. It changes the choice for a structured norm (DP-GD instead of DP-SGD, whose
+        subsampled steps have no zCDP calibration).
 
     Returns
     -------
@@ -168,6 +173,11 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True):
     if name == "hinge":
         return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto"},
                 f"hinge loss: DP-GD on its subgradients, {GD_STEPS} steps, automatic clipping norm")
+    if not separable and zcdp:
+        return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto"},
+                f"a structured norm with a label set bought privately (zCDP): DP-GD with its proximal step, "
+                f"{GD_STEPS} steps, automatic clipping norm (DP-SGD, the rule's choice otherwise, has no zCDP "
+                "calibration)")
     if not separable:
         return "dp-sgd", {}, "a structured norm: DP-SGD with its proximal step"
     factor = FLOOR_FEW if p <= FEW else FLOOR
