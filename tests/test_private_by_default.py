@@ -145,6 +145,7 @@ def test_a_private_label_set_is_charged_once_and_composed_within_the_target():
     assert delta_labels == pytest.approx(private_labels.DELTA_SHARE * 1e-6, rel=1e-2)  # its failure probability
     rho = rho_labels / 0.2  # breast cancer at epsilon 1 takes the largest share (docs/privacy.md)
     assert zcdp_epsilon(rho, 1e-6 - delta_labels) == pytest.approx(1.0, rel=1e-3)  # the rest of delta converts
+    assert report.accountant_epsilon == pytest.approx(private_labels.whole_epsilon(rho, 1e-6), rel=1e-3)
     with pytest.raises(ValueError, match="200 records are too few to select the label set.*declare the classes"):
         _quiet_fit(DPLogisticRegression(bounds=bounds, classes="private", epsilon=0.05, budget=budget,
                                         random_state=0), X[:200], y[:200])  # refused before the data is read
@@ -219,3 +220,15 @@ def test_a_bounds_file_declares_the_label_set_for_the_cli(tmp_path, capsys):
                  "--out", str(out)]) == 0
     model = json.loads(out.read_text())
     assert model["classes"] == [0, 1] and "label set" not in json.dumps(model["privacy_report"])
+
+
+@pytest.mark.parametrize("epsilon, delta", [(1.0, 1e-6), (0.1, 0.01), (8.0, 0.2)])
+def test_the_label_selections_failure_probability_adds_to_epsilon_and_the_budget_leaves_room_for_it(epsilon, delta):
+    from dpsparse import private_labels
+    from dpsparse.accounting import zcdp_epsilon
+
+    rho, delta_labels = private_labels.budget(epsilon, delta)
+    excess = -np.log1p(-delta_labels)  # conditioning on no failure: log(1 / (1 - delta_L)) (docs/privacy.md)
+    whole = private_labels.whole_epsilon(rho, delta)
+    assert whole == pytest.approx(zcdp_epsilon(rho, delta - delta_labels) + excess, rel=1e-12)
+    assert epsilon * (1 - 1e-3) <= whole <= epsilon  # the largest budget that fits, to the bisection's tolerance

@@ -1209,7 +1209,8 @@ def audit(args):
     bounds, pairs = _audit.neighbouring_pairs(n=10, p=2, classification=classification)
     kw = dict(epsilon=args.epsilon, delta=args.delta, options=options, classification=classification)
     print(f"audit of {mech.name} ({mech.title}), claimed epsilon={args.epsilon:g}, delta={args.delta:g}")
-    penalty_text = ("no penalty (the mechanism's own constraint or sparsity replaces it)" if not mech.penalty_needs
+    penalty_text = ("no penalty (the mechanism's own sparsity replaces it)" if not mech.penalty_needs
+                    else "the L1 ball (the penalty's strength is ignored)" if "ball" in mech.penalty_needs
                     else "L1 penalty of strength 1e-6")
     print(f"setting: {args.loss} loss, n=10, p=2, features in [-1, 1], {penalty_text}, options {options}")
     print("sensitivity replay (change / declared sensitivity, largest of 5 seeds; above 1 breaks the claim):")

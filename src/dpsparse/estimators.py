@@ -21,7 +21,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 
 from . import distributed, losses, norms, private_labels
-from .accounting import charge, check_privacy_params, weak_guarantee, zcdp_budget, zcdp_epsilon
+from .accounting import charge, check_privacy_params, weak_guarantee, zcdp_budget
 from .data import (
     CLASSES_FROM_DATA,
     Bounds,
@@ -335,7 +335,7 @@ class _DPLinearModel(BaseEstimator):
             w, report = fit_mechanism(mechanism, design, loss, penalty, **kw)
         design = getattr(design, "design", design)  # private bounds: the design mapped onto them
         if labels is not None:  # the whole: the selection and the fit, (epsilon, delta) by approximate zCDP
-            report.delta, report.accountant_epsilon = delta, zcdp_epsilon(labels[0], kw["delta"])
+            report.delta, report.accountant_epsilon = delta, private_labels.whole_epsilon(labels[0], delta)
             report.noise = {**report.noise, **labels[1]}
         if self._classes_from_data():
             note_classes_from_data(report)

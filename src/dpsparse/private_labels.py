@@ -20,10 +20,10 @@ import math
 import numpy as np
 from scipy.stats import norm
 
-from .accounting import zcdp_budget
+from .accounting import zcdp_budget, zcdp_epsilon
 
 __all__ = ["DELTA_SHARE", "MIN_SHARE_OF_RECORDS", "SHARES", "budget", "plan_share", "records_for_selection",
-           "select_labels"]
+           "select_labels", "whole_epsilon"]
 
 SHARES = (0.05, 0.1, 0.2)
 """Shares of the zCDP budget the selection may take (``DELTA_SHARE`` of delta is its failure probability): the
@@ -69,10 +69,25 @@ def select_labels(y, rho, delta, noise):
 
 
 def budget(epsilon, delta):
-    """``(rho, delta_labels)``: the zCDP budget of a fit at ``(epsilon, delta)`` whose label set is selected privately
-    (its conversion keeps the rest of delta), and the selection's failure probability, ``DELTA_SHARE`` of delta."""
+    """``(rho, delta_labels)``: the zCDP budget of a fit at ``(epsilon, delta)`` whose label set is selected privately,
+    and the selection's failure probability, ``DELTA_SHARE`` of delta: the largest ``rho`` with ``whole_epsilon(rho,
+    delta) <= epsilon``."""
     delta_labels = DELTA_SHARE * delta
-    return zcdp_budget(epsilon, delta - delta_labels), delta_labels
+    return zcdp_budget(epsilon - _failure_excess(delta_labels), delta - delta_labels), delta_labels
+
+
+def whole_epsilon(rho, delta):
+    """Epsilon at ``delta`` of the selection and the fit together, ``DELTA_SHARE * delta = delta_L``-approximately
+    ``rho``-zCDP: ``zcdp_epsilon(rho, delta - delta_L) + log(1 / (1 - delta_L))`` (the conversion holds conditioned
+    on the selection not failing, an event of probability at least ``1 - delta_L`` on either dataset; dividing by
+    that probability adds the log term, and the failure adds ``delta_L`` to delta; docs/privacy.md)."""
+    delta_labels = DELTA_SHARE * delta
+    return zcdp_epsilon(rho, delta - delta_labels) + _failure_excess(delta_labels)
+
+
+def _failure_excess(delta_labels):
+    """``log(1 / (1 - delta_L))``: what conditioning on the selection not failing adds to epsilon."""
+    return -math.log1p(-delta_labels)
 
 
 def records_needed(rho, delta):

@@ -11,12 +11,19 @@ from ..accounting import Ledger, zcdp_budget
 from ..affine import is_shifted
 
 __all__ = ["SHARE", "abs_sum", "auto_clip", "check_auto_clip", "check_n_iter", "column", "derivative_at_zero",
-           "ledger_after", "private_unit_mean", "row_norm_bound", "row_norms", "run_threshold", "share_multiplier",
-           "unit_row_norm_sum"]
+           "ledger_after", "per_log_feature", "private_unit_mean", "row_norm_bound", "row_norms", "run_threshold",
+           "share_multiplier", "unit_row_norm_sum"]
 
 SHARE = 0.05
 """Share of the zCDP budget that buys each automatic choice a mechanism makes privately before its steps (the
 clipping threshold of ``clipping_norm="auto"``, DP-GCD's warm start; docs/privacy.md)."""
+
+
+def per_log_feature(n, p, epsilon):
+    """``n epsilon / log p`` (``log 2`` for ``p < 2``): records times epsilon per log of the features, the public
+    quantity whose bands set the defaults' mechanism, steps and radius (docs/defaults.md). Selecting one of ``p``
+    features privately costs about ``log p / epsilon`` records (the exponential mechanism's utility bound)."""
+    return n * epsilon / math.log(max(p, 2))
 
 
 def share_multiplier(info):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 
+from ._common import per_log_feature
 from .base import penalty_capabilities
 
 __all__ = ["FEW", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GCD_BAND", "GCD_FEW_STEPS", "GCD_MANY_BAND",
@@ -123,7 +124,7 @@ def least_squares_selection(n, p, epsilon):
     dict
         Options of ``two-stage``.
     """
-    ratio = n * epsilon / math.log(max(p, 2))
+    ratio = per_log_feature(n, p, epsilon)
     _, sparsity, share, steps = next(step for step in SPARSITY_STEPS if ratio < step[0])
     return {"second": "dp-gd", "sparsity": sparsity, "selection_share": share, "selection_clip": SELECTION_CLIP,
             "n_iter": steps}
@@ -157,7 +158,8 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
     """
     name = getattr(loss, "name", "")
     separable = "separable" in penalty_capabilities(penalty)
-    if name == "squared" and separable and n * epsilon < FLOOR_LEAST_SQUARES * math.log(max(p, 2)):
+    ratio = per_log_feature(n, p, epsilon)
+    if name == "squared" and separable and ratio < FLOOR_LEAST_SQUARES:
         return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {FLOOR_LEAST_SQUARES} log p = "
                 f"{FLOOR_LEAST_SQUARES * math.log(max(p, 2)):.3g}: too few records for the budget to learn a "
                 "feature; the constant predictor (the noisy label mean)")
@@ -168,7 +170,7 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
                     "clipping norm")
         options = least_squares_selection(n, p, epsilon)
         return ("two-stage", options, f"least squares on {p} > {SPARSITY} features, n epsilon / log p = "
-                f"{n * epsilon / math.log(p):.3g}: select {options['sparsity']} privately, then {options['n_iter']} "
+                f"{ratio:.3g}: select {options['sparsity']} privately, then {options['n_iter']} "
                 "steps of DP-GD on them")
     if name == "hinge":
         return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto"},
@@ -182,14 +184,13 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
         return "dp-sgd", {}, "a structured norm: DP-SGD with its proximal step"
     factor = FLOOR_FEW if p <= FEW else FLOOR
     floor = factor * math.log(max(p, 2))
-    if name == "logistic" and n * epsilon < floor:
+    if name == "logistic" and ratio < factor:
         return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {factor} log p = {floor:.3g}: too few "
                 "records for the budget to learn a feature; the constant predictor")
     if name == "logistic" and p <= FEW:
         return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto"},
                 f"logistic loss on {p} <= {FEW} features: DP-GD, {GD_STEPS} steps, automatic clipping norm")
     if name == "logistic":
-        ratio = n * epsilon / math.log(p)
         steps = GCD_FEW_STEPS if ratio < GCD_BAND else ITERATIONS if ratio < GCD_MANY_BAND else GCD_MANY_STEPS
         warm = ratio < GCD_BAND and fit_intercept
         return ("dp-gcd", {"n_iter": steps, "clipping_norm": "auto", "warm_start": warm},

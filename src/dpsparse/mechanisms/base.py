@@ -327,7 +327,8 @@ class Mechanism:
             others = [m.name for m in REGISTRY.values()
                       if m.penalty_needs and set(m.penalty_needs) <= penalty_capabilities(penalty)]
             what = ("a penalty separable by coordinates (l1, l2, elasticnet)" if "separable" in missing else
-                    f"a penalty with the operations {', '.join(missing)}")
+                    "a norm ball to optimise over (l1, linf, the group norms, a submodular norm; not L2 or "
+                    "elastic net)" if missing == ["ball"] else f"a penalty with the operations {', '.join(missing)}")
             raise ValueError(f"mechanism {self.name} needs {what}; the {getattr(penalty, 'name', 'given')} penalty "
                              f"is not one" + (f": mechanisms that take it: {', '.join(others)}" if others else "")
                              + " (docs/norms.md)")
@@ -371,7 +372,8 @@ _PENALTY_METHODS = ("prox", "prox_1d", "value", "conjugate", "dual_scaling", "lm
 
 
 def penalty_capabilities(penalty):
-    """What a penalty offers: its public methods, ``separable``, and ``l1 ball`` (a weighted L1 norm)."""
+    """What a penalty offers: its public methods, ``separable``, ``l1 ball`` (a weighted L1 norm) and ``ball`` (a
+    ball private Frank-Wolfe can optimise over: the L1 ball, or a structured norm's ``lmo_ball``)."""
     if penalty is None:
         return set()
     caps = {m for m in _PENALTY_METHODS if callable(getattr(penalty, m, None))}
@@ -379,6 +381,8 @@ def penalty_capabilities(penalty):
         caps.add("separable")
         if getattr(penalty, "l1_ratio", None) == 1.0:
             caps.add("l1 ball")
+    if "l1 ball" in caps or "lmo_ball" in caps:
+        caps.add("ball")
     if getattr(penalty, "alpha", 0) > 0:
         caps.add("positive strength")
     return caps

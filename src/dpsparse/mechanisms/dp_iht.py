@@ -39,6 +39,7 @@ import numpy as np
 
 from ..accounting import Ledger, calibrate
 from ..distributed import gradient_sums, is_dask, labels
+from ._common import per_log_feature
 from .base import MAX_ITERATIONS, Mechanism, Option, Plan
 
 SOURCE = ("Cai, Wang & Zhang, 'The cost of privacy: optimal rates of convergence for parameter estimation with "
@@ -63,10 +64,9 @@ the step makes in 20."""
 def default_steps(loss, n, p, epsilon):
     """``(step factor, iterations)`` of ``STEPS`` for ``loss``, ``n`` records, ``p`` columns and ``epsilon``
     (public)."""
-    ratio = n * epsilon / math.log(max(p, 2))
     if getattr(loss, "name", "") == "logistic":
-        ratio = 0.0
-    return next((factor, T) for bound, factor, T in STEPS if ratio < bound)
+        return STEPS[0][1:]
+    return next((factor, T) for bound, factor, T in STEPS if per_log_feature(n, p, epsilon) < bound)
 
 
 def _ledger(u, n_iter, sparsity):

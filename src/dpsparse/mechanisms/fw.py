@@ -57,7 +57,7 @@ import numpy as np
 from ..accounting import Ledger, calibrate
 from ..distributed import is_dask, labels, row_sum
 from ..noise import batched
-from ._common import column, row_norm_bound
+from ._common import column, per_log_feature, row_norm_bound
 from .base import Mechanism, Option, Plan, loss_capabilities, n_iter_option
 from .direct import call_direct
 from .dp_gcd import by_columns, report_noisy_max
@@ -96,7 +96,7 @@ def default_radius(loss, n, p, epsilon):
     the design and ``epsilon`` (``CLASSIFICATION_RADIUS``, ``REGRESSION_RADII``, ``RADIUS_BAND``)."""
     if getattr(loss, "name", "") in ("logistic", "hinge"):
         return CLASSIFICATION_RADIUS
-    return REGRESSION_RADII[int(n * epsilon >= RADIUS_BAND * math.log(max(p, 2)))]
+    return REGRESSION_RADII[int(per_log_feature(n, p, epsilon) >= RADIUS_BAND)]
 
 
 def full_gradient(X, y, loss, w, z=None):
@@ -391,7 +391,7 @@ MECHANISM = Mechanism(
     ),
     calibrations=CALIBRATIONS,
     loss_needs=("Lipschitz",),
-    penalty_needs=(),
+    penalty_needs=("ball",),
     plan=_plan, run=_run,
     zcdp_calibration=True,
     dask=True,

@@ -14,10 +14,10 @@ Privacy (replace-one; docs/privacy.md): the scores move by at most ``lambda_j = 
 mechanism (``lambda = max_j lambda_j``), and stage 2 is the registered mechanism's own plan,
 computed from public quantities only (the restricted bounds are the largest declared bound
 for every selected column, so the plan does not depend on which columns are chosen). The
-budget is split: stage 1 gets ``selection_share`` of epsilon (default 0.7: on the planted
-problems of benchmarks/sparse_models.py the selection is what a small budget misses first)
-of the zCDP budget ``rho`` (the largest meeting (epsilon, delta) by dp-accounting's RDP
-accountant), stage 2 the rest, calibrated to its share in zCDP; both ledgers are composed in
+budget is split: stage 1 gets ``selection_share`` (default 0.7: on the planted problems of
+benchmarks/sparse_models.py the selection is what a small budget misses first) of the zCDP
+budget ``rho`` (the largest meeting (epsilon, delta) by dp-accounting's RDP accountant),
+stage 2 the rest, calibrated to its share in zCDP; both ledgers are composed in
 one by the accountant, whose epsilon is reported and meets the target (zCDP adds up, Bun &
 Steinke, TCC 2016, Lemma 1.7).
 """
@@ -41,7 +41,7 @@ from .dp_iht import peel
 SOURCE = ("peeling: Cai, Wang & Zhang, 'The cost of privacy: optimal rates of convergence for parameter estimation "
           "with differential privacy', Annals of Statistics 2021, Algorithm 1; screening at the zero model: Fan & Lv, "
           "'Sure independence screening for ultrahigh dimensional feature space', JRSS-B 2008; stage 2: the chosen "
-          "mechanism's own analysis; composition: dp-accounting, and Dwork & Roth 2014, Theorem 3.16")
+          "mechanism's own analysis; composition in zCDP: Bun & Steinke, TCC 2016, Lemma 1.7; dp-accounting")
 SECOND = {"dp-gcd": dp_gcd.MECHANISM, "output": output_perturbation.MECHANISM, "adassp": adassp.MECHANISM,
           "dp-gd": dp_gd.MECHANISM}
 
