@@ -128,6 +128,34 @@ def test_csv_loader(tmp_path):
         data.load("iris")
 
 
+@pytest.mark.parametrize("name, kind", [("d.csv.gz", "csv"), ("d.svm.gz", "svmlight"), ("d.data.gz", "schema")])
+def test_a_damaged_or_uncompressed_gz_file_is_named_without_quoting_it(tmp_path, name, kind):
+    import gzip
+
+    from dpsparse.schema import load_schema
+
+    text = "a,b\n" + "".join(f"{i},{i % 2}\n" for i in range(2000)) if kind != "svmlight" else \
+        "".join(f"{i % 2} 1:{i}\n" for i in range(2000))
+    path = tmp_path / name
+    whole = gzip.compress(text.encode())
+    schema = None
+    if kind == "schema":
+        (tmp_path / "s.json").write_text(json.dumps(
+            {"format": "dpsparse-schema/1", "header": True, "target": {"name": "b", "classes": ["0", "1"]},
+             "columns": [{"name": "a", "type": "numeric", "range": [0, 2000]}, {"name": "b"}]}))
+        schema = load_schema(tmp_path / "s.json")
+
+    def read():
+        return schema.read(path) if schema else data.load(path, target="b" if kind == "csv" else None)
+
+    for content, match in [(whole[: len(whole) // 2], "is a damaged or incomplete gzip file"),
+                           (text.encode(), "ends in .gz but is not gzip-compressed")]:
+        path.write_bytes(content)
+        with pytest.raises(ValueError, match=match) as err:
+            read()
+        assert "1999" not in str(err.value) and "a,b" not in str(err.value) and "b'" not in str(err.value)
+
+
 def test_svmlight_loader(tmp_path):
     path = tmp_path / "d.svm"
     path.write_text("1 1:0.5 3:2\n-1 2:1\n")

@@ -55,7 +55,9 @@ def test_columns_are_encoded_from_the_schema_alone(tmp_path):
     ({"columns": [{"name": "age", "type": "text"}, {"name": "y"}]}, "column 'age': 'type' must be one of"),
     ({"columns": [{"name": "c", "type": "categorical", "categories": ["a", "other"]}, {"name": "y"}]},
      "not 'other'"),
-    ({"target": {"name": "z", "classes": ["a", "b"]}}, "'target' must be an object whose 'name'"),
+    ({"target": {"name": "z", "classes": ["a", "b"]}}, "the target 'z' is not among the schema's .* 'columns'.*the "
+     "target's too"),
+    ({"target": {"classes": ["a", "b"]}}, "'target' must be an object whose 'name'"),
     ({"target": {"name": "y", "classes": None}}, "target 'classes'"),
     ({"format": "x"}, "dpsparse-schema/1"),
 ])

@@ -140,7 +140,7 @@ def test_the_private_r2_spread_is_its_noise_and_a_noise_dominated_ratio_is_no_sc
     assert mse.std() == pytest.approx(draws[0]["mse_sd"], rel=0.2)
     assert abs(mse.mean() - mean_squared_error(held, pred)) < 4 * draws[0]["mse_sd"] / math.sqrt(300)
     est, X, y, _ = _fitted(False)
-    with pytest.warns(NoBetterThanConstantWarning, match="the private R\\^2 is not a score here"):
+    with pytest.warns(NoBetterThanConstantWarning, match="the private R\\^2 at epsilon .* is not a score here"):
         score = private_score(est, X, y, 1.0, 1e-5, NoiseSource(np.random.default_rng(0), seeded=True))
     assert score["unreliable"] and score["model"] <= 1.0
 

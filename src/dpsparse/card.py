@@ -414,8 +414,9 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     if shown and len(shown) < len(effects):
         quantitative.append(("p", f"{sum(e > 0 for _, _, e in effects) - len(shown)} more nonzero coefficients "
                                   f"and {sum(e == 0 for _, _, e in effects)} zeros are in the model file."))
-    quantitative.append(("figure", "The released model's effects, as in the table: the change of its score when a "
-                                   "feature moves across half its public range (support in red)", figure))
+    quantitative.append(("figure", "The released model's effects, as in the table: the change of its "
+                                   f"{_score_words(release).split(' (')[0]} when a feature moves across half its "
+                                   "public range (support in red)", figure))
     if sweep is not None:
         quantitative += [
             ("p", f"Privacy-utility trade-off: {sweep['repeats']} fits at each epsilon, each scored with noise on "

@@ -20,6 +20,7 @@ import json
 import math
 import re
 import warnings
+import zlib
 from dataclasses import dataclass, field
 from importlib import resources
 from itertools import repeat
@@ -707,6 +708,25 @@ def _open(path):
     return gzip.open(path, "rt") if Path(path).suffix == ".gz" else open(path, newline="")
 
 
+READ_ERRORS = (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error)
+"""What reading a data file can raise short of a bug: a damaged file, not a mistake in the code."""
+
+
+def read_error(path, exc, as_what):
+    """The ``ValueError`` for a data file that could not be read (``exc`` one of ``READ_ERRORS``): a ``.gz`` file cut
+    short or not compressed is named as such; otherwise the reader's reason. Neither quotes the file's content."""
+    if isinstance(exc, gzip.BadGzipFile):  # its words quote the file's first bytes: never shown
+        return ValueError(f"data file {str(path)!r} ends in .gz but is not gzip-compressed; drop the .gz suffix if it "
+                          "is plain text")
+    if isinstance(exc, (EOFError, zlib.error)):
+        return ValueError(f"data file {str(path)!r} is a damaged or incomplete gzip file; download or compress it "
+                          "again")
+    if isinstance(exc, UnicodeDecodeError):
+        return ValueError(f"data file {str(path)!r} cannot be read as {as_what}: it is not UTF-8 text ({exc.reason} "
+                          f"at byte {exc.start})")
+    return ValueError(f"data file {str(path)!r} cannot be read as {as_what}: {exc}")
+
+
 def load_svmlight(path, n_features=None):
     """Read a LIBSVM/svmlight file (optionally gzipped) through scikit-learn.
 
@@ -725,6 +745,8 @@ def load_svmlight(path, n_features=None):
     _check_file(path)
     try:
         X, y = load_svmlight_file(str(path), n_features=n_features)
+    except READ_ERRORS as exc:
+        raise read_error(path, exc, "svmlight") from None
     except Exception as exc:  # the parser's words quote the line it failed on: a record, never printed
         why = (f"it has features beyond the {n_features} expected" if "n_features" in str(exc) else
                "a line is not 'label index:value ...' (not shown here, in case it is a record); a CSV file is read "
@@ -750,8 +772,8 @@ def load_csv(path, target=None):
     try:
         with _open(path) as fh:
             rows = list(csv.reader(fh))
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise ValueError(f"data file {str(path)!r} cannot be read as CSV: {exc}") from None
+    except READ_ERRORS as exc:
+        raise read_error(path, exc, "CSV") from None
     if len(rows) < 2:
         raise ValueError(f"data file {str(path)!r} has no data rows")
     header = [h.strip() for h in rows[0]]

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.preprocessing import OneHotEncoder
 
-from .data import Bounds, _check_file, _open, check_header
+from .data import READ_ERRORS, Bounds, _check_file, _open, check_header, read_error
 
 __all__ = ["FORMAT", "Schema", "load_schema", "template"]
 
@@ -146,8 +146,8 @@ class Schema:
         try:
             with _open(path) as fh:
                 rows = [r for r in _reader(fh, self.delimiter, self.comment) if r]
-        except (OSError, UnicodeDecodeError, csv.Error) as exc:
-            raise ValueError(f"data file {str(path)!r} cannot be read as CSV: {exc}") from None
+        except READ_ERRORS as exc:
+            raise read_error(path, exc, "CSV") from None
         if self.header:
             self._check_header(rows[0] if rows else [], path)
             rows = rows[1:]
@@ -258,8 +258,11 @@ def _column(entry, k):
 
 def _target(d, names):
     t = d.get("target")
-    if not isinstance(t, dict) or t.get("name") not in names:
+    if not isinstance(t, dict) or "name" not in t:
         raise ValueError(f"'target' must be an object whose 'name' is one of the columns {names}")
+    if t["name"] not in names:
+        raise ValueError(f"the target {t['name']!r} is not among the schema's {len(names)} 'columns' {names}: list "
+                         "every field of the file in 'columns', the target's too, in the file's order")
     if ("classes" in t) == ("range" in t):
         raise ValueError("'target' declares either 'classes' (classification) or 'range' (regression)")
     if "range" in t:
@@ -318,8 +321,11 @@ def template(path, header=True, delimiter=",", comment=None):
         The template (``json.dump`` it).
     """
     _check_file(path)
-    with _open(path) as fh:
-        first = next(_reader(fh, delimiter, comment), None)
+    try:
+        with _open(path) as fh:
+            first = next(_reader(fh, delimiter, comment), None)
+    except READ_ERRORS as exc:
+        raise read_error(path, exc, "CSV") from None
     if not first:
         raise ValueError(f"data file {str(path)!r} is empty")
     if header:

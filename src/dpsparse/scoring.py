@@ -112,15 +112,16 @@ def private_score(estimator, X, y, epsilon, delta, noise):
     margin = 2.0 * score["difference_sd"]
     if score.get("unreliable"):
         warnings.warn(
-            f"the private R^2 is not a score here: the held-out labels' noisy variance is within {RELIABLE:g} "
-            f"standard deviations of its noise ({m} held-out records at this epsilon); the mean squared errors "
-            f"released beside it are (the model's {score['model_mse']:.4g} against the constant's "
+            f"the private R^2 at epsilon {epsilon:g} is not a score here: the held-out labels' noisy variance is "
+            f"within {RELIABLE:g} standard deviations of its noise ({m} held-out records at this epsilon); the mean "
+            f"squared errors released beside it are (the model's {score['model_mse']:.4g} against the constant's "
             f"{score['constant_mse']:.4g}, noise sd {score['mse_sd']:.2g} and {score['constant_mse_sd']:.2g}); "
             "more held-out records or a larger "
             "epsilon make the R^2 a score", NoBetterThanConstantWarning, stacklevel=2)
     elif score["model"] <= score["constant"] + margin:
         warnings.warn(
-            f"the private score does not show the model beating the constant predictor (held-out {score['metric']} "
+            f"the private score at epsilon {epsilon:g} does not show the model beating the constant predictor "
+            f"(held-out {score['metric']} "
             f"{score['model']:.4f} against {score['constant']:.4f}, a gap below {margin:.2g}, twice the sd of the "
             "noise of their difference): at this epsilon and number of records, predicting "
             f"{'the majority class' if classification else 'the mean'} may be as good; a larger epsilon or more "
