@@ -96,6 +96,11 @@ def test_a_search_s_choice_has_no_guarantee_and_cross_validation_without_a_budge
     free = clone(est).set_params(budget=None)
     with pytest.warns(PrivacyLeakWarning, match="model selection without a budget: .* k fits k epsilon"):
         cross_val_score(free, X, y, cv=2)
+    with warnings.catch_warnings(record=True) as caught:  # once per call of the tool, not once per fold
+        warnings.simplefilter("always")
+        cross_val_score(free, X, y, cv=3)
+        cross_val_score(free, X, y, cv=3)
+    assert sum("k fits k epsilon" in str(w.message) for w in caught) == 2
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyLeakWarning)
         cross_val_score(clone(est), X, y, cv=2)  # charged to the shared budget: no warning

@@ -12,6 +12,7 @@ import math
 import sys
 import time
 import warnings
+import weakref
 from numbers import Integral, Real
 
 import numpy as np
@@ -74,16 +75,22 @@ _NOT_CHOOSING = ("sklearn.model_selection._validation", "sklearn.model_selection
 
 
 def _sklearn_context():
-    """``(kind, learned, level)`` of a fit called by scikit-learn, from the call stack: ``kind`` ``"search"`` inside
-    a model-selection tool that chooses from scores, ``"validation"`` inside a cross-validation only, else None;
-    ``learned`` the names of the steps before this fit, in every ``Pipeline`` that encloses it, that learn from the
-    data without noise (``_learns_without_noise``); ``level`` the stack level, seen from the caller, of the code
-    that called scikit-learn (the user's line; 2 when scikit-learn is not on the stack)."""
+    """``(kind, learned, level, parallel)`` of a fit called by scikit-learn, from the call stack: ``kind``
+    ``"search"`` inside a model-selection tool that chooses from scores, ``"validation"`` inside a cross-validation
+    only, else None; ``learned`` the names of the steps before this fit, in every ``Pipeline`` that encloses it, that
+    learn from the data without noise (``_learns_without_noise``); ``level`` the stack level, seen from the caller,
+    of the code that called scikit-learn (the user's line; 2 when scikit-learn is not on the stack); ``parallel``
+    the joblib ``Parallel`` running this fit in this thread (one per call of a tool: its folds and candidates), or
+    None."""
+    from joblib import Parallel
     from sklearn.pipeline import Pipeline
 
     frame, level, kind, learned, user, seen, pipelines = sys._getframe(1), 1, None, [], None, False, set()
+    parallel = None
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
+        if parallel is None and module.startswith("joblib") and isinstance(frame.f_locals.get("self"), Parallel):
+            parallel = frame.f_locals["self"]
         if module.startswith("sklearn"):
             seen, user = True, None
             selection = module.startswith("sklearn.model_selection")
@@ -100,7 +107,22 @@ def _sklearn_context():
         elif seen and user is None:
             user = level
         frame, level = frame.f_back, level + 1
-    return kind, list(dict.fromkeys(learned)), user or 2
+    return kind, list(dict.fromkeys(learned)), user or 2, parallel
+
+
+_WARNED = weakref.WeakKeyDictionary()
+"""joblib ``Parallel`` -> the messages already warned by fits it ran: one warning per call of a scikit-learn tool,
+not one per fold (scikit-learn resets Python's once-per-line registry around each task)."""
+
+
+def _warn_per_call(message, parallel, level):
+    """``PrivacyLeakWarning(message)`` at ``level``, unless a fit of the same tool call (``parallel``) warned it."""
+    if parallel is not None:
+        seen = _WARNED.setdefault(parallel, set())
+        if message in seen:
+            return
+        seen.add(message)
+    warnings.warn(message, PrivacyLeakWarning, stacklevel=level + 1)
 
 
 def _scores_a_candidate(frame):
@@ -132,7 +154,7 @@ def note_sklearn_context(report, budget):
     """The report and a ``PrivacyLeakWarning`` of a fit inside scikit-learn's tools: after pipeline steps that
     learned without noise (``inputs_private``) or in a tool that chooses by scores (``chosen_without_noise``) no
     guarantee holds; a cross-validation without a shared budget spends each fit's epsilon."""
-    kind, learned, level = _sklearn_context()
+    kind, learned, level, parallel = _sklearn_context()
     if learned:
         note = (f"the pipeline's step(s) {', '.join(learned)} before this fit learned from the same records without "
                 "noise: the pipeline carries those statistics and every record's features depend on the others, so "
@@ -140,13 +162,13 @@ def note_sklearn_context(report, budget):
                 "(docs/sklearn.md)")
         report.inputs_private = False
         report.warnings.append(note)
-        warnings.warn(note, PrivacyLeakWarning, stacklevel=level)
+        _warn_per_call(note, parallel, level)
     if kind == "search":
         report.chosen_without_noise = True
         report.warnings.append(SEARCH_NOT_PRIVATE)
-        warnings.warn(SEARCH_NOT_PRIVATE, PrivacyLeakWarning, stacklevel=level)
+        _warn_per_call(SEARCH_NOT_PRIVATE, parallel, level)
     elif kind == "validation" and budget is None:
-        warnings.warn(CROSS_VALIDATION_SPENDS, PrivacyLeakWarning, stacklevel=level)
+        _warn_per_call(CROSS_VALIDATION_SPENDS, parallel, level)
 
 
 def warn_weak_guarantee(epsilon, delta, n):
