@@ -232,3 +232,10 @@ def test_the_label_selections_failure_probability_adds_to_epsilon_and_the_budget
     whole = private_labels.whole_epsilon(rho, delta)
     assert whole == pytest.approx(zcdp_epsilon(rho, delta - delta_labels) + excess, rel=1e-12)
     assert epsilon * (1 - 1e-3) <= whole <= epsilon  # the largest budget that fits, to the bisection's tolerance
+
+
+def test_a_delta_whose_label_failure_costs_all_of_epsilon_is_refused_not_searched_for_ever():
+    from dpsparse import private_labels
+
+    with pytest.raises(ValueError, match="delta=0.5: the label selection .* declare the classes"):
+        private_labels.budget(0.05, 0.5)  # log(1 / (1 - 0.05)) = 0.051 > 0.05

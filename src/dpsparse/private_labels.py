@@ -71,9 +71,21 @@ def select_labels(y, rho, delta, noise):
 def budget(epsilon, delta):
     """``(rho, delta_labels)``: the zCDP budget of a fit at ``(epsilon, delta)`` whose label set is selected privately,
     and the selection's failure probability, ``DELTA_SHARE`` of delta: the largest ``rho`` with ``whole_epsilon(rho,
-    delta) <= epsilon``."""
+    delta) <= epsilon``.
+
+    Raises
+    ------
+    ValueError
+        ``epsilon`` at most ``log(1 / (1 - delta_L))``: nothing left for the selection and the fit.
+    """
     delta_labels = DELTA_SHARE * delta
-    return zcdp_budget(epsilon - _failure_excess(delta_labels), delta - delta_labels), delta_labels
+    excess = _failure_excess(delta_labels)
+    if epsilon <= excess:
+        raise ValueError(f"classes='private' with delta={delta:g}: the label selection fails with probability "
+                         f"delta/10, which costs log(1 / (1 - delta/10)) = {excess:.3g} of epsilon, all of "
+                         f"epsilon={epsilon:g}; lower delta (1/n^2 is the default) or declare the classes "
+                         "(classes=[...], --classes in the CLI)")
+    return zcdp_budget(epsilon - excess, delta - delta_labels), delta_labels
 
 
 def whole_epsilon(rho, delta):
