@@ -102,8 +102,8 @@ def build_penalty(name: str, alpha: float, n_features: int, fit_intercept: bool 
         raise ValueError(f"penalty {name!r} needs groups (a list of column-index lists or a JSON file)")
     groups, weights = parse_groups(groups, n_features)
     if name == "group-l2":
-        flat = np.concatenate(groups)
-        shared = sorted({int(i) for i in flat if np.count_nonzero(flat == i) > 1})
+        columns, counts = np.unique(np.concatenate(groups), return_counts=True)
+        shared = columns[counts > 1].tolist()
         if shared:
             raise ValueError(f"penalty 'group-l2' needs disjoint groups: column(s) {shared[:5]} are in more than one "
                              "group (overlapping groups: penalty 'group-linf', docs/norms.md)")
