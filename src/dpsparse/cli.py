@@ -21,11 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import clone
-from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
-from sklearn.model_selection import train_test_split
 
-from . import __version__, card, data, norms, schema, scoring, solvers, tuning
+from . import __version__, card, data, norms, schema, scoring, solvers
 from .accounting import (
     DATA_BOUNDS,
     WEAK_EPSILON,
@@ -35,7 +32,6 @@ from .accounting import (
     weak_delta,
     weak_epsilon,
 )
-from .estimators import MAX_CLASSES, DPLinearRegression, DPLinearSVC, DPLogisticRegression
 from .exceptions import (
     ClassesFromDataWarning,
     ClippingWarning,
@@ -47,6 +43,9 @@ from .exceptions import (
 )
 from .mechanisms import REGISTRY
 from .noise import make_noise
+
+# scikit-learn, the estimators and the search are imported where a command needs them, not here: the parser (--help,
+# a mistaken flag) then answers in a fraction of the time.
 
 # Options the CLI sets through its own flags (--iterations is every mechanism's n_iter).
 _OWN_FLAGS = {"n_iter"}
@@ -312,6 +311,8 @@ def _classes(args, y, bounds):
     """The label set of a classifier, else None (a regression), from what the user declared: ``--classes`` (or a
     schema's), ``--loss``, a label range; with ``--bounds-from-data`` (an experiment) integer labels with up to
     ``MAX_CLASSES`` values are read as classes."""
+    from .estimators import MAX_CLASSES
+
     if args.loss in ("squared", "huber"):
         return None
     if args.classes is not None:  # declared (a label outside them is refused at the fit, no label named)
@@ -409,6 +410,8 @@ def _mechanism_options(args, mechanism):
 
 
 def _estimator(args, classes):
+    from .estimators import MAX_CLASSES, DPLinearRegression, DPLinearSVC, DPLogisticRegression
+
     loss = args.loss or ("logistic" if classes is not None else "squared")
     mechanism = _mechanism(args, loss)
     common = dict(epsilon=getattr(args, "epsilon", 1.0), delta=args.delta,
@@ -430,6 +433,8 @@ def _estimator(args, classes):
 
 def _search(args, est, shape, classes, epsilon, seed):
     """A ``DPSearchCV`` over ``tuning.rule_grid`` with ``--tune``, else None."""
+    from . import tuning
+
     if not args.tune:
         return None
     names = ["mechanism", "iterations", "alpha", "calibration"] + sorted(
@@ -454,15 +459,23 @@ def _search(args, est, shape, classes, epsilon, seed):
 
 
 def _metrics(est, X, y):
+    from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
+
     pred = est.predict(X)
-    if isinstance(est, DPLogisticRegression):
+    if _is_classifier(est):
         return {"accuracy": float(accuracy_score(y, pred))}
     return {"r2": float(r2_score(y, pred)), "mse": float(mean_squared_error(y, pred))}
 
 
+def _is_classifier(est):
+    from sklearn.base import is_classifier
+
+    return is_classifier(est)
+
+
 def _main_metric(est):
     """The metric the report compares and plots: accuracy, or R^2."""
-    return "accuracy" if isinstance(est, DPLogisticRegression) else "r2"
+    return "accuracy" if _is_classifier(est) else "r2"
 
 
 def _stored_values(X):
@@ -476,6 +489,8 @@ def _reference(est, Xtr, ytr):
     """Non-private optimum on the same bounded training data (accelerated proximal gradient to a certified
     gap of 1e-8 or ``REFERENCE_ITERATIONS``: no compilation; 4-7 s on adult's 24,420 training records, 2 cores),
     and the relative error."""
+    from sklearn.base import clone
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippingWarning)  # the fit said it; bought bounds clip their tails
         fixed = {"bounds": est.bounds_, **({"classes": est.classes_} if hasattr(est, "classes_") else {})}
@@ -607,6 +622,8 @@ def _check_run_args(args, epsilons):
 
 def _job(args, epsilons, holdout=True):
     """Load, check and (with ``holdout``) split the data, the split drawn independently of it."""
+    from sklearn.model_selection import train_test_split
+
     notes = _check_run_args(args, epsilons)
     _read_schema(args)
     X, y, bounds, names = _load(args)
@@ -632,6 +649,8 @@ def _job(args, epsilons, holdout=True):
 
 def _fit_private(job, epsilon, seed):
     """One private fit (a private search with ``--tune``) at ``epsilon``; ``seed`` fixes its noise."""
+    from sklearn.base import clone
+
     args = job.args
     est = clone(job.estimator).set_params(epsilon=epsilon, random_state=seed)
     search = _search(args, est, job.X_train.shape, job.classes, epsilon, seed)
@@ -659,9 +678,11 @@ def _seeds(args):
 
 def _constant_metrics(job, est):
     """Held-out metrics of the constant predictor fitted without privacy (majority class, or mean label)."""
-    if isinstance(est, DPLogisticRegression):
+    if _is_classifier(est):
         values, counts = np.unique(job.y_train, return_counts=True)
         return {"accuracy": float(np.mean(job.y_test == values[np.argmax(counts)]))}
+    from sklearn.metrics import mean_squared_error, r2_score
+
     pred = np.full(len(job.y_test), float(np.mean(job.y_train)))
     return {"r2": float(r2_score(job.y_test, pred)), "mse": float(mean_squared_error(job.y_test, pred))}
 
@@ -734,7 +755,7 @@ def _release(job, est, scores, notes):
     validation = int(report.noise.get("validation records", 0)) if report.mechanism == "dp-search" else 0
     release = {
         "format": MODEL_FORMAT,
-        "task": "classification" if isinstance(est, DPLogisticRegression) else "regression",
+        "task": "classification" if _is_classifier(est) else "regression",
         "coef": est.coef_.tolist(), "intercept": np.asarray(est.intercept_).tolist(),
         "classes": est.classes_.tolist() if hasattr(est, "classes_") else None,
         "label_range": list(est.label_range_) if hasattr(est, "label_range_") else None,

@@ -28,7 +28,6 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import validate_data
 
 from . import affine, distributed
 from ._arrays import uniform_view
@@ -808,6 +807,8 @@ def validated(estimator, *args, **kwargs):
     """scikit-learn's ``validate_data`` (the estimators' and transformers' check of X and y), its ValueErrors told
     without the data's values: scikit-learn prints a 1-D array whole and a text value that is not a number, and
     either may be a record."""
+    from sklearn.utils.validation import validate_data  # here: the CLI's parser does not need scikit-learn
+
     try:
         return validate_data(estimator, *args, **kwargs)
     except ValueError as exc:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from .accounting import zcdp_budget, zcdp_epsilon
 
@@ -61,7 +61,7 @@ def select_labels(y, rho, delta, noise):
     """
     values, counts = np.unique(np.asarray(y), return_counts=True)
     sigma = 1.0 / math.sqrt(rho)
-    threshold = 1.0 + sigma * float(norm.isf(delta))
+    threshold = 1.0 - sigma * float(ndtri(delta))  # ndtri(delta) = -Phi^-1(1 - delta)
     noisy = noise.release(counts.astype(float), "gaussian", sigma, sensitivity=math.sqrt(2.0), name="label counts")
     details = {"label set": f"selected privately: labels whose count + N(0, {sigma:.3g}^2) exceeds {threshold:.4g}",
                "label set: zCDP rho, delta": f"{rho:.4g}, {delta:.3g}", "label set: source": SOURCE}
@@ -104,7 +104,7 @@ def _failure_excess(delta_labels):
 
 def records_needed(rho, delta):
     """The count a label needs to pass the threshold with probability 1/2 (public, for error messages)."""
-    return 1.0 + float(norm.isf(delta)) / math.sqrt(rho)
+    return 1.0 - float(ndtri(delta)) / math.sqrt(rho)
 
 
 def plan_share(n, rho, delta):

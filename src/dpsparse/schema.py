@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from sklearn.preprocessing import OneHotEncoder
 
 from .data import READ_ERRORS, Bounds, _check_file, _open, check_header, read_error
 
@@ -188,6 +187,8 @@ class Schema:
         if column.type == "categorical":
             known = np.isin(values, column.categories) & ~missing
             values = np.where(known, values, OTHER).reshape(-1, 1)
+            from sklearn.preprocessing import OneHotEncoder
+
             enc = OneHotEncoder(categories=[[*column.categories, OTHER]], sparse_output=False, dtype=float)
             return enc.fit_transform(values)
         x = _numbers(values, column.name, path, None if column.fill is None else missing)

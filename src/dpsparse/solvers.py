@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.exceptions import ConvergenceWarning
 
 from . import losses as _losses
 from . import norms as _norms
@@ -280,6 +279,8 @@ class _Problem:
         cols = self._columns(ws)
         X = self.X if cols.shape[0] == p else self.X[:, cols]
         start = np.r_[w[cols], w[self.icol]] if self.skglm_intercept else w[cols]
+        from sklearn.exceptions import ConvergenceWarning
+
         solver = _skglm_solver(self.newton, tol, self.skglm_intercept)
         with warnings.catch_warnings():  # skglm's ConvergenceWarning: the certificate decides
             warnings.simplefilter("ignore", ConvergenceWarning)

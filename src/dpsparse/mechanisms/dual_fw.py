@@ -62,8 +62,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.linalg
-import scipy.optimize
 
 from .. import solvers
 from ..accounting import Ledger, calibrate
@@ -170,8 +168,10 @@ class PrimalResponse:
         self.worst_gradient = 0.0
         self._w = np.zeros(self.p)
         if self.closed_form:
+            from scipy.linalg import cho_factor  # here, as cho_solve and minimize: slow imports, rarely needed
+
             G = gram(X) / self.n
-            self._chol = scipy.linalg.cho_factor(G + self.mu * np.eye(self.p))
+            self._chol = cho_factor(G + self.mu * np.eye(self.p))
             self._rhs = np.asarray(X.T @ self.y).ravel() / self.n
 
     def gradient(self, w, s):
@@ -185,7 +185,9 @@ class PrimalResponse:
     def __call__(self, s):
         s = np.asarray(s, dtype=float)
         if self.closed_form:
-            w = scipy.linalg.cho_solve(self._chol, self._rhs - s)
+            from scipy.linalg import cho_solve
+
+            w = cho_solve(self._chol, self._rhs - s)
         elif self.smoothness is not None:
             w = self._public_iterations(s)
         else:
@@ -213,10 +215,12 @@ class PrimalResponse:
         return self.loss.objective(z, self.y) + 0.5 * self.mu * float(w @ w) + float(s @ w), g
 
     def _lbfgs(self, s, maxfun=15_000):
+        from scipy.optimize import minimize
+
         target = self.mu * self.tol
         w = self._w
         for _ in range(5):  # restarts: L-BFGS-B may stop on a line-search failure near rounding level
-            res = scipy.optimize.minimize(self._value_and_gradient, w, args=(s,), jac=True, method="L-BFGS-B",
+            res = minimize(self._value_and_gradient, w, args=(s,), jac=True, method="L-BFGS-B",
                                           options={"maxiter": 10_000, "maxfun": maxfun,
                                                    "gtol": target / math.sqrt(self.p), "ftol": 0.0, "maxcor": 20})
             w = res.x

@@ -60,7 +60,7 @@ import functools
 import math
 
 import numpy as np
-from scipy.stats import norm as _normal
+from scipy.special import ndtr
 
 from .. import norms as _norms
 from .. import solvers
@@ -131,7 +131,7 @@ def analytic_gaussian_delta(sigma, sens, epsilon):
     ``delta(eps) = Phi(Delta/(2 sigma) - eps sigma/Delta) - e^eps Phi(-Delta/(2 sigma) - eps sigma/Delta)``.
     """
     a, b = sens / (2.0 * sigma), epsilon * sigma / sens
-    return float(_normal.cdf(a - b) - math.exp(epsilon) * _normal.cdf(-a - b))
+    return float(ndtr(a - b) - math.exp(epsilon) * ndtr(-a - b))
 
 
 @functools.lru_cache(maxsize=256)

@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import linprog
 
 from .separable import NormPenalty
 
@@ -258,6 +257,8 @@ class GroupCount(SetFunction):
         A_ub = np.zeros((G, n + 1))
         A_ub[gid, np.arange(n)] = 1.0
         A_ub[:, n] = -self.weights
+        from scipy.optimize import linprog  # here: scipy.optimize is slow to import, and rarely needed
+
         res = linprog(np.r_[np.zeros(n), 1.0], A_ub=A_ub, b_ub=np.zeros(G), A_eq=A_eq, b_eq=a,
                       bounds=(0, None), method="highs", options=_LP_OPTIONS)
         if res.status != 0:
