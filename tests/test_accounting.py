@@ -172,6 +172,23 @@ def test_the_calibration_search_returns_a_bracket_of_the_target(eps_of_scale, ev
     assert len(set(calls)) == len(calls) <= evaluations  # each scale evaluated once
 
 
+def test_the_calibration_search_stops_once_epsilon_is_close_enough_below_the_target():
+    """With ``enough``, a scale whose epsilon lies in ``[1 - enough, 1]`` of the target ends the search: it meets the
+    target, and it costs fewer evaluations (each a PLD composition) than closing the bracket to ``rtol``."""
+    from dpsparse.accounting import _bisect
+
+    def eps_of_scale(s):
+        calls.append(s)
+        return 3.0 / s**1.7 + 0.1 / s
+
+    calls = []
+    full = _bisect(eps_of_scale, 1.0, 0.5, 40.0, 1e-4)[1]
+    n_full, calls = len(calls), []
+    hi = _bisect(eps_of_scale, 1.0, 0.5, 40.0, 1e-4, enough=2e-4)[1]
+    assert 1.0 - 2e-4 <= eps_of_scale(hi) <= 1.0 and hi >= full
+    assert len(calls) - 1 < n_full
+
+
 @pytest.mark.parametrize("make,delta,keeps_coarse", [
     (lambda: Ledger().poisson_gaussian(141 / 20000, 2.52, 1.0, 1000), 1e-9, False),  # the coarse grid is 0.27% loose
     (lambda: Ledger().gaussian(30.0, 1.0).poisson_gaussian(0.01, 1.5, 1.0, 300), 1e-9, True),  # 0.04%: kept

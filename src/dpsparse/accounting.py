@@ -549,8 +549,9 @@ def zcdp_budget(epsilon, delta, rtol=1e-4):
     return largest_zcdp(lambda rho: zcdp_epsilon(rho, delta), epsilon, rtol)
 
 
-def _bisect(epsilon_of_scale, target, lo, hi, rtol):
-    """Shrink ``[lo, hi]`` (``eps(lo) > target >= eps(hi)``) until ``hi / lo <= 1 + rtol``.
+def _bisect(epsilon_of_scale, target, lo, hi, rtol, enough=0.0):
+    """Shrink ``[lo, hi]`` (``eps(lo) > target >= eps(hi)``) until ``hi / lo <= 1 + rtol``, or until ``eps(hi)`` is
+    within ``enough`` (a share of the target) below the target: less noise would buy less than that of it.
 
     Each round guesses the root by inverse interpolation through the (up to three) evaluated scales
     closest to the target in (log scale, log epsilon) coordinates (an accountant's epsilon is smooth
@@ -561,13 +562,18 @@ def _bisect(epsilon_of_scale, target, lo, hi, rtol):
     (each a PLD composition, the cost of calibrating) changes.
     """
     seen = {lo: epsilon_of_scale(lo), hi: epsilon_of_scale(hi)}  # every later guess is a new scale
-    while hi / lo > 1.0 + rtol:
-        for s in _guesses(seen, target, lo, hi, rtol):
+    def done():
+        return hi / lo <= 1.0 + rtol or (enough > 0 and seen[hi] >= (1.0 - enough) * target)
+
+    while not done():
+        for s in _guesses(seen, target * (1.0 - enough / 2.0), lo, hi, rtol):  # aimed inside [1 - enough, 1]
             seen[s] = epsilon_of_scale(s)
             if seen[s] <= target:
                 hi = min(hi, s)
             else:
                 lo = max(lo, s)
+            if done():
+                break
     return lo, hi
 
 
@@ -591,14 +597,22 @@ def _guesses(seen, target, lo, hi, rtol):
 
 
 def _bracket(epsilon_of_scale, target, scale, factor):
-    """``(lo, hi)`` around ``scale`` with ``eps(lo) > target >= eps(hi)``, widening by ``factor``."""
+    """``(lo, hi)`` around ``scale`` with ``eps(lo) > target >= eps(hi)``, widening by ``_step`` (at most
+    ``factor``)."""
     lo = hi = float(scale)
-    while epsilon_of_scale(hi) > target:
-        lo, hi = hi, hi * factor
+    while (e := epsilon_of_scale(hi)) > target:
+        lo, hi = hi, hi * _step(e / target, factor)
     if lo == hi:
-        while epsilon_of_scale(lo) <= target and lo > 1e-300:
-            hi, lo = lo, lo / factor
+        while (e := epsilon_of_scale(lo)) <= target and lo > 1e-300:
+            hi, lo = lo, lo / _step(target / e if e > 0 else math.inf, factor)
     return lo, hi
+
+
+def _step(ratio, factor):
+    """How far ``_bracket`` moves the scale when its epsilon is ``ratio`` times (or ``1 / ratio`` of) the target:
+    an accountant's epsilon falls about as ``1 / scale``, so the ratio and 2% more (one step to the other side,
+    usually close to it), between 2% and ``factor``."""
+    return min(factor, max(1.02, 1.02 * ratio))
 
 
 def calibrate(make_ledger, epsilon, delta, scale0, rtol=1e-4, rho=None):
@@ -607,8 +621,10 @@ def calibrate(make_ledger, epsilon, delta, scale0, rtol=1e-4, rho=None):
 
     The accounted epsilon must decrease in ``s``. The search (``_bisect``) runs on the coarse
     PLD grid (an upper bound, looser than the fine one), to the smallest scale it certifies
-    within a factor ``1 + rtol``; one evaluation on the fine grid (``Ledger.epsilon``: the widest
-    grid estimated within 0.05% of the grids' limit, often the coarse one itself) then certifies
+    within a factor ``1 + rtol``, or to a scale whose epsilon is within ``CLOSE_ENOUGH`` (0.02%)
+    below the target (each evaluation is a PLD composition: stopping there saves the last ones); one
+    evaluation on the fine grid (``Ledger.epsilon``: the widest grid estimated within 0.05% of the
+    grids' limit, often the coarse one itself) then certifies
     it. When the fine grid's epsilon there is above the target, or more than ``FINE_ENOUGH``
     (0.1%) of it below (the grids' roundings add up over many composed steps: 1% of epsilon for
     200 Laplace steps), a second search runs on the fine grid. The returned scale always meets
@@ -642,15 +658,17 @@ def calibrate(make_ledger, epsilon, delta, scale0, rtol=1e-4, rho=None):
     def fine(s):
         return make_ledger(s).epsilon(delta)
 
-    hi = _bisect(coarse, epsilon, *_bracket(coarse, epsilon, scale0, 2.0), rtol)[1]
+    hi = _bisect(coarse, epsilon, *_bracket(coarse, epsilon, scale0, 2.0), rtol, CLOSE_ENOUGH)[1]
     if (1.0 - FINE_ENOUGH) * epsilon <= fine(hi) <= epsilon:
         return hi
-    return _bisect(fine, epsilon, *_bracket(fine, epsilon, hi, 1.02), rtol)[1]
+    return _bisect(fine, epsilon, *_bracket(fine, epsilon, hi, 1.02), rtol, CLOSE_ENOUGH)[1]
 
 
 FINE_ENOUGH = 1e-3
 """``calibrate`` keeps the coarse grid's scale when the fine grid gives it an epsilon within this share below the
 target (less noise would buy less than 0.1% of epsilon); otherwise it searches on the fine grid."""
+CLOSE_ENOUGH = 2e-4
+"""``calibrate``'s searches stop at a scale whose epsilon is within this share below the target."""
 
 
 class BudgetExceededError(ValueError):
