@@ -209,14 +209,18 @@ def test_group_lasso_on_birthwt(shared_data):
     assert 0 < len(zero) < len(groups)
 
 
-def test_inner_criterion_is_not_tighter_than_the_target_far_from_the_optimum_and_always_moves():
+def test_inner_criterion_is_not_tighter_than_the_target_at_the_start_and_always_moves():
     from types import SimpleNamespace
 
     tol, safety = 1e-8, solvers.SAFETY
     far = SimpleNamespace(gap=0.5)  # the zero start: a gap far above the largest violation
-    assert solvers._inner_tol(far, 0.05, tol, True) == pytest.approx(safety * tol)
+    assert solvers._inner_tol(far, 0.05, tol, True, start=True) == pytest.approx(safety * tol)
     near = SimpleNamespace(gap=1e-6)  # near the optimum the violation exceeds the gap: the linear model
-    assert solvers._inner_tol(near, 1e-4, tol, True) == pytest.approx(safety * tol * 1e-4 / 1e-6)
+    assert solvers._inner_tol(near, 1e-4, tol, True, start=False) == pytest.approx(safety * tol * 1e-4 / 1e-6)
+    # after a solve, a gap 178 times the violation (news20's L1-logistic) is taken at its word: below safety * tol
+    settled = SimpleNamespace(gap=1.157e-6)
+    expected = safety * tol * 6.5e-9 / 1.157e-6
+    assert solvers._inner_tol(settled, 6.5e-9, tol, True, start=False) == pytest.approx(expected)
     failed = SimpleNamespace(gap=2e-8)  # a certificate above the target with a violation already below it
-    assert solvers._inner_tol(failed, 3e-9, tol, True) <= safety * 3e-9
-    assert solvers._inner_tol(far, 0.05, tol, False) == pytest.approx(solvers.RELAX * 0.05)
+    assert solvers._inner_tol(failed, 3e-9, tol, True, start=False) <= safety * 3e-9
+    assert solvers._inner_tol(far, 0.05, tol, False, start=True) == pytest.approx(solvers.RELAX * 0.05)
