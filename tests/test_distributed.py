@@ -81,7 +81,7 @@ def test_the_least_squares_rule_on_dask_is_the_in_memory_fit(client, gathered):
     assert on_dask.privacy_report_.mechanism == "two-stage"
     np.testing.assert_allclose(on_dask.coef_, in_memory.coef_, rtol=1e-9, atol=1e-12)
     assert np.count_nonzero(on_dask.coef_) == 10
-    assert on_dask.privacy_report_.noise == in_memory.privacy_report_.noise
+    assert on_dask.privacy_report_.noise == pytest.approx(in_memory.privacy_report_.noise, rel=1e-12)  # last bits
     assert sum(gathered) == 0
 
 
@@ -133,7 +133,7 @@ def test_same_seed_same_model_as_in_memory_classification(client, gathered, mech
     else:
         np.testing.assert_allclose(on_dask.coef_bounded_, in_memory.coef_bounded_, rtol=1e-9, atol=1e-12)
     assert on_dask.privacy_report_.accountant_epsilon == in_memory.privacy_report_.accountant_epsilon
-    assert on_dask.privacy_report_.noise == in_memory.privacy_report_.noise
+    assert on_dask.privacy_report_.noise == pytest.approx(in_memory.privacy_report_.noise, rel=1e-12)  # last bits
     if mechanism == "one-pass-sgd":
         assert max(gathered, default=0) <= 600  # a row chunk's worth at a time
     else:
@@ -204,7 +204,8 @@ def test_private_preprocessing_gives_the_in_memory_release(client, gathered, est
     in_memory = estimator(random_state=4, max_iter=4, **kw).fit(X, y)
     np.testing.assert_allclose(on_dask.coef_bounded_, in_memory.coef_bounded_, rtol=1e-9, atol=1e-12)
     assert on_dask.bounds_.to_dict() == in_memory.bounds_.to_dict()
-    assert on_dask.privacy_report_.noise == in_memory.privacy_report_.noise
+    # the same releases; a released float may differ in its last bit (the chunks' sums in another order)
+    assert on_dask.privacy_report_.noise == pytest.approx(in_memory.privacy_report_.noise, rel=1e-12)
     assert expected in f"{on_dask.privacy_report_.mechanism} {on_dask.bounds_.source}"
     assert sum(gathered) == 0
 
