@@ -850,3 +850,20 @@ def test_the_parser_answers_without_the_heavy_libraries():
     err = subprocess.run([sys.executable, "-m", "dpsparse.cli", "fit", "--epsilon", "x"], capture_output=True,
                          text=True)
     assert err.returncode == 2 and "--epsilon: invalid float value: 'x'" in err.stderr
+
+
+def test_a_reader_that_stops_early_ends_the_command_without_a_traceback(tmp_path, monkeypatch, capsys):
+    """``dpsparse report m.json | head -3``: the pipe closes while the report is printed."""
+    out = tmp_path / "m.json"
+    assert main(["fit", "--out", str(out), "--seed", "0"]) == 0
+    capsys.readouterr()
+
+    class ClosedPipe:
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr("sys.stdout", ClosedPipe())
+    assert main(["report", str(out)]) == 1

@@ -1423,7 +1423,19 @@ def main(argv=None):
     except ValueError as exc:
         print(f"dpsparse: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader stopped (``dpsparse report m.json | head``): no traceback
+        _silence_stdout()
+        return 1
     return 0
+
+
+def _silence_stdout():
+    """Point stdout at the null device, so that the interpreter's flush at exit does not raise again (the Python
+    documentation's recipe for SIGPIPE)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no file descriptor (stdout replaced in-process)
+        pass
 
 
 if __name__ == "__main__":
