@@ -19,6 +19,7 @@ bisection. The sources give no closed-form constant for this schedule, so there 
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import scipy.sparse as sp
@@ -129,7 +130,18 @@ def _ledger(multiplier, n, m, n_iter, sampling, before=()):
 @functools.lru_cache(maxsize=256)
 def _tight_sigma(n, m, n_iter, epsilon, delta, sampling, before=()):
     """Smallest noise multiplier ``sigma / C`` meeting (epsilon, delta) for ``T`` steps after ``before``."""
-    return calibrate(lambda mult: _ledger(mult, n, m, n_iter, sampling, before), epsilon, delta, 1.0)
+    return calibrate(lambda mult: _ledger(mult, n, m, n_iter, sampling, before), epsilon, delta,
+                     start_multiplier(m / n, n_iter, epsilon, delta))
+
+
+def start_multiplier(q, n_iter, epsilon, delta):
+    """Where the calibration's search starts: ``q sqrt(8 T log(1/delta)) / epsilon``, the noise multiplier at which
+    ``T`` Gaussian steps subsampled at rate ``q`` are about (epsilon, delta)-DP for small ``q`` (their Renyi DP
+    ``2 q^2 alpha / sigma^2``, Mironov, Talwar & Zhang, "Renyi differential privacy of the sampled Gaussian
+    mechanism", 2019, composed and converted at the best order; the form of Abadi et al. 2016, Theorem 1).
+    A guess only: the accountant decides (within 4% of the calibrated multiplier at the benchmark's setting,
+    where a start at 1 cost two more compositions)."""
+    return q * math.sqrt(8.0 * n_iter * math.log(1.0 / delta)) / epsilon
 
 
 @functools.lru_cache(maxsize=256)
