@@ -180,3 +180,22 @@ def test_raw_adult_fits_and_predicts_through_its_schema(tmp_path, capsys, shared
     assert main(["predict", "--model", str(out), "--data", str(shared_data / "libsvm" / "cadata.svm.gz")]) == 2
     assert "pass the same --schema" in capsys.readouterr().err
 
+
+
+def test_predict_refuses_a_schema_that_encodes_other_columns_than_the_fit(tmp_path, capsys):
+    """Categories in another order or another transform: read by position, each column would meet another's
+    coefficient."""
+    s_path, d_path = _write(tmp_path)
+    out = tmp_path / "m.json"
+    assert main(["fit", "--data", str(d_path), "--schema", str(s_path), "--seed", "0", "--out", str(out),
+                 "--mechanism", "dp-gd", "--bounds-share", "0.1"]) == 0
+    assert main(["predict", "--model", str(out), "--data", str(d_path), "--schema", str(s_path)]) == 0
+    for k, change in [(1, {"categories": ["blue", "red"]}), (3, {"transform": None})]:
+        other = json.loads(json.dumps(SCHEMA))
+        other["columns"][k].update(change)
+        other_path = tmp_path / "other.json"
+        other_path.write_text(json.dumps(other))
+        capsys.readouterr()
+        assert main(["predict", "--model", str(out), "--data", str(d_path), "--schema", str(other_path)]) == 2
+        err = capsys.readouterr().err
+        assert "is not the schema model file" in err and ("'colour=blue'" in err or "'gain'" in err)

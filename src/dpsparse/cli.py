@@ -1145,6 +1145,7 @@ def predict(args):
                          "schema's encoding): pass the same --schema with the file to predict")
     fmt = data.data_format(args.data, args.format)
     if args.schema:
+        _same_encoding(args.schema.feature_names, model.get("feature_names"), args.model)
         X, _, _ = args.schema.read(args.data, with_target=False)
     elif fmt == "csv":
         X, _, cols = data.load_csv(args.data, args.target)
@@ -1170,6 +1171,21 @@ def predict(args):
     else:
         pred = scores
     _write_predictions(args.out, pred)
+
+
+def _same_encoding(names, fitted, model_path):
+    """ValueError when a schema encodes other columns than the model's (``fitted``: its ``feature_names``): the
+    categories in another order, another transform, another column. Read by position, the columns would be
+    predicted with another column's coefficient, without a word."""
+    if fitted is None or list(names) == list(fitted):
+        return
+    if len(names) != len(fitted):
+        where = f"it encodes {len(names)} columns, the model has {len(fitted)}"
+    else:
+        k = next(k for k, (a, b) in enumerate(zip(names, fitted)) if a != b)
+        where = f"its encoded column {k + 1} is {names[k]!r}, the model's is {fitted[k]!r}"
+    raise ValueError(f"--schema is not the schema model file {model_path!r} was fitted with ({where}): pass that "
+                     "schema (the same columns, categories in the same order, the same transforms)")
 
 
 def _note_other_data(width, p, labels, classes, path):
