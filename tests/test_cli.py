@@ -867,3 +867,16 @@ def test_a_reader_that_stops_early_ends_the_command_without_a_traceback(tmp_path
 
     monkeypatch.setattr("sys.stdout", ClosedPipe())
     assert main(["report", str(out)]) == 1
+
+
+def test_classes_that_differ_from_the_bounds_classes_are_refused(capsys):
+    """breast_cancer's bundled bounds declare 0, 1: a third class would get a one-vs-rest model of its own."""
+    assert main(["fit", "--classes", "0,1,2", "--out", "unused.json"]) == 2
+    assert "differs from the classes the bounds declare (0, 1)" in capsys.readouterr().err
+
+
+def test_label_sets_compare_as_numbers():
+    from dpsparse.cli import _label_set
+
+    assert _label_set(np.array([1.0, 0.0])) == _label_set([0, 1]) != _label_set([0, 1, 2])
+    assert _label_set(["no", "yes"]) == _label_set(np.array(["yes", "no"]))

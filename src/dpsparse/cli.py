@@ -307,6 +307,24 @@ def _declared_classes(declared, y):
         raise ValueError(f"--classes {','.join(declared)}: not labels of this data ({np.asarray(y).dtype})") from None
 
 
+def _same_classes(declared, bounds):
+    """ValueError when ``--classes`` names another label set than the bounds declare (both public): a label the data
+    never holds would get a model of its own, and a share of the budget."""
+    fixed = getattr(bounds, "classes", None)
+    if fixed is None or _label_set(declared) == _label_set(fixed):
+        return
+    raise ValueError(f"--classes {','.join(map(str, declared))} differs from the classes the bounds declare "
+                     f"({', '.join(map(str, fixed))}): drop --classes, or declare the same set")
+
+
+def _label_set(labels):
+    """Sorted labels, as numbers where they all are one (``1`` and ``1.0`` the same label)."""
+    try:
+        return sorted(float(v) for v in labels)
+    except (TypeError, ValueError):
+        return sorted(map(str, labels))
+
+
 def _classes(args, y, bounds):
     """The label set of a classifier, else None (a regression), from what the user declared: ``--classes`` (or a
     schema's), ``--loss``, a label range; with ``--bounds-from-data`` (an experiment) integer labels with up to
@@ -632,6 +650,7 @@ def _job(args, epsilons, holdout=True):
     if args.classes is not None:
         y = _integer_labels(args.classes, y)
         args.classes = _declared_classes(args.classes, y)
+        _same_classes(args.classes, bounds)
     classes = _classes(args, y, bounds)
     if classes is not None and args.classes is None:  # read off the labels: integral ones as integers, as declared
         y = _integral(y)
