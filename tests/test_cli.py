@@ -457,7 +457,8 @@ def test_a_clipping_norm_for_the_hinge_loss_goes_to_its_rules_dp_gd(tmp_path, ca
 
 
 @pytest.mark.parametrize("args,match", [
-    (["--batch-size", "10"], "--batch-size is an option of dp-sgd, not of dp-gcd"),
+    (["--batch-size", "10"], "--batch-size is an option of dp-sgd: name one (--mechanism dp-sgd); without "
+     "--mechanism, mechanism options are taken as dp-gcd's"),
     (["--clipping-norm", "1", "--mechanism", "one-pass-sgd"],
      "--clipping-norm is an option of dp-gcd, dp-cd, dp-sgd and dp-gd"),
     (["--penalty", "group-linf"], "needs --groups"),

@@ -422,6 +422,10 @@ def _mechanism_options(args, mechanism):
             if o.name not in declared:
                 owners = [k for k, d in REGISTRY.items() if o.name in d.option_names]
                 names = ", ".join(owners[:-1]) + " and " + owners[-1] if len(owners) > 1 else owners[0]
+                if args.mechanism is None:  # implied by the option (``_mechanism``): say so, and how to name one
+                    raise ValueError(f"{_flag(o.name)} is an option of {names}: name one (--mechanism {owners[0]}); "
+                                     f"without --mechanism, mechanism options are taken as {mechanism}'s, which has "
+                                     f"no {_flag(o.name)}")
                 raise ValueError(f"{_flag(o.name)} is an option of {names}, not of {mechanism}")
             options[o.name] = value
     return options
