@@ -359,7 +359,7 @@ def test_a_private_sweep_summarizes_no_r2_that_is_noise(tmp_path, capsys, monkey
     text = capsys.readouterr().out
     rows = json.loads(out.read_text())["rows"]
     assert rows[0]["unreliable"] == 2 and rows[1]["unreliable"] == 0
-    assert "     0.5  not measurable: 2 of 2 private R^2 draws are noise here" in text
+    assert "     0.5  not measurable: 2 of 2 private scores are noise here" in text
     assert re.search(r"\n      50   0\.\d{4}  ", text)  # a summary where the score is one
     assert plot.read_bytes()[:4] == b"\x89PNG"
     import matplotlib.axes

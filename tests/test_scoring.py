@@ -96,6 +96,22 @@ def test_a_model_no_better_than_the_constant_warns():
         private_score(est, X[1500:], y[1500:], 1.0, 1e-5, NoiseSource(np.random.default_rng(0), seeded=True))
 
 
+def test_an_accuracy_drowned_in_its_noise_is_no_score():
+    """Noise sd of at least a quarter (RELIABLE of them span [0, 1]): ``unreliable``, with its own warning; breast
+    cancer's 169 held-out records at epsilon 1 give an sd of 0.02: a score."""
+    from dpsparse.scoring import RELIABLE
+
+    est, X, y, _ = _fitted(True)
+    noise = NoiseSource(np.random.default_rng(0), seeded=True)
+    with pytest.warns(NoBetterThanConstantWarning, match="the private accuracy at epsilon 1 is not a score here"):
+        few = private_score(est, X[:5], y[:5], 1.0, 1e-5, noise)
+    assert few["unreliable"] and RELIABLE * few["noise_sd"] >= 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        many = private_score(est, X, y, 1.0, 1e-5, noise)
+    assert not many["unreliable"] and RELIABLE * many["noise_sd"] < 1.0
+
+
 def test_the_private_r2_floors_a_noisy_variance_near_zero():
     """Held-out labels all equal: the label variance is 0, and its noisy release can be 0 or below. The R^2 then
     divides by ``VARIANCE_FLOOR`` (public) instead of a near-zero divisor (-1e11 before), and says so."""

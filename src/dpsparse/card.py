@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .accounting import SEEDED_NOTE, odds, weak_guarantee
+from .scoring import RELIABLE
 
 __all__ = ["guarantee_sentence", "model_card", "plain_words", "plot_coefficients", "plot_sweep", "render_card"]
 
@@ -83,7 +84,7 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
     ----------
     rows : list of dict
         One per epsilon: ``epsilon`` and ``values`` (the metric of each repeat); a row whose ``unreliable`` count
-        is above 0 (private R^2 draws that are noise) is left out of the curve.
+        is above 0 (private scores that are noise) is left out of the curve.
     metric : str
     constant, nonprivate : float or None
     private : bool
@@ -122,6 +123,10 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
 
 def _score_table(score):
     """The card's table of a private score: accuracy, or R^2 with the mean squared errors beside it."""
+    if score["metric"] == "accuracy" and score.get("unreliable"):
+        return [("p", f"Not measurable here: the noise added to the held-out accuracy has a standard deviation of "
+                      f"{score['noise_sd']:.2g}, {RELIABLE:g} of which span its whole range (too few "
+                      "held-out records for this epsilon); more held-out records or a larger epsilon make it a score.")]
     if score["metric"] == "accuracy":
         return [("table", ["model", "held-out accuracy (noisy)", "noise (standard deviation)"],
                  [["this model", round(score["model"], 4), round(score["noise_sd"], 4)],

@@ -311,8 +311,8 @@ def _same_classes(declared, bounds):
     """ValueError when ``--classes`` names another label set than the bounds declare (both public): a label the data
     never holds would get a model of its own, and a share of the budget."""
     fixed = getattr(bounds, "classes", None)
-    if fixed is None or _label_set(declared) == _label_set(fixed):
-        return
+    if fixed is None or len(set(_label_set(declared))) < 2 or _label_set(declared) == _label_set(fixed):
+        return  # fewer than two: the fit's own message says what a label set needs
     raise ValueError(f"--classes {','.join(map(str, declared))} differs from the classes the bounds declare "
                      f"({', '.join(map(str, fixed))}): drop --classes, or declare the same set")
 
@@ -893,6 +893,9 @@ def fit(args):
 
 def _score_line(score):
     where = f"on {score['records']} held-out records, inside the same epsilon"
+    if score["metric"] == "accuracy" and score.get("unreliable"):
+        return (f"private score       held-out accuracy not measurable here (noise sd {score['noise_sd']:.2g} "
+                f"{where}: too few held-out records for this epsilon)")
     if score["metric"] == "accuracy":
         return (f"private score       held-out accuracy {score['model']:.3f}, constant predictor "
                 f"{score['constant']:.3f} (noisy, sd {score['noise_sd']:.2g} each, {where})")
@@ -1017,7 +1020,7 @@ def _sweep_row(row):
     is not measurable (``scoring.private_score``'s ``unreliable``: its draws are noise, their mean too)."""
     v = row["values"]
     if row.get("unreliable"):
-        return (f"{row['epsilon']:>8g}  not measurable: {row['unreliable']} of {len(v)} private R^2 draws are noise "
+        return (f"{row['epsilon']:>8g}  not measurable: {row['unreliable']} of {len(v)} private scores are noise "
                 "here (WARNING below)")
     return f"{row['epsilon']:>8g}  {np.mean(v):>7.4f}  {np.std(v):>6.4f}  {np.min(v):>7.4f}  {np.max(v):>7.4f}"
 

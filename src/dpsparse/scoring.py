@@ -25,7 +25,9 @@ onto [-1, 1] by the released label range, predictions clipped to it as ``predict
   are released beside it, each with its plain Gaussian noise.
 
 The noisy accuracy is clipped to [0, 1], the R^2 to at most 1 and the mean squared errors to at
-least 0 (post-processing: the exact values lie there).
+least 0 (post-processing: the exact values lie there). An accuracy whose noise has a standard deviation of
+at least ``1 / RELIABLE`` (a quarter: ``RELIABLE`` of them span its whole range) is not a score either, and
+says ``unreliable`` (a 1.000 clipped from a draw of sd 0.9 on 5 held-out records read as a perfect model).
 
 The vector is released at once with Gaussian noise of L2 sensitivity the norm of the
 per-coordinate ones: ``sigma = sensitivity / sqrt(2 rho)`` (Bun & Steinke, "Concentrated
@@ -83,8 +85,9 @@ def private_score(estimator, X, y, epsilon, delta, noise):
         ``metric`` ("accuracy" or "r2"), ``model`` and ``constant`` (noisy), ``model_sd`` (the noise's
         standard deviation in the model's score; for R^2 to first order through the ratio), ``noise_sd`` (of
         each released coordinate), ``difference_sd`` (the noise of ``model - constant``, to first order),
-        ``records`` (m), ``rho``, ``source``; for a regression also ``unreliable`` (the noisy variance within
-        ``RELIABLE`` deviations of its noise, or floored: disregard the R^2), ``variance_floored``, and
+        ``records`` (m), ``rho``, ``source``, ``unreliable`` (disregard the score: an accuracy's noise sd at
+        least ``1 / RELIABLE``; an R^2's noisy variance within ``RELIABLE`` deviations of its noise, or floored);
+        for a regression also ``variance_floored``, and
         ``model_mse``, ``constant_mse``, their noise ``mse_sd`` and ``constant_mse_sd`` (label units squared).
     """
     y = np.asarray(y)
@@ -106,11 +109,18 @@ def private_score(estimator, X, y, epsilon, delta, noise):
     if classification:
         score = {"metric": "accuracy", "model": float(np.clip(noisy[0], 0.0, 1.0)),
                  "constant": float(np.clip(np.max(noisy[1:]), 0.0, 1.0)), "model_sd": sigma,
-                 "difference_sd": math.sqrt(2.0) * sigma}
+                 "difference_sd": math.sqrt(2.0) * sigma,
+                 "unreliable": RELIABLE * sigma >= 1.0}  # RELIABLE sd span the accuracy's whole range
     else:
         score = _r2(noisy, sigma, (estimator.label_range_[1] - estimator.label_range_[0]) / 2.0)
     margin = 2.0 * score["difference_sd"]
-    if score.get("unreliable"):
+    if score.get("unreliable") and classification:
+        warnings.warn(
+            f"the private accuracy at epsilon {epsilon:g} is not a score here: its noise has sd {sigma:.2g}, "
+            f"{RELIABLE:g} of which span the accuracy's whole range ({m} held-out records at this epsilon; the "
+            "released values are clipped to [0, 1]); more held-out records or a larger epsilon make it one",
+            NoBetterThanConstantWarning, stacklevel=2)
+    elif score.get("unreliable"):
         warnings.warn(
             f"the private R^2 at epsilon {epsilon:g} is not a score here: the held-out labels' noisy variance is "
             f"within {RELIABLE:g} standard deviations of its noise ({m} held-out records at this epsilon); the mean "
