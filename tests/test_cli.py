@@ -294,9 +294,8 @@ def test_sweep_writes_a_table_json_and_the_privacy_utility_figure(tmp_path, caps
 def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_path, capsys, monkeypatch):
     heads = _figure_headlines(monkeypatch)
     out, plot = tmp_path / "s.json", tmp_path / "s.png"
-    assert main(["sweep", "--private-score", "--epsilons", "1,4", "--repeats", "2",
-                 "--out", str(out), "--plot", str(plot)]) == 0
-    assert heads == [None]
+    assert main(["sweep", "--private-score", "--epsilons", "1,4", "--repeats", "2", "--out", str(out)]) == 0
+    assert heads == [None] and plot.read_bytes()[:4] == b"\x89PNG"  # without --plot, the figure beside --out
     res = json.loads(out.read_text())
     assert res["private"] and res["non_private"] is None and "holder_warnings" not in res
     assert all(len(r["values"]) == len(r["constants"]) == 2 for r in res["rows"])

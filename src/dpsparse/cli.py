@@ -101,7 +101,7 @@ def _parser():
     w.add_argument("--epsilons", type=_floats, default="0.1,0.5,1,2,5", help="comma-separated budgets, each > 0")
     w.add_argument("--repeats", type=int, default=3, help=f"fits per epsilon (1 to {MAX_REPEATS})")
     w.add_argument("--out", default="sweep.json", help="where to write the results JSON")
-    w.add_argument("--plot", default="sweep.png", help="where to write the privacy-utility PNG")
+    w.add_argument("--plot", help="where to write the privacy-utility PNG (default: --out with .png: sweep.png)")
     w.add_argument("--report", help="also write a card: .html or .md")
     w.add_argument("--private-score", action="store_true",
                    help="measure each fit by its private score (noisy, on the held-out part, inside that fit's "
@@ -1458,6 +1458,8 @@ def _check_outputs_spare_inputs(args):
 
 def main(argv=None):
     args = _parser().parse_args(_joined_negative_values(sys.argv[1:] if argv is None else list(argv)))
+    if args.command == "sweep" and args.plot is None:  # beside its results: another --out keeps an earlier figure
+        args.plot = str(Path(args.out).with_suffix(".png"))
     try:
         _check_outputs_spare_inputs(args)
         {"fit": fit, "sweep": sweep, "predict": predict, "audit": audit, "schema": write_schema,
