@@ -495,7 +495,8 @@ def _plain_spending(rep):
     for key, value in rep["noise"].items():
         key = key.removeprefix("selected model, ")
         share = re.search(r"([0-9.]+) of the zCDP budget", str(value))
-        share = f" ({float(share.group(1)):.0%} of the budget)" if share else ""
+        share = (f" ({float(share.group(1)):.0%} of the budget counted in zCDP, where the steps' shares add up: "
+                 "not that share of epsilon)" if share else "")
         if key in _CLIPPING and not str(value).startswith("automatic"):
             continue  # set by hand: a public number, no spending
         step = _PLAIN_STEPS.get("clipping" if key in _CLIPPING else key)
