@@ -98,6 +98,7 @@ def test_every_release_of_a_search_is_calibrated_to_the_same_rho():
     assert {sens for name, _, sens in noise.log if name == "label mean"} == {2.0 / (X.shape[0] - m)}
     report = search.privacy_report_
     assert report.accounting_holds and report.accountant_epsilon == pytest.approx(search_epsilon(rho, 6, 1e-5))
+    assert report.noise["what was searched"] == "4 settings (of max_iter, mechanism) and the constant predictor"
     assert report.noise["zCDP budget of each candidate fit (rho)"] == pytest.approx(rho)
 
 

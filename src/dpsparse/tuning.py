@@ -358,8 +358,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             f"{candidates[index].mechanism.title}; " + ", ".join(
                 f"{k}={v}" for k, v in candidates[index].params.items() if k != "mechanism"))
         details = {
-            "what was searched": f"{len(candidates)} settings (mechanism, iterations, penalty strength, clipping) "
-                                 "and the constant predictor",
+            "what was searched": f"{len(candidates)} settings (of {', '.join(_searched(candidates))}) and the "
+                                 "constant predictor",
             "zCDP budget of each candidate fit (rho)": rho,
             "base runs": f"each of the {len(candidates)} settings once (composed in zCDP)" if each else (
                 f"a geometric number with mean {mean:g}, drawn independently of the data and not released (the "
@@ -438,6 +438,11 @@ class _Score:
         what = "accuracy" if self.classification else \
             f"minus the mean squared error (labels in [-1, 1], each term capped at {self.cap:g})"
         return f"{what} + N(0, {self.sigma:.3g}^2), sensitivity {self.sensitivity:.3g}"
+
+
+def _searched(candidates):
+    """The parameters the grid sets, by the estimators' names (what the report says was searched)."""
+    return sorted({k for c in candidates for k in c.params}) or ["no parameter"]
 
 
 def _constant_model(train, classification, rho, noise):
