@@ -58,7 +58,7 @@ def test_columns_are_encoded_from_the_schema_alone(tmp_path):
     ({"target": {"name": "z", "classes": ["a", "b"]}}, "the target 'z' is not among the schema's .* 'columns'.*the "
      "target's too"),
     ({"target": {"classes": ["a", "b"]}}, "'target' must be an object whose 'name'"),
-    ({"target": {"name": "y", "classes": None}}, "target 'classes'"),
+    ({"target": {"name": "y", "classes": None}}, "target 'y': 'classes' must be"),
     ({"format": "x"}, "dpsparse-schema/1"),
 ])
 def test_incomplete_schemas_are_refused_naming_the_column(tmp_path, change, match):
@@ -89,7 +89,7 @@ def test_the_template_reads_the_first_line_only(tmp_path):
     assert [c["name"] for c in t["columns"]] == ["x", "y", "label"] and "no value of the data was read" in t["note"]
     assert [c["name"] for c in schema.template(a, header=False)["columns"]] == ["column_1", "column_2", "column_3"]
     (tmp_path / "t.json").write_text(json.dumps(t))
-    with pytest.raises(ValueError, match="target 'classes'"):  # a template must be filled in before use
+    with pytest.raises(ValueError, match="target 'label': 'classes' must be"):  # a template is filled in first
         schema.load_schema(tmp_path / "t.json")
 
 

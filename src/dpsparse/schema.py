@@ -265,7 +265,7 @@ def _target(d, names):
         raise ValueError(f"the target {t['name']!r} is not among the schema's {len(names)} 'columns' {names}: list "
                          "every field of the file in 'columns', the target's too, in the file's order")
     if ("classes" in t) == ("range" in t):
-        raise ValueError("'target' declares either 'classes' (classification) or 'range' (regression)")
+        raise ValueError(f"target {t['name']!r} declares either 'classes' (classification) or 'range' (regression)")
     if "range" in t:
         return Target(t["name"], range=_range(t, f"target {t['name']!r}"))
     classes = t["classes"]
@@ -273,7 +273,8 @@ def _target(d, names):
         classes = {str(c): [str(c)] for c in classes}
     if (not isinstance(classes, dict) or len(classes) < 2
             or not all(isinstance(v, list) and all(isinstance(s, str) for s in v) for v in classes.values())):
-        raise ValueError("target 'classes': a list of at least 2 labels, or an object label -> list of spellings")
+        raise ValueError(f"target {t['name']!r}: 'classes' must be a list of at least 2 labels, or an object label "
+                         "-> list of spellings")
     return Target(t["name"], classes={str(k): [str(s) for s in v] for k, v in classes.items()})
 
 
