@@ -1022,7 +1022,8 @@ def _sweep_row(row):
     if row.get("unreliable"):
         return (f"{row['epsilon']:>8g}  not measurable: {row['unreliable']} of {len(v)} private scores are noise "
                 "here (WARNING below)")
-    return f"{row['epsilon']:>8g}  {np.mean(v):>7.4f}  {np.std(v):>6.4f}  {np.min(v):>7.4f}  {np.max(v):>7.4f}"
+    std = f"{np.std(v):>6.4f}" if len(v) > 1 else f"{'-':>6}"  # one fit has no spread to show
+    return f"{row['epsilon']:>8g}  {np.mean(v):>7.4f}  {std}  {np.min(v):>7.4f}  {np.max(v):>7.4f}"
 
 
 def sweep(args):
@@ -1048,13 +1049,15 @@ def sweep(args):
                    "private, for the data holder only (--private-score measures private ones)")
     spent = args.repeats * sum(args.epsilons)
     delta_spent = args.repeats * len(args.epsilons) * est.privacy_report_.delta  # every fit at the same delta
+    fits = f"{args.repeats} fit{'s' if args.repeats > 1 else ''}"
     table = [heading, f"{'epsilon':>8}  {'mean':>7}  {'std':>6}  {'min':>7}  {'max':>7}   held-out {key}, "
-                      f"{args.repeats} fits each"]
+                      f"{fits} each"]
     table += [_sweep_row(r) for r in rows]
-    table += [f"constant predictor {constant:.4f}",
+    table += [f"constant predictor {constant:.4f}" + (" (the mean of its noisy scores over every fit; a warning below "
+                                                     "compares one fit with its own)" if args.private_score else ""),
               f"non-private        {nonprivate_value:.4f}" if nonprivate_value is not None else f"non-private: {why}",
-              f"epsilon spent      {spent:g} and delta {delta_spent:.3g} in all ({args.repeats} fits at each "
-              "epsilon, each charged; basic composition)"]
+              f"epsilon spent      {spent:g} and delta {delta_spent:.3g} in all ({fits} at each epsilon, "
+              "each charged; basic composition)"]
     table += [f"WARNING            {w}" for w in job.warnings + score_notes]
     title = f"privacy-utility trade-off: {Path(args.data).name}, n = {job.X_train.shape[0]}"
     card.plot_sweep(args.plot, rows, key, constant, nonprivate_value, title=title, private=args.private_score)
