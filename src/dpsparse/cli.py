@@ -1049,14 +1049,14 @@ def sweep(args):
                    "private, for the data holder only (--private-score measures private ones)")
     spent = args.repeats * sum(args.epsilons)
     delta_spent = args.repeats * len(args.epsilons) * est.privacy_report_.delta  # every fit at the same delta
-    fits = f"{args.repeats} fit{'s' if args.repeats > 1 else ''}"
+    per_epsilon = f"{args.repeats} fit{'s' if args.repeats > 1 else ''}"
     table = [heading, f"{'epsilon':>8}  {'mean':>7}  {'std':>6}  {'min':>7}  {'max':>7}   held-out {key}, "
-                      f"{fits} each"]
+                      f"{per_epsilon} each"]
     table += [_sweep_row(r) for r in rows]
     table += [f"constant predictor {constant:.4f}" + (" (the mean of its noisy scores over every fit; a warning below "
                                                      "compares one fit with its own)" if args.private_score else ""),
               f"non-private        {nonprivate_value:.4f}" if nonprivate_value is not None else f"non-private: {why}",
-              f"epsilon spent      {spent:g} and delta {delta_spent:.3g} in all ({fits} at each epsilon, "
+              f"epsilon spent      {spent:g} and delta {delta_spent:.3g} in all ({per_epsilon} at each epsilon, "
               "each charged; basic composition)"]
     table += [f"WARNING            {w}" for w in job.warnings + score_notes]
     title = f"privacy-utility trade-off: {Path(args.data).name}, n = {job.X_train.shape[0]}"
