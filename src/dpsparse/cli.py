@@ -455,10 +455,10 @@ def _estimator(args, classes):
 
 def _search(args, est, shape, classes, epsilon, seed):
     """A ``DPSearchCV`` over ``tuning.rule_grid`` with ``--tune``, else None."""
-    from . import tuning
-
     if not args.tune:
         return None
+    from . import tuning
+
     names = ["mechanism", "iterations", "alpha", "calibration"] + sorted(
         {o.name for m in REGISTRY.values() for o in m.options} - _OWN_FLAGS)
     fixed = [_flag(name) for name in names if getattr(args, name, None) is not None]

@@ -221,8 +221,8 @@ class PrimalResponse:
         w = self._w
         for _ in range(5):  # restarts: L-BFGS-B may stop on a line-search failure near rounding level
             res = minimize(self._value_and_gradient, w, args=(s,), jac=True, method="L-BFGS-B",
-                                          options={"maxiter": 10_000, "maxfun": maxfun,
-                                                   "gtol": target / math.sqrt(self.p), "ftol": 0.0, "maxcor": 20})
+                           options={"maxiter": 10_000, "maxfun": maxfun,
+                                    "gtol": target / math.sqrt(self.p), "ftol": 0.0, "maxcor": 20})
             w = res.x
             gnorm = float(np.linalg.norm(self.gradient(w, s)))
             if gnorm <= target:
