@@ -29,6 +29,7 @@ def test_fit_on_bundled_data_trains_on_every_record_and_releases_only_private_qu
     model = json.loads(out.read_text())
     assert model["task"] == "classification" and len(model["coef"]) == 30
     assert model["privacy_report"]["accounting_holds"]
+    assert "verbose" not in model["params"]  # the CLI's progress lines, not a parameter of the model
     assert not _keys(model) & {"metrics", "clipped", "non_private", "relative_error", "private", "constant"}
 
 

@@ -87,6 +87,8 @@ def test_bounds_json_roundtrip_and_errors(tmp_path):
         data.prepare(np.zeros((2, 2)), np.ones(2), _bounds(), True)
     with pytest.raises(ValueError, match="label range"):
         data.prepare(np.zeros((2, 3)), np.ones(2), _bounds(), classification=False)
+    with pytest.raises(ValueError, match=r"feature_low must be a number or a 1-d array .* shape \(3, 1\)"):
+        data.Bounds(np.zeros((3, 1)), np.ones(3))
 
 
 @pytest.mark.parametrize("X,y,match", [

@@ -786,7 +786,7 @@ def _release(job, est, scores, notes):
         "feature_names": list(job.names) if job.names is not None else None,
         "schema": job.args.schema is not None,
         "schema_note": job.args.schema.note if job.args.schema is not None else "",
-        "params": {k: v for k, v in est.get_params().items() if k not in ("bounds", "budget")},
+        "params": {k: v for k, v in est.get_params().items() if k not in ("bounds", "budget", "verbose")},
         "penalty_strength": est.alpha_,
         "privacy_report": report.to_dict(),
         "data": {"source": Path(job.args.data).name, "training records": int(job.X_train.shape[0]) - validation,

@@ -208,6 +208,10 @@ class Bounds:
         return f"Bounds({', '.join([ranges, *extra, f'source={self.source!r}'])})"
 
     def __post_init__(self):
+        for name in ("feature_low", "feature_high"):
+            if np.ndim(getattr(self, name)) > 1:
+                raise ValueError(f"bounds: {name} must be a number or a 1-d array of one value per feature, got an "
+                                 f"array of shape {np.shape(getattr(self, name))}")
         self.uniform = np.ndim(self.feature_low) == 0 and np.ndim(self.feature_high) == 0
         self.feature_low = np.asarray(self.feature_low, dtype=float).reshape(-1)  # a view of a uniform_view
         self.feature_high = np.asarray(self.feature_high, dtype=float).reshape(-1)
