@@ -47,6 +47,13 @@ def test_calibrate_finds_the_smallest_scale():
             assert make(s / 1.002).epsilon(1e-6) > target  # within the grids' gap of the fine grid's smallest
 
 
+def test_calibrate_refuses_a_target_that_releases_of_fixed_noise_already_spend():
+    """A Gaussian release of multiplier 1 is (3.4, 1e-6)-DP on its own: no scale of the steps after it meets 1."""
+    make = lambda s: Ledger().gaussian(1.0, 1.0).laplace(s, 1.0, 5)  # noqa: E731
+    with pytest.raises(ValueError, match="no noise scale meets the privacy target 1: .* already spend"):
+        calibrate(make, 1.0, 1e-6, 1.0)
+
+
 @pytest.mark.parametrize("eps,delta,match", [
     (0.0, 1e-5, "epsilon"), (-1.0, 1e-5, "epsilon"), (np.inf, 1e-5, "epsilon"), (np.nan, 1e-5, "epsilon"),
     (1.0, 0.0, "delta"), (1.0, 1.0, "delta"), (1.0, -0.1, "delta"), ("1", 1e-5, "epsilon"),

@@ -601,11 +601,20 @@ def _bracket(epsilon_of_scale, target, scale, factor):
     ``factor``)."""
     lo = hi = float(scale)
     while (e := epsilon_of_scale(hi)) > target:
+        if hi > _MAX_GROWTH * scale:
+            raise ValueError(f"no noise scale meets the privacy target {target:.4g}: at {hi:.3g} (the search started "
+                             f"at {scale:.3g}) the releases still spend {e:.4g}, so those whose noise is fixed (made "
+                             "before the steps) already spend about that much")
         lo, hi = hi, hi * _step(e / target, factor)
     if lo == hi:
         while (e := epsilon_of_scale(lo)) <= target and lo > 1e-300:
             hi, lo = lo, lo / _step(target / e if e > 0 else math.inf, factor)
     return lo, hi
+
+
+_MAX_GROWTH = 1e6
+"""``_bracket`` gives up past this multiple of its starting scale: the accounted epsilon then barely moves with the
+scale, so releases whose noise does not scale (a fixed earlier release) spend the target on their own."""
 
 
 def _step(ratio, factor):
