@@ -123,7 +123,7 @@ def test_json_output_and_csv_training(tmp_path, capsys):
     (["--delta", "2"], "delta must be in the open interval"),
     (["--data", "missing.svm"], "does not exist"),
     (["--test-size", "1.5"], "--test-size"),
-    (["--data", "diabetes", "--loss", "logistic"], "more distinct values than the 50 classes"),
+    (["--data", "diabetes", "--loss", "logistic"], "continuous target, use DPLasso or DPLinearRegression"),
     (["--data", "breast_cancer", "--classes", "a,b"], "--classes a,b: not labels of this data"),
     (["--out", "/nonexistent-folder/m.json"], "does not exist"),
     (["--iterations", "1000000000"], "--iterations must be an integer in [1, 1e+06]"),

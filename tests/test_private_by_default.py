@@ -100,9 +100,25 @@ def test_classes_read_from_the_data_warn():
 
 
 def test_a_classifier_on_a_continuous_target_is_refused_with_the_remedy():
+    """Refused on the noisy label counts (no label passes), not on the labels' values, which would tell neighbouring
+    datasets apart."""
     X, y, bounds, _ = data.load_bundled("diabetes")
-    with pytest.raises(ValueError, match="more than 50 distinct values.*count is not shown.*DPLasso"):
+    with pytest.raises(ValueError, match=r"0 label\(s\) passed the threshold.*continuous target.*DPLasso"):
         _quiet_fit(DPLogisticRegression(bounds=Bounds(bounds.feature_low, bounds.feature_high)), X, y)
+
+
+@pytest.mark.parametrize("odd", [0.5, 7, 1e9])
+def test_a_label_set_selected_privately_takes_any_value_of_one_record(odd):
+    """Neighbouring datasets: the labels 0, 1, and one record's label replaced by a value no other holds (not integral,
+    a third class, a value that makes the labels look continuous). Every one fits, and the label set is the same."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (4000, 3))
+    y = (X[:, 0] > 0).astype(float)
+    seen = []
+    for labels in (y, np.r_[odd, y[1:]]):
+        est = _quiet_fit(DPLogisticRegression(bounds=Bounds(-1.0, 1.0), random_state=0), X, labels)
+        seen.append(est.classes_.tolist())
+    assert seen == [[0.0, 1.0], [0.0, 1.0]]
 
 
 def test_a_declared_label_set_fits_whatever_values_the_data_holds(tmp_path, capsys):
@@ -116,6 +132,25 @@ def test_a_declared_label_set_fits_whatever_values_the_data_holds(tmp_path, caps
     bfile.write_text('{"feature_low": [0, 0], "feature_high": [1, 1]}')
     assert main(["fit", "--data", str(csv), "--target", "label", "--classes", "0,1", "--bounds", str(bfile),
                  "--seed", "0", "--no-compare", "--out", str(tmp_path / "m.json")]) == 0
+
+
+def test_the_cli_releases_the_same_label_set_whatever_value_one_record_holds(tmp_path, capsys):
+    """The CLI reads no label before the private selection: one record's label 0.5 (which made the labels continuous
+    and the fit a refusal) changes neither the outcome nor how the model file lists the classes."""
+    rng = np.random.default_rng(0)
+    u = rng.uniform(0.0, 1.0, (2000, 2))
+    bfile = tmp_path / "b.json"
+    bfile.write_text('{"feature_low": [0, 0], "feature_high": [1, 1]}')
+    listed = []
+    for first in ("1", "0.5"):
+        labels = [first] + [str(int(a > 0.5)) for a in u[1:, 0]]
+        csv = tmp_path / "d.csv"
+        csv.write_text("a,b,label\n" + "\n".join(f"{a:.3f},{b:.3f},{t}" for (a, b), t in zip(u, labels)))
+        out = tmp_path / f"m{first}.json"
+        assert main(["fit", "--data", str(csv), "--target", "label", "--loss", "logistic", "--bounds", str(bfile),
+                     "--no-compare", "--out", str(out)]) == 0
+        listed.append(json.loads(out.read_text())["classes"])
+    assert listed == [[0, 1], [0, 1]]
 
 
 class _Counts(NoiseSource):

@@ -290,6 +290,16 @@ def _integer_labels(declared, y):
     return _integral(y)
 
 
+def _private(classes):
+    return isinstance(classes, str) and classes == PRIVATE_CLASSES
+
+
+def _released_labels(classes):
+    """The classes as the model file lists them: an integral float as an integer (``1``, not ``1.0``), label by
+    label, so that a selected label set reads the same whatever values the other labels hold."""
+    return [int(c) if isinstance(c, float) and c.is_integer() and abs(c) <= 2.0**53 else c for c in classes.tolist()]
+
+
 def _integral(y):
     """Labels read as floats, as integers where every one is integral and exact in a float (``2``, not ``2.0``);
     else unchanged."""
@@ -325,6 +335,10 @@ def _label_set(labels):
         return sorted(map(str, labels))
 
 
+PRIVATE_CLASSES = "private"
+"""``_classes``' answer for a classifier whose label set the fit selects privately (``classes="private"``)."""
+
+
 def _classes(args, y, bounds):
     """The label set of a classifier, else None (a regression), from what the user declared: ``--classes`` (or a
     schema's), ``--loss``, a label range; with ``--bounds-from-data`` (an experiment) integer labels with up to
@@ -341,7 +355,9 @@ def _classes(args, y, bounds):
     if args.loss is None and not args.bounds_from_data:  # the task is the user's to say, not the labels'
         raise ValueError("say what the labels are: --classes LABELS for a classifier (--classes=-1,1 for +-1 "
                          "labels), --loss squared (or a label range in --bounds) for a regression, or a schema")
-    values = np.unique(y)
+    if not args.bounds_from_data:  # a classifier whose label set the fit selects privately: nothing read here
+        return PRIVATE_CLASSES
+    values = np.unique(y)  # an experiment without guarantee: the task read off the labels
     if values.size == 1:
         raise ValueError("the labels have a single value: there is nothing to learn")
     # integer labels with few distinct values read as classes; many (counts, prices) as a regression target
@@ -444,7 +460,7 @@ def _estimator(args, classes):
                   max_iter=args.iterations,
                   calibration=args.calibration, random_state=args.seed, verbose=1, noise=args.noise)
     if loss in ("logistic", "hinge"):
-        if classes.size > MAX_CLASSES:
+        if not _private(classes) and classes.size > MAX_CLASSES:
             raise ValueError(f"--loss {loss}: the labels have more distinct values than the {MAX_CLASSES} classes a "
                              "one-vs-rest fit takes (their count is not shown: it is read off the private labels)")
         # undeclared classes are selected privately (an experiment on bounds read off the data reads them too)
@@ -571,10 +587,6 @@ class _Job:
     warnings: list
     holder_notes: list = dataclasses.field(default_factory=list)
 
-    @property
-    def multiclass(self):
-        return self.classes is not None and self.classes.size > 2
-
 
 def _check_flag_pairs(args):
     """Refuse a flag that the rest of the command would ignore (before any data is read)."""
@@ -656,8 +668,8 @@ def _job(args, epsilons, holdout=True):
         args.classes = _declared_classes(args.classes, y)
         _same_classes(args.classes, bounds)
     classes = _classes(args, y, bounds)
-    if classes is not None and args.classes is None:  # read off the labels: integral ones as integers, as declared
-        y = _integral(y)
+    if classes is not None and args.classes is None and not _private(classes):  # read off the labels (integral
+        y = _integral(y)                                                          # ones as integers, as declared)
         classes = np.unique(y)
     est = _estimator(args, classes)
     est.set_params(bounds=bounds, bounds_share=args.bounds_share)
@@ -714,9 +726,10 @@ def _non_private(job, est):
     """The non-private optimum as a fitted estimator, and the reference solve; None when not computed."""
     smooth = np.isfinite(est.reference_loss().smoothness)
     compare = job.args.compare if job.args.compare is not None else _stored_values(job.X_train) <= COMPARE_LIMIT
-    if not (smooth and compare and not job.multiclass):
+    multiclass = len(getattr(est, "classes_", ())) > 2  # the fitted one's (a label set may be selected privately)
+    if not (smooth and compare and not multiclass):
         why = ("no exact solver for a non-smooth loss" if not smooth else
-               "no non-private comparison for more than two classes" if job.multiclass else
+               "no non-private comparison for more than two classes" if multiclass else
                "non-private comparison skipped (--compare computes it; by default it runs up to "
                f"{COMPARE_LIMIT:.0e} stored values)")
         return None, why
@@ -780,7 +793,7 @@ def _release(job, est, scores, notes):
         "format": MODEL_FORMAT,
         "task": "classification" if _is_classifier(est) else "regression",
         "coef": est.coef_.tolist(), "intercept": np.asarray(est.intercept_).tolist(),
-        "classes": est.classes_.tolist() if hasattr(est, "classes_") else None,
+        "classes": _released_labels(est.classes_) if hasattr(est, "classes_") else None,
         "label_range": list(est.label_range_) if hasattr(est, "label_range_") else None,
         "bounds": est.bounds_.to_dict() if est.bounds_ is not None else None,
         "feature_names": list(job.names) if job.names is not None else None,

@@ -210,8 +210,8 @@ def _resolve_bounds(bounds, X, y, regression):
 
 
 def _undeclared_classes(y):
-    """The distinct labels of a classifier whose label set is not declared; more than ``MAX_CLASSES`` are refused
-    (a continuous target), before any draw."""
+    """The distinct labels of a classifier whose label set is read off the data (``classes="from-data"``, an
+    experiment without guarantee); more than ``MAX_CLASSES`` are refused (a continuous target)."""
     classes = np.unique(y)
     if classes.size > MAX_CLASSES:
         raise ValueError(f"y has more than {MAX_CLASSES} distinct values (the count is not shown: it is read off the "
@@ -408,8 +408,6 @@ class _DPLinearModel(BaseEstimator):
         """``classes="private"``: charge the whole budget, select the label set (``private_labels``) with a share
         of the zCDP budget (``plan_share``, public) and ``DELTA_SHARE`` of delta, and leave the fit the rest as a
         zCDP target (``kw`` updated). Returns the whole's zCDP budget and the selection's report lines."""
-        if not distributed.is_dask(y):
-            _undeclared_classes(y)  # a continuous target is refused first, with its remedy
         if not zcdp:
             chosen = (f"mechanism='auto' chose {mechanism.name} for this loss and penalty, and it"
                       if self.mechanism == "auto" else f"mechanism {mechanism.name}")
@@ -426,10 +424,15 @@ class _DPLinearModel(BaseEstimator):
             tail_share(y.shape[0], selection_epsilon(k, rho=self._share() * (rho - rho_labels)), k)
         charge(self.budget, self.epsilon, delta, kw["label"])
         selected, details = private_labels.select_labels(y, rho_labels, delta_labels, noise)
-        if selected.size < 2:
+        if selected.size < 2:  # refused on the noisy counts only: no check of the labels' values before them
             raise ValueError(f"classes='private': {selected.size} label(s) passed the threshold (a label needs "
                              f"about {private_labels.records_needed(rho_labels, delta_labels):.0f} records at this "
-                             "epsilon); declare the classes (classes=[...], --classes in the CLI)")
+                             "epsilon); declare the classes (classes=[...], --classes in the CLI), or, for a "
+                             "continuous target, use DPLasso or DPLinearRegression (--loss squared)")
+        if selected.size > MAX_CLASSES:
+            raise ValueError(f"classes='private': {selected.size} labels passed the threshold, more than the "
+                             f"{MAX_CLASSES} classes a one-vs-rest fit takes; declare the classes (classes=[...], "
+                             "--classes in the CLI)")
         self._selected_classes = selected
         kw.update(delta=delta - delta_labels, zcdp=rho - rho_labels, budget=None)
         return rho, details
@@ -745,19 +748,22 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         return losses.Logistic()
 
     def _encode(self, y):
-        """Labels as +-1 (two classes, the larger positive) or, for more, the class index (one-vs-rest)."""
-        if type_of_target(y) == "continuous":
-            raise ValueError("y holds continuous values, not class labels: a classifier needs labels from a set of "
-                             "classes (declared by classes= / --classes); for a continuous target use DPLasso or "
-                             "DPLinearRegression (--loss squared)")
-        check_classification_targets(y)
-        if self._private_classes():  # selected privately in fit; the other labels count as none of them
+        """Labels as +-1 (two classes, the larger positive) or, for more, the class index (one-vs-rest).
+
+        A label set selected privately takes every value (the others count as none of its labels): a check of the
+        values, such as the refusal of a continuous target below, would tell neighbouring datasets apart."""
+        if self._private_classes():  # selected privately in fit
             classes = self._selected_classes
             self._fit_classes, self._multiclass = classes, classes.size > 2
             if self._multiclass:
                 index = np.searchsorted(classes, y)
                 return np.where(classes[np.minimum(index, classes.size - 1)] == y, index, -1).astype(float)
             return np.where(y == classes[1], 1.0, -1.0)
+        if type_of_target(y) == "continuous":
+            raise ValueError("y holds continuous values, not class labels: a classifier needs labels from a set of "
+                             "classes (declared by classes= / --classes); for a continuous target use DPLasso or "
+                             "DPLinearRegression (--loss squared)")
+        check_classification_targets(y)
         declared = self._declared_classes()
         if declared is not None and not (isinstance(declared, str) and declared == FROM_DATA):
             classes = np.unique(np.asarray(declared))
