@@ -73,6 +73,21 @@ def test_replay_catches_an_understated_sensitivity():
     assert ratios["coordinate gradient"] > 1.5
 
 
+@pytest.mark.parametrize("name", ["dp-gcd", "dp-cd"])
+def test_the_audit_options_let_the_replay_see_a_halved_sensitivity_on_the_logistic_loss(name):
+    """Under the audit's options (the estimators' automatic clipping) the isolated label flip moves the gradient by
+    its whole declared sensitivity on the logistic loss too; at the mechanisms' own unclipped default the zero start's
+    derivative (1/2) reached half of it, so code that halved its sensitivity and its noise together passed."""
+    bounds, pairs = audit.neighbouring_pairs(n=10, p=2, classification=True)
+    pen = norms.build_penalty("l1", 1e-6, 2, True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ratios = audit.sensitivity_replay(name, pairs["isolated label flip"], bounds, losses.Logistic(), pen,
+                                          delta=1e-3, options=audit.audit_options(name), classification=True,
+                                          repeats=2)
+    assert ratios["coordinate gradient"] == pytest.approx(1.0, abs=1e-9)
+
+
 def test_clopper_pearson_matches_its_definition():
     lo, hi = audit.clopper_pearson(7, 50, 0.05)
     from scipy.stats import binom

@@ -169,3 +169,67 @@ def test_the_call_stack_check_sees_nested_pipelines_composites_and_every_tool_th
     assert holds(lambda: search.fit(X, y).privacy_report_)
     scaled = make_pipeline(StandardScaler(), DPSearchCV(est(), {"alpha": [1e-3, 1e-2]}, epsilon=1.0))
     assert not holds(lambda: scaled.fit(X, y)[-1].privacy_report_)
+
+
+def test_tools_that_learn_from_predictions_or_combine_several_fits_say_what_the_whole_spends():
+    """CalibratedClassifierCV fits its calibrators without noise on this model's predictions (no guarantee, as a
+    search); OneVsRestClassifier and VotingClassifier release several fits on the same records, whose epsilons add
+    up: each fit's report says so, with a warning once per call, unless a shared budget keeps the total."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.ensemble import VotingClassifier
+    from sklearn.multiclass import OneVsRestClassifier
+
+    from dpsparse.estimators import LEARNED_ON_PREDICTIONS, SEVERAL_FITS_SPEND
+    from dpsparse.exceptions import PrivacyLeakWarning
+
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    est = DPLogisticRegression(epsilon=1.0, bounds=bounds, classes=[0, 1])
+    with pytest.warns(PrivacyLeakWarning, match="learns without noise from this model's predictions"):
+        calibrated = CalibratedClassifierCV(est, cv=3).fit(X, y)
+    reports = [c.estimator.privacy_report_ for c in calibrated.calibrated_classifiers_]
+    assert len(reports) == 3 and not any(r.guarantee_holds for r in reports)
+    assert all(LEARNED_ON_PREDICTIONS in r.warnings for r in reports)
+    rng = np.random.default_rng(0)
+    X3 = rng.uniform(-1.0, 1.0, (3000, 4))
+    y3 = np.argmax(X3[:, :3], axis=1)
+    three = DPLogisticRegression(epsilon=1.0, bounds=data.Bounds(-1.0, 1.0), classes=[0, 1])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ovr = OneVsRestClassifier(three).fit(X3, y3)
+    assert [str(w.message) for w in caught if issubclass(w.category, PrivacyLeakWarning)] == [SEVERAL_FITS_SPEND]
+    assert all(e.privacy_report_.guarantee_holds and SEVERAL_FITS_SPEND in e.privacy_report_.warnings
+               for e in ovr.estimators_)
+    with pytest.warns(PrivacyLeakWarning, match="one of several models on the same records"):
+        VotingClassifier([("a", est), ("b", clone(est))]).fit(X, y)
+    budget = PrivacyBudget(2.0, 1e-3)
+    shared = DPLogisticRegression(epsilon=1.0, bounds=bounds, classes=[0, 1], budget=budget)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        voting = VotingClassifier([("a", shared), ("b", clone(shared))]).fit(X, y)
+    assert len(budget.spent) == 2 and SEVERAL_FITS_SPEND not in voting.estimators_[0].privacy_report_.warnings
+
+
+def test_steps_that_fill_or_encode_with_declared_constants_keep_the_guarantee():
+    """A constant imputer and encoders given their categories learn nothing from the records; the same steps that
+    read the data (the mean, the categories seen, a missing indicator) remove the guarantee."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    Xc = np.c_[X[:, :3], np.arange(X.shape[0]) % 3]
+    coded = data.Bounds(np.r_[bounds.feature_low[:3], 0, 0, 0], np.r_[bounds.feature_high[:3], 1, 1, 1])
+
+    def holds(step, X, b):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = DPLogisticRegression(bounds=b, classes=[0, 1])
+            return make_pipeline(step, est).fit(X, y)[-1].privacy_report_.guarantee_holds
+
+    assert holds(SimpleImputer(strategy="constant", fill_value=0.0), X, bounds)
+    assert not holds(SimpleImputer(strategy="constant", add_indicator=True), X, bounds)
+    assert not holds(SimpleImputer(strategy="mean"), X, bounds)
+    for encoder, kept in ((OneHotEncoder(categories=[[0, 1, 2]]), True), (OneHotEncoder(), False),
+                          (OneHotEncoder(categories=[[0, 1, 2]], min_frequency=5), False)):
+        assert holds(ColumnTransformer([("n", "passthrough", [0, 1, 2]), ("c", encoder, [3])]), Xc, coded) == kept

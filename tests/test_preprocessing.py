@@ -75,6 +75,18 @@ def test_a_pipeline_charges_the_shared_budget_once_per_step_and_fit():
     assert [e for e, _, _ in budget.spent] == [0.1, 0.4, 0.1, 0.4]
 
 
+def test_the_last_step_of_a_pipeline_states_what_the_pipeline_spends_in_all():
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    pipe = make_pipeline(DPStandardScaler(epsilon=0.2, delta=1e-6, bounds=bounds, random_state=0),
+                         DPLogisticRegression(epsilon=0.8, delta=2e-6, bounds=Bounds(-3.0, 3.0), classes=[0, 1],
+                                              random_state=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = pipe.fit(X, y)[-1].privacy_report_
+    assert ("in a pipeline after dpstandardscaler (0.2, 1e-06) on the same records: the pipeline as a whole is (1, "
+            "3e-06)-differentially private") in " ".join(report.warnings)
+
+
 def test_bad_inputs_are_refused_before_charging():
     budget = PrivacyBudget(1.0, 1e-3)
     X = np.ones((10, 2))

@@ -839,7 +839,8 @@ class PrivacyReport:
     chosen_without_noise : bool
         True when the fit ran inside a scikit-learn search (``GridSearchCV`` and its kind), which chooses its
         settings by held-out scores computed without noise on the same records: the model it picks and refits
-        depends on the data beyond this fit's budget, so no guarantee holds (``DPSearchCV`` chooses privately).
+        depends on the data beyond this fit's budget, so no guarantee holds (``DPSearchCV`` chooses privately); also
+        inside a tool that learns without noise from this fit's predictions (``CalibratedClassifierCV``, stacking).
     inputs_private : bool
         False when a step before this fit in a scikit-learn pipeline learned from the same records without noise
         (``StandardScaler`` and its kind): every record's features then depend on the others, beyond the

@@ -415,12 +415,21 @@ def neighbouring_pairs(n=20, p=3, classification=True, row_norm=None, seed=0):
     return bounds, pairs
 
 
+AUDIT_CLIP = 0.25
+"""The per-coordinate clipping threshold of the audit's DP-GCD and DP-CD: below what a corner record's term reaches at
+the zero start (half its feature value for the logistic loss, up to all of it for the Huber and squared losses), so
+that both records of the isolated pair are clipped, to opposite signs."""
+
+
 def audit_options(mechanism):
     """Options under which a black-box audit of ``mechanism`` is sharpest.
 
     One iteration (a single release, or one selection and one update), a full batch for
     DP-SGD (no amplification by subsampling: the pair then differs in every batch), and
-    a strong ridge ``mu = 20`` for output perturbation and dual Frank-Wolfe (the ridge
+    a clipping threshold of ``AUDIT_CLIP`` where the mechanism's own default clips nothing (DP-GCD, DP-CD; the
+    estimators clip, and the replay's isolated pair then reaches the bound ``2 C / n``, where the logistic
+    derivative at the zero start, 1/2, reached only half the unclipped ``2 L / n``), a strong ridge ``mu = 20``
+    for output perturbation and dual Frank-Wolfe (the ridge
     then dominates the curvature of the loss, and the minimizer moves by nearly its full
     sensitivity ``2 L / (n mu)`` on the isolated label flip of ``n = 10`` records), and for
     the two-stage method one selected feature with 10% of the budget, then a DP-GCD step
@@ -444,6 +453,8 @@ def audit_options(mechanism):
         options["mu"] = 20.0
     if "second" in names:  # two-stage: one feature, 10% on its selection, then a DP-GCD step
         options.update(second="dp-gcd", selection_share=0.1, sparsity=1)
+    if "clipping_norm" in names and mech.option("clipping_norm").default is None:
+        options["clipping_norm"] = AUDIT_CLIP
     return options
 
 

@@ -1332,8 +1332,9 @@ def audit(args):
         raise SystemExit(1)
 
 
-def _audit_verdict(failed, caught, mutation):
-    """The audit's last line: PASS or FAIL in words, and whether the mutation check shows that it can see a leak."""
+def _audit_verdict(failed, caught, mutation, power_flag="--runs"):
+    """The audit's last line: PASS or FAIL in words, and whether the mutation check shows that it can see a leak
+    (``power_flag``: what gives the black-box test more power, ``--runs``, or ``--canaries`` in one run)."""
     if failed:
         return ("FAIL: " + ", ".join(failed) + " exceeded the claim: the mechanism's code releases more than its "
                 "privacy report says (docs/audit.md)")
@@ -1341,8 +1342,8 @@ def _audit_verdict(failed, caught, mutation):
     if caught:
         power = f"; the mutant with noise x{mutation:g} was caught, so a leak of that size would show"
     elif caught is not None:
-        power = (f"; the mutant with noise x{mutation:g} was not caught: more --runs give the test the power to see "
-                 "a leak")
+        power = (f"; the mutant with noise x{mutation:g} was not caught: more {power_flag} give the test the power "
+                 "to see a leak (a black-box bound sees only a leak of several times the claim)")
     return ("PASS: no check exceeded the claim (a check of the mechanism's code on synthetic data, not of a model "
             "file)" + power)
 
@@ -1400,7 +1401,8 @@ def _one_run_audit(args, mech, loss, classification):
             verdict = "above the claim" if res.lower_bound > args.epsilon else "within the claim"
             print(f"one-run lower bound ({what}): epsilon >= {res.lower_bound:.3f} (95%, {res.correct} of "
                   f"{res.guesses} guesses right on {res.canaries} canaries): {verdict}")
-    print(_audit_verdict(failed, None if mutant is None else mutant.lower_bound > args.epsilon, args.mutation))
+    print(_audit_verdict(failed, None if mutant is None else mutant.lower_bound > args.epsilon, args.mutation,
+                         "--canaries"))
     if failed:
         raise SystemExit(1)
 

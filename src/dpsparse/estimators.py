@@ -68,6 +68,18 @@ SEARCH_NOT_PRIVATE = ("fitted inside a scikit-learn tool that chooses by held-ou
 CROSS_VALIDATION_SPENDS = ("fitted inside scikit-learn's model selection without a budget: each fit spends its "
                            "epsilon on the same records, k fits k epsilon; a PrivacyBudget shared by the fits keeps "
                            "the total (n_jobs=1 or joblib's threading back-end; docs/sklearn.md)")
+LEARNED_ON_PREDICTIONS = ("fitted inside a scikit-learn tool that learns without noise from this model's predictions "
+                          "on the same records (CalibratedClassifierCV's calibrators, a stacking ensemble's final "
+                          "estimator): what it releases has NO differential-privacy guarantee, whatever this fit spent "
+                          "(docs/sklearn.md)")
+SEVERAL_FITS_SPEND = ("fitted as one of several models on the same records (OneVsRestClassifier, OneVsOneClassifier, "
+                      "VotingClassifier, their kind): each fit spends its epsilon, and the combined model the sum of "
+                      "them (basic composition), not the epsilon each report states; a PrivacyBudget shared by the "
+                      "fits keeps the total, or dpsparse's own multiclass fit splits one epsilon (docs/sklearn.md)")
+_ON_PREDICTIONS = ("sklearn.calibration", "sklearn.ensemble._stacking")
+"""scikit-learn modules whose tools learn without noise from a fitted model's predictions on the training records."""
+_SEVERAL_FITS = ("sklearn.multiclass", "sklearn.multioutput", "sklearn.ensemble._voting")
+"""scikit-learn modules whose tools fit several models on the same records and release them together."""
 SHAPE_ONLY = ("PolynomialFeatures",)
 """scikit-learn transformers whose ``fit`` reads the number of features only."""
 _NOT_CHOOSING = ("sklearn.model_selection._validation", "sklearn.model_selection._split")
@@ -75,17 +87,21 @@ _NOT_CHOOSING = ("sklearn.model_selection._validation", "sklearn.model_selection
 
 
 def _sklearn_context():
-    """``(kind, learned, level, parallel)`` of a fit called by scikit-learn, from the call stack: ``kind``
-    ``"search"`` inside a model-selection tool that chooses from scores, ``"validation"`` inside a cross-validation
-    only, else None; ``learned`` the names of the steps before this fit, in every ``Pipeline`` that encloses it, that
-    learn from the data without noise (``_learns_without_noise``); ``level`` the stack level, seen from the caller,
-    of the code that called scikit-learn (the user's line; 2 when scikit-learn is not on the stack); ``parallel``
-    the joblib ``Parallel`` running this fit in this thread (one per call of a tool: its folds and candidates), or
-    None."""
+    """``(kinds, learned, spent, level, parallel)`` of a fit called by scikit-learn, from the call stack: ``kinds``
+    holds ``"search"`` inside a model-selection tool that chooses from scores, ``"validation"`` inside a
+    cross-validation only, ``"predictions"`` inside a tool that learns from this model's predictions
+    (``_ON_PREDICTIONS``), ``"several"`` inside one that fits several models on the same records
+    (``_SEVERAL_FITS``); ``spent`` the ``(name, privacy_report_)`` of dpsparse's own fitted steps before this fit in
+    an enclosing ``Pipeline`` (a ``DPStandardScaler``); ``learned`` the names of the steps before this fit, in every
+    ``Pipeline`` that encloses it, that learn from the data without noise (``_learns_without_noise``); ``level``
+    the stack level, seen from the caller, of the code that called scikit-learn (the user's line; 2 when
+    scikit-learn is not on the stack); ``parallel`` the joblib ``Parallel`` running this fit in this thread (one per
+    call of a tool: its folds and candidates), or None."""
     from joblib import Parallel
     from sklearn.pipeline import Pipeline
 
-    frame, level, kind, learned, user, seen, pipelines = sys._getframe(1), 1, None, [], None, False, set()
+    frame, level, kinds, learned, user, seen, pipelines = sys._getframe(1), 1, set(), [], None, False, set()
+    spent = []
     parallel = None
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
@@ -95,19 +111,27 @@ def _sklearn_context():
             seen, user = True, None
             selection = module.startswith("sklearn.model_selection")
             if selection and (module not in _NOT_CHOOSING or _scores_a_candidate(frame)):
-                kind = "search"
-            elif selection and kind is None:
-                kind = "validation"
+                kinds.add("search")
+            elif selection:
+                kinds.add("validation")
+            if module.startswith(_ON_PREDICTIONS):
+                kinds.add("predictions")
+            if module.startswith(_SEVERAL_FITS):
+                kinds.add("several")
             pipeline = frame.f_locals.get("self")
             if module == "sklearn.pipeline" and isinstance(pipeline, Pipeline) and id(pipeline) not in pipelines:
                 # the step being fitted: the loop's index in ``_fit`` (its innermost frame), else the final estimator
                 pipelines.add(id(pipeline))
                 upto = frame.f_locals.get("step_idx", len(pipeline.steps) - 1)
                 learned += [name for name, step in pipeline.steps[:upto] if _learns_without_noise(step)]
+                spent += [(name, step.privacy_report_) for name, step in pipeline.steps[:upto]
+                          if type(step).__module__.startswith("dpsparse") and hasattr(step, "privacy_report_")]
         elif seen and user is None:
             user = level
         frame, level = frame.f_back, level + 1
-    return kind, list(dict.fromkeys(learned)), user or 2, parallel
+    if "search" in kinds:
+        kinds.discard("validation")
+    return kinds, list(dict.fromkeys(learned)), spent, user or 2, parallel
 
 
 _WARNED = weakref.WeakKeyDictionary()
@@ -143,6 +167,8 @@ def _learns_without_noise(step):
     name = type(step).__name__
     if type(step).__module__.startswith("dpsparse") or name in SHAPE_ONLY or name == "FrozenEstimator":
         return False
+    if _public_constants(step):
+        return False
     parts = getattr(step, "steps", None) if name == "Pipeline" else \
         getattr(step, "transformers", None) if name == "ColumnTransformer" else None
     if parts is not None:
@@ -150,11 +176,28 @@ def _learns_without_noise(step):
     return bool(get_tags(step).requires_fit)
 
 
+def _public_constants(step):
+    """Whether a scikit-learn step's ``fit`` learns nothing but what its parameters declare: ``SimpleImputer`` with
+    ``strategy="constant"`` and no missing indicator (which learns the columns that have missing values): every
+    missing value becomes the declared ``fill_value``; ``OneHotEncoder`` and ``OrdinalEncoder`` given their
+    ``categories``, without ``min_frequency`` or ``max_categories`` and with no ``drop`` but ``"if_binary"`` (the
+    others read the data)."""
+    name = type(step).__name__
+    if name == "SimpleImputer":
+        return step.strategy == "constant" and not step.add_indicator
+    if name in ("OneHotEncoder", "OrdinalEncoder"):
+        return (not isinstance(step.categories, str) and getattr(step, "drop", None) in (None, "if_binary")
+                and getattr(step, "min_frequency", None) is None and getattr(step, "max_categories", None) is None)
+    return False
+
+
 def note_sklearn_context(report, budget):
     """The report and a ``PrivacyLeakWarning`` of a fit inside scikit-learn's tools: after pipeline steps that
     learned without noise (``inputs_private``) or in a tool that chooses by scores (``chosen_without_noise``) no
     guarantee holds; a cross-validation without a shared budget spends each fit's epsilon."""
-    kind, learned, level, parallel = _sklearn_context()
+    kinds, learned, spent, level, parallel = _sklearn_context()
+    if spent:
+        report.warnings.append(_pipeline_total(spent, report))
     if learned:
         note = (f"the pipeline's step(s) {', '.join(learned)} before this fit learned from the same records without "
                 "noise: the pipeline carries those statistics and every record's features depend on the others, so "
@@ -163,12 +206,26 @@ def note_sklearn_context(report, budget):
         report.inputs_private = False
         report.warnings.append(note)
         _warn_per_call(note, parallel, level)
-    if kind == "search":
-        report.chosen_without_noise = True
-        report.warnings.append(SEARCH_NOT_PRIVATE)
-        _warn_per_call(SEARCH_NOT_PRIVATE, parallel, level)
-    elif kind == "validation" and budget is None:
+    for kind, note in (("search", SEARCH_NOT_PRIVATE), ("predictions", LEARNED_ON_PREDICTIONS)):
+        if kind in kinds:
+            report.chosen_without_noise = True
+            report.warnings.append(note)
+            _warn_per_call(note, parallel, level)
+    if "several" in kinds and budget is None:
+        report.warnings.append(SEVERAL_FITS_SPEND)
+        _warn_per_call(SEVERAL_FITS_SPEND, parallel, level)
+    if "validation" in kinds and budget is None:
         _warn_per_call(CROSS_VALIDATION_SPENDS, parallel, level)
+
+
+def _pipeline_total(spent, report):
+    """The report's line on what a pipeline spends in all: this fit's (epsilon, delta) and those of dpsparse's own
+    steps before it on the same records (``spent``: name and report), added (basic composition)."""
+    steps = ", ".join(f"{name} ({r.epsilon:g}, {r.delta:.3g})" for name, r in spent)
+    epsilon = report.epsilon + sum(r.epsilon for _, r in spent)
+    delta = report.delta + sum(r.delta for _, r in spent)
+    return (f"in a pipeline after {steps} on the same records: the pipeline as a whole is ({epsilon:g}, "
+            f"{delta:.3g})-differentially private (the sum: basic composition), this fit's share as stated")
 
 
 def warn_weak_guarantee(epsilon, delta, n):
