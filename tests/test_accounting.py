@@ -133,8 +133,10 @@ def test_budget_refuses_an_overdraft_and_charges_nothing():
 
     budget = PrivacyBudget(1.0, 1e-5)
     budget.spend(0.6, 5e-6, "first")
-    with pytest.raises(BudgetExceededError, match="second asks for"):
+    with pytest.raises(BudgetExceededError, match="second asks for.*: epsilon exceeded$"):
         budget.spend(0.5, 1e-6, "second")
+    with pytest.raises(BudgetExceededError, match="third asks for.*: delta exceeded .*smaller delta="):
+        budget.spend(0.1, 6e-6, "third")
     assert budget.remaining == pytest.approx((0.4, 5e-6))
     budget.spend(0.4, 5e-6)
     with pytest.raises(BudgetExceededError):

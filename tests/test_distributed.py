@@ -241,6 +241,9 @@ def test_what_needs_the_data_in_memory_is_refused(client, monkeypatch):
         DPLasso(bounds=bounds, mechanism="dp-gd").fit(da.from_array(X, chunks=200), y)
     with pytest.raises(ValueError, match="different numbers of samples"):
         DPLasso(bounds=bounds, mechanism="dp-gd").fit(Xd, y[:-1])
+    import scipy.sparse as sp
+    with pytest.raises(ValueError, match="a dask array of csr_matrix chunks; dask input takes dense numpy chunks"):
+        DPLasso(bounds=bounds, mechanism="dp-gd").fit(Xd.map_blocks(sp.csr_matrix), y)
 
 
 @pytest.fixture

@@ -488,5 +488,10 @@ def test_the_fixed_seed_warning_points_at_the_users_line():
     X, y, bounds, _ = data.load_bundled("breast_cancer")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        DPLogisticRegression(epsilon=1.0, bounds=bounds, random_state=0, max_iter=5).fit(X, y)
+        est = DPLogisticRegression(epsilon=1.0, bounds=bounds, random_state=0, max_iter=5).fit(X, y)
     assert {w.filename for w in caught if issubclass(w.category, FixedSeedWarning)} == {__file__}
+    report = est.privacy_report_  # the released form lists the warning the text prints, once after a round trip
+    from dpsparse.accounting import SEEDED_NOTE, PrivacyReport
+    assert report.to_dict()["warnings"] == [SEEDED_NOTE] and str(report).count(SEEDED_NOTE) == 1
+    again = PrivacyReport.from_dict(report.to_dict())
+    assert again.to_dict()["warnings"] == [SEEDED_NOTE] and str(again).count(SEEDED_NOTE) == 1

@@ -297,3 +297,21 @@ def test_the_search_shows_the_selected_runs_clipping_norm_only_when_each_setting
         geometric = DPSearchCV(est, grid, epsilon=1.0, random_state=0).fit(X, y).privacy_report_
     assert isinstance(each.noise[key], float) and each.noise[key] > 0
     assert not any("released" in k for k in geometric.noise)
+
+
+def test_a_search_on_a_dataframe_keeps_its_column_names_for_predict():
+    import pandas as pd
+
+    X, y, bounds, names = data.load_bundled("breast_cancer")
+    df = pd.DataFrame(X, columns=names)
+    search = DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1]), {"max_iter": [20, 50]}, epsilon=1.0,
+                        repetitions="each", random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(df, y)
+    assert list(search.feature_names_in_) == list(names) == list(search.best_estimator_.feature_names_in_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "X has feature names, but ... was fitted without feature names"
+        search.predict(df)
+    with pytest.raises(ValueError, match="same order"):
+        search.predict(df[df.columns[::-1]])

@@ -762,10 +762,15 @@ class PrivacyBudget:
                 " or use n_jobs=1 or joblib's threading back-end")
         with self._lock:
             eps_left, delta_left = self.remaining
-            if epsilon > eps_left * (1 + 1e-12) or delta > delta_left * (1 + 1e-12):
+            over = [name for name, asked, left in (("epsilon", epsilon, eps_left), ("delta", delta, delta_left))
+                    if asked > left * (1 + 1e-12)]
+            if over:
+                hint = (" (each fit's delta defaults to 1/n^2: give the fits a smaller delta= to share the budget's "
+                        "delta among more of them)" if "delta" in over else "")
                 raise BudgetExceededError(
                     f"{label} asks for (epsilon={epsilon:g}, delta={delta:.3g}) but the budget has "
-                    f"(epsilon={eps_left:g}, delta={delta_left:.3g}) left of ({self.epsilon:g}, {self.delta:.3g})"
+                    f"(epsilon={eps_left:g}, delta={delta_left:.3g}) left of ({self.epsilon:g}, {self.delta:.3g}): "
+                    f"{' and '.join(over)} exceeded{hint}"
                 )
             self.spent.append((float(epsilon), float(delta), label))
 
@@ -905,7 +910,12 @@ class PrivacyReport:
         d = asdict(self)
         del d["clipped"]
         d["guarantee_holds"], d["accounting_holds"] = self.guarantee_holds, self.accounting_holds
+        d["warnings"] = self._all_warnings()
         return d
+
+    def _all_warnings(self):
+        """The warnings, the fixed seed's among them when the noise came from one (as the text report lists them)."""
+        return self.warnings + ([SEEDED_NOTE] if self.noise_seeded and SEEDED_NOTE not in self.warnings else [])
 
     def to_json(self, **kw):
         return json.dumps(self.to_dict(), default=jsonable, **kw)
@@ -935,7 +945,7 @@ class PrivacyReport:
             f"  bounds             {self.bounds_source}",
             f"  noise source       {self.noise_source}",
         ]
-        lines += [f"  WARNING            {w}" for w in self.warnings + ([SEEDED_NOTE] if self.noise_seeded else [])]
+        lines += [f"  WARNING            {w}" for w in self._all_warnings()]
         return "\n".join(lines)
 
 

@@ -30,12 +30,15 @@ def as_row_chunked(X, y):
     Raises
     ------
     ValueError
-        ``X`` not 2-d, or ``y`` of another length.
+        ``X`` not 2-d, of sparse chunks, or ``y`` of another length.
     """
     import dask.array as da
 
     if X.ndim != 2:
         raise ValueError(f"X must be 2-d of shape (n_samples, n_features), got shape {X.shape}")
+    if not isinstance(getattr(X, "_meta", None), np.ndarray):
+        raise ValueError(f"X is a dask array of {type(X._meta).__name__} chunks; dask input takes dense numpy chunks "
+                         "(a scipy.sparse matrix fits in memory as it is: pass it without dask)")
     if any(np.isnan(c) for c in X.shape):
         raise ValueError("X has unknown chunk sizes: call X.compute_chunk_sizes() first")
     X = X.rechunk({1: -1}).astype(float)

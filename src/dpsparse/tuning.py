@@ -341,6 +341,8 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             est._fit_classes = self.classes_ = base._fit_classes
         est._set_fitted(design, w)
         est.n_features_in_ = base.n_features_in_
+        if hasattr(base, "feature_names_in_"):  # a DataFrame's columns: predict checks them as a plain fit's does
+            est.feature_names_in_ = self.feature_names_in_ = base.feature_names_in_
         self.privacy_report_ = est.privacy_report_ = self._report(design, rho, delta, mean, score, candidates, index,
                                                                   noise, pending)
         self.privacy_report_.support_size = int(est.support_.size)
