@@ -233,3 +233,13 @@ def test_the_default_backend_is_exact_for_a_release_and_numpy_for_a_seeded_exper
     X, y, bounds, _ = data.load_bundled("breast_cancer")
     est = DPLogisticRegression(bounds=bounds, classes=[0, 1]).fit(X, y)
     assert est.get_params()["noise"] == "auto" and "OpenDP" in est.privacy_report_.noise_source
+
+
+@pytest.mark.parametrize("source", [NoiseSource(np.random.default_rng(0), seeded=True), SecureNoiseSource()])
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_report_noisy_max_refuses_a_nan_or_infinite_score_and_skips_minus_infinity(source, bad):
+    with pytest.raises(ValueError, match="selection x: a score is NaN or \\+inf"):
+        source.select(np.array([0.0, bad, 1.0]), "gumbel", 1.0, sensitivity=1.0, name="selection x")
+    picks = {source.select(np.array([0.0, -np.inf, 0.0]), "gumbel", 1.0, sensitivity=1.0, name="x")
+             for _ in range(30)}
+    assert picks == {0, 2}

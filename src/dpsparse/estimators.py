@@ -415,6 +415,8 @@ class _DPLinearModel(BaseEstimator):
         design = getattr(design, "design", design)  # private bounds: the design mapped onto them
         if labels is not None:  # the whole: the selection and the fit, (epsilon, delta) by approximate zCDP
             report.delta, report.accountant_epsilon = delta, private_labels.whole_epsilon(labels[0], delta)
+            report.accountant = ("rdp (zCDP of the label selection and the fit added; plus log(1 / (1 - delta/10)) "
+                                 "for the selection's failure probability, docs/privacy.md)")
             report.noise = {**report.noise, **labels[1]}
         if self._classes_from_data():
             note_classes_from_data(report)

@@ -26,6 +26,16 @@ BACKENDS = ("auto", "fast", "secure")
 _INSTALL_HINT = 'pip install "dpsparse[secure]"'
 
 
+def _checked_scores(scores, name):
+    """``scores`` as floats; a ValueError naming the selection when one is NaN or ``+inf`` (a mechanism's bug: the law
+    of report-noisy-max would change silently), ``-inf`` being the way to exclude a candidate."""
+    scores = np.asarray(scores, dtype=float)
+    if np.any(np.isnan(scores) | (scores == np.inf)):
+        raise ValueError(f"{name}: a score is NaN or +inf; report-noisy-max takes finite scores (-inf excludes a "
+                         "candidate)")
+    return scores
+
+
 class NoiseSource:
     """Laplace, Gumbel and Gaussian draws from a ``numpy.random.Generator``.
 
@@ -94,7 +104,7 @@ class NoiseSource:
         -------
         int
         """
-        scores = np.asarray(scores, dtype=float)
+        scores = _checked_scores(scores, name)
         if not np.any(np.asarray(scale) > 0):
             return int(np.argmax(scores))
         return int(np.argmax(scores + self.draw(kind, scale, scores.shape)))
@@ -303,7 +313,7 @@ class SecureNoiseSource(NoiseSource):
         (a ``-inf`` score is never selected)."""
         if kind != "gumbel" or np.ndim(scale) or not float(scale) > 0:
             return super().select(scores, kind, scale, sensitivity=sensitivity, name=name)
-        scores = np.asarray(scores, dtype=float)
+        scores = _checked_scores(scores, name)
         finite = np.flatnonzero(np.isfinite(scores))
         return int(finite[self._measurement("noisy max", float(scale))(scores[finite].tolist())])
 
