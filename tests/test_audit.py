@@ -345,3 +345,26 @@ def test_dp_gd_on_the_hinge_loss_stays_within_its_declared_sensitivities():
                 worst[name] = max(worst.get(name, 0.0), ratio)
     assert worst and max(worst.values()) <= 1.0 + 1e-9
     assert worst["clipped gradient sum"] >= 0.9
+
+
+def test_the_pipeline_audit_replays_the_default_fits_and_fails_an_understated_sensitivity(monkeypatch, capsys):
+    """``dpsparse audit --pipeline`` replays every release of the default fits (private bounds, label counts, the
+    clipping threshold, the mechanism): PASS as shipped; a threshold release declaring half its sensitivity FAILs."""
+    from dpsparse.cli import main
+    from dpsparse.mechanisms import dp_sgd
+
+    assert main(["audit", "--pipeline"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("largest 1.000") == 12 and "label counts" not in out and out.rstrip().endswith(
+        "not of a model file)")
+    ratios = audit.default_fit_replay()
+    assert ratios[("classifier, label set selected privately", "origin to corner")]["label counts"] == 1.0
+
+    def halved(total, n, multiplier, noise, name):
+        return float(noise.release(np.array([total]), "gaussian", multiplier / 2, sensitivity=0.5, name=name)[0]) / n
+
+    monkeypatch.setattr(dp_sgd, "private_unit_mean", halved)
+    with pytest.raises(SystemExit, match="1"):
+        main(["audit", "--pipeline"])
+    assert "FAIL: the sensitivity of mean ||x|| (automatic clipping) (classifier, bounds and classes declared, " \
+           "origin to corner)" in capsys.readouterr().out

@@ -63,6 +63,9 @@ __all__ = [
     "black_box_bound",
     "check_log",
     "clopper_pearson",
+    "default_fit_pairs",
+    "default_fit_replay",
+    "default_fits",
     "ledger_replay",
     "log_ledger",
     "mutation_check",
@@ -504,6 +507,76 @@ def sensitivity_replay(mechanism, pair, bounds, loss, penalty, *, epsilon=1.0, d
         for name, ratio in replay.ratios:
             out[name] = max(out.get(name, 0.0), ratio)
     return out
+
+
+def default_fit_pairs(n=20000, p=4, seed=0):
+    """Neighbouring datasets for the replay of the default fits (``default_fit_replay``): ``n`` records uniform on
+    [-1, 1]^p with a linear label (0/1 and real), record 0 replaced three ways: from the origin to the all-ones corner
+    with its label flipped (or moved from the top of the label range to the bottom), from one corner to the other,
+    and far outside every bound (1e6 against -1e6, labels alike). ``(classification pairs, regression pairs)``: name
+    -> ((X_a, y_a), (X_b, y_b))."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1.0, 1.0, (n, p))
+    score = X @ np.linspace(1.0, -1.0, p) + 0.3 * rng.standard_normal(n)
+    rows = {"origin to corner": (np.zeros(p), np.ones(p)), "corner to corner": (np.ones(p), -np.ones(p)),
+            "far outside the bounds": (np.full(p, 1e6), np.full(p, -1e6))}
+    out = []
+    for y, (top, bottom) in (((score > 0).astype(int), (1, 0)), (np.clip(score, -3.0, 3.0), (3.0, -3.0))):
+        pairs = {}
+        for name, (a, b) in rows.items():
+            ya, yb = y.copy(), y.copy()
+            ya[0], yb[0] = (top, bottom) if name != "far outside the bounds" or y.dtype.kind == "i" else (1e6, -1e6)
+            Xa, Xb = X.copy(), X.copy()
+            Xa[0], Xb[0] = a, b
+            pairs[name] = ((Xa, ya), (Xb, yb))
+        out.append(pairs)
+    return tuple(out)
+
+
+def default_fits(p=4):
+    """The default fits whose releases ``default_fit_replay`` checks: name -> a function making the estimator. Only
+    epsilon and what a user declares: the bounds and the classes; the bounds bought privately; the label set
+    selected privately; a regression with its label range."""
+    from .estimators import DPLasso, DPLogisticRegression
+
+    box = Bounds(-np.ones(p), np.ones(p))
+    return {"classifier, bounds and classes declared": lambda: DPLogisticRegression(bounds=box, classes=[0, 1]),
+            "classifier, bounds bought privately": lambda: DPLogisticRegression(classes=[0, 1]),
+            "classifier, label set selected privately": lambda: DPLogisticRegression(bounds=box),
+            "lasso, label range declared": lambda: DPLasso(bounds=Bounds(-np.ones(p), np.ones(p), -3.0, 3.0))}
+
+
+def default_fit_replay(epsilon=1.0, seed=0, repeats=2, n=20000, p=4):
+    """The sensitivity replay of every release a default fit makes (``default_fits``: the private bounds, the label
+    set's counts, the automatic clipping threshold, the warm start and the mechanism the rule chooses), on each pair
+    of ``default_fit_pairs``, through the estimators as a user calls them.
+
+    Returns
+    -------
+    dict (fit, pair) -> dict release name -> float
+        The largest ratio of a release's change to its declared sensitivity over ``repeats`` seeds (above 1 breaks
+        the claim).
+    """
+    classification, regression = default_fit_pairs(n, p, seed)
+    out = {}
+    for fit, make in default_fits(p).items():
+        for pair, (a, b) in (regression if fit.startswith("lasso") else classification).items():
+            ratios = {}
+            for s in range(seed, seed + repeats):
+                record = ReplayNoise(s)
+                _quiet(make().set_params(epsilon=epsilon, random_state=record).fit, *a)
+                replay = ReplayNoise(s, recorded=record.log)
+                _quiet(make().set_params(epsilon=epsilon, random_state=replay).fit, *b)
+                for name, ratio in replay.ratios:
+                    ratios[name] = max(ratios.get(name, 0.0), ratio)
+            out[(fit, pair)] = ratios
+    return out
+
+
+def _quiet(fit, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fit(*args)
 
 
 def private_bounds_pairs(n=200):

@@ -114,7 +114,7 @@ def _parser():
                                    "its report, 'dpsparse report'). Ends with PASS, or FAIL and exit status 1. "
                                    "docs/audit.md explains each check.")
     a.add_argument("--mechanism", choices=sorted(REGISTRY), help="the mechanism to audit (required unless "
-                   "--one-run --pipeline)")
+                   "--pipeline)")
     a.add_argument("--loss", choices=["logistic", "huber", "squared"],
                    help="huber or squared: regression with labels in [-1, 1]; logistic: labels +-1 (default: squared "
                         "for adassp, logistic with --one-run and for objective perturbation, huber otherwise)")
@@ -131,9 +131,11 @@ def _parser():
                    "(random sign rows over twice as many features, or --features)")
     a.add_argument("--features", type=int, help="with --one-run: the canaries' number of features (default: twice "
                    "--canaries)")
-    a.add_argument("--pipeline", action="store_true", help="with --one-run: audit the default fit of 'dpsparse fit' "
-                   "(logistic loss, the label set selected privately, mechanism and options by the defaults rule) "
-                   "instead of one mechanism; the bounds [-1, 1] declared, or bought privately with --private-bounds")
+    a.add_argument("--pipeline", action="store_true", help="audit the default fits instead of one mechanism: the "
+                   "sensitivity replay of every release they make (bounds tightened or bought privately, the label "
+                   "set's counts, the clipping threshold, the mechanism the rule chooses) as the estimators run "
+                   "them; with --one-run, the one-run bound of the default fit of 'dpsparse fit' (logistic loss, the "
+                   "label set selected privately; the bounds [-1, 1] declared, or bought with --private-bounds)")
     a.add_argument("--private-bounds", action="store_true", help="with --pipeline: the bounds bought privately, as "
                    "'dpsparse fit' does without --bounds (needs many records per feature)")
     a.add_argument("--json", action="store_true", help="with --one-run: print claim_epsilon, lower_bound, "
@@ -1274,7 +1276,7 @@ def audit(args):
         raise ValueError(f"--mutation must be in (0, 1], got {args.mutation}")
     _check_audit_flags(args)
     if args.pipeline:
-        return _one_run_audit(args, None, None, True)
+        return _one_run_audit(args, None, None, True) if args.one_run else _pipeline_replay(args)
     # the one-run audit guesses labels: classification canaries unless told (squared loss for adassp)
     needs = REGISTRY[args.mechanism].loss_needs if args.mechanism else ()
     args.loss = args.loss or ("squared" if "least-squares" in needs else
@@ -1351,12 +1353,12 @@ def _audit_verdict(failed, caught, mutation, power_flag="--runs"):
 def _check_audit_flags(args):
     """Refuse flags that do not go together, before anything runs."""
     if args.mechanism is None and not args.pipeline:
-        raise ValueError("--mechanism is required (or --one-run --pipeline for the default fit)")
+        raise ValueError("--mechanism is required (or --pipeline for the default fits)")
     if args.pipeline and (args.mechanism is not None or args.loss is not None):
         raise ValueError("--pipeline audits the default fit (logistic loss, mechanism by the defaults rule): drop "
                          "--mechanism and --loss")
     check_privacy_params(args.epsilon, 0.5 if args.delta is None else args.delta)
-    for flag, on in (("--pipeline", args.pipeline), ("--canaries", args.canaries != 1000),
+    for flag, on in (("--canaries", args.canaries != 1000),
                      ("--features", args.features is not None), ("--json", args.json)):
         if on and not args.one_run:
             raise ValueError(f"{flag} goes with --one-run")
@@ -1366,6 +1368,24 @@ def _check_audit_flags(args):
         raise ValueError(f"--canaries must be an integer in [10, 1e6], got {args.canaries}")
     if args.features is not None and not 1 <= args.features <= 10**6:
         raise ValueError(f"--features must be an integer in [1, 1e6], got {args.features}")
+
+
+def _pipeline_replay(args):
+    """``dpsparse audit --pipeline``: the sensitivity replay of every release of the default fits, fit by fit and pair
+    by pair, the largest ratio and the release that reaches it."""
+    from . import audit as _audit
+
+    print(f"audit of the default fits (epsilon={args.epsilon:g}, delta 1/n^2; 20000 records, 4 features): "
+          "sensitivity replay of every release they make, change / declared sensitivity, largest of 2 seeds; above "
+          "1 breaks the claim")
+    failed = []
+    for (fit, pair), ratios in _audit.default_fit_replay(args.epsilon, args.seed).items():
+        name, top = max(ratios.items(), key=lambda kv: kv[1])
+        print(f"  {fit:<42} {pair:<24} {len(ratios):>3} releases, largest {top:.3f} ({name})")
+        failed += [f"the sensitivity of {k} ({fit}, {pair})" for k, r in ratios.items() if r > 1.0 + 1e-9]
+    print(_audit_verdict(failed, None, args.mutation))
+    if failed:
+        raise SystemExit(1)
 
 
 def _one_run_audit(args, mech, loss, classification):
