@@ -60,6 +60,10 @@ def test_the_released_moments_estimate_the_mean_and_scale():
     np.testing.assert_allclose(scaler.scale_, [0.5, 2.0], rtol=0.1)
     Z = scaler.transform(X)
     assert np.all(np.abs(Z) <= 3.0) and scaler.privacy_report_.accounting_holds
+    kept = np.all(np.abs(Z) < 3.0, axis=1)  # rows that no clipping moved come back exactly
+    np.testing.assert_allclose(scaler.inverse_transform(Z[kept]), X[kept], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"shape \(n_samples, 2\)"):
+        scaler.inverse_transform(Z[:, :1])
 
 
 def test_a_pipeline_charges_the_shared_budget_once_per_step_and_fit():

@@ -166,6 +166,15 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Z = (np.clip(X, self._low, self._high) - self.mean_) / self.scale_
         return np.clip(Z, -self.clip, self.clip)
 
+    def inverse_transform(self, X):
+        """``X * scale_ + mean_``, shape (n_samples, n_features): back to the original units (post-processing of the
+        released moments). Exact for values that ``transform`` did not clip."""
+        check_is_fitted(self)
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self.mean_.shape[0]:
+            raise ValueError(f"X must have shape (n_samples, {self.mean_.shape[0]}), got {X.shape}")
+        return X * self.scale_ + self.mean_
+
 
 class DPMinMaxScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """Map each feature's public range onto ``feature_range`` (values outside it clipped).
