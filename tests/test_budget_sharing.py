@@ -233,3 +233,25 @@ def test_steps_that_fill_or_encode_with_declared_constants_keep_the_guarantee():
     for encoder, kept in ((OneHotEncoder(categories=[[0, 1, 2]]), True), (OneHotEncoder(), False),
                           (OneHotEncoder(categories=[[0, 1, 2]], min_frequency=5), False)):
         assert holds(ColumnTransformer([("n", "passthrough", [0, 1, 2]), ("c", encoder, [3])]), Xc, coded) == kept
+
+
+def test_feature_selectors_that_refit_or_choose_by_scores_say_so():
+    """RFE refits on fewer features each round (their epsilons add up); a sequential selector chooses by held-out
+    scores without noise (no guarantee, as a search)."""
+    from sklearn.feature_selection import RFE, SequentialFeatureSelector
+
+    from dpsparse.estimators import SEARCH_NOT_PRIVATE, SEVERAL_FITS_SPEND
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (2000, 4))
+    y = (X[:, 0] > 0).astype(int)
+    est = DPLogisticRegression(bounds=data.Bounds(-1.0, 1.0), classes=[0, 1])
+    sequential = SequentialFeatureSelector(est, n_features_to_select=2, cv=2)
+    for tool, note, holds in ((RFE(est, n_features_to_select=2), SEVERAL_FITS_SPEND, True),
+                              (sequential, SEARCH_NOT_PRIVATE, False)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tool.fit(X, y)
+        assert note in {str(w.message) for w in caught}
+        if holds:
+            assert tool.estimator_.privacy_report_.guarantee_holds

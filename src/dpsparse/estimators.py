@@ -78,8 +78,13 @@ SEVERAL_FITS_SPEND = ("fitted as one of several models on the same records (OneV
                       "fits keeps the total, or dpsparse's own multiclass fit splits one epsilon (docs/sklearn.md)")
 _ON_PREDICTIONS = ("sklearn.calibration", "sklearn.ensemble._stacking")
 """scikit-learn modules whose tools learn without noise from a fitted model's predictions on the training records."""
-_SEVERAL_FITS = ("sklearn.multiclass", "sklearn.multioutput", "sklearn.ensemble._voting")
-"""scikit-learn modules whose tools fit several models on the same records and release them together."""
+_SEVERAL_FITS = ("sklearn.multiclass", "sklearn.multioutput", "sklearn.ensemble._voting",
+                 "sklearn.feature_selection._rfe")
+"""scikit-learn modules whose tools fit several models on the same records and release them together (recursive
+feature elimination refits on fewer features each time)."""
+_CHOOSES_ELSEWHERE = ("sklearn.feature_selection._sequential",)
+"""scikit-learn modules outside model selection whose tools choose by held-out scores computed without noise (a
+sequential feature selector; ``RFECV`` too, found by its class)."""
 SHAPE_ONLY = ("PolynomialFeatures",)
 """scikit-learn transformers whose ``fit`` reads the number of features only."""
 _NOT_CHOOSING = ("sklearn.model_selection._validation", "sklearn.model_selection._split")
@@ -118,6 +123,8 @@ def _sklearn_context():
                 kinds.add("predictions")
             if module.startswith(_SEVERAL_FITS):
                 kinds.add("several")
+            if module.startswith(_CHOOSES_ELSEWHERE) or type(frame.f_locals.get("self")).__name__ == "RFECV":
+                kinds.add("search")
             pipeline = frame.f_locals.get("self")
             if module == "sklearn.pipeline" and isinstance(pipeline, Pipeline) and id(pipeline) not in pipelines:
                 # the step being fitted: the loop's index in ``_fit`` (its innermost frame), else the final estimator
