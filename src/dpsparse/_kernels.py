@@ -124,6 +124,15 @@ def _derivative(code, c, z, y):
     return min(max(r, -c), c)
 
 
+@njit(**_VECTOR)
+def derivatives(z, y, code, c, out):
+    """``out_i = f'(z_i, y_i)`` of the loss of kernel ``(code, c)`` for every ``i`` (``Datafit.derivative_kernel``);
+    returns ``out``."""
+    for i in range(z.shape[0]):
+        out[i] = _derivative(code, c, z[i], y[i])
+    return out
+
+
 @njit(cache=True, inline="always")
 def _shifted_value(indptr, indices, data, zero, f, j, i, q):
     """``x_ij`` of ``S + f zero^T`` walking row ``i`` of column ``j``, and the next stored position."""
