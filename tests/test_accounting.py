@@ -48,10 +48,12 @@ def test_calibrate_finds_the_smallest_scale():
 
 
 def test_calibrate_refuses_a_target_that_releases_of_fixed_noise_already_spend():
-    """A Gaussian release of multiplier 1 is (3.4, 1e-6)-DP on its own: no scale of the steps after it meets 1."""
-    make = lambda s: Ledger().gaussian(1.0, 1.0).laplace(s, 1.0, 5)  # noqa: E731
+    """A Gaussian release of multiplier 1 is (4.9, 1e-6)-DP on its own: no scale of the steps after it meets 1 (the
+    search widens to ``_NO_SCALE``, then refuses); a target that small noise meets is still found."""
+    make = lambda s: Ledger().gaussian(1.0, 1.0).gaussian(s, 1.0, 5)  # noqa: E731
     with pytest.raises(ValueError, match="no noise scale meets the privacy target 1: .* already spend"):
         calibrate(make, 1.0, 1e-6, 1.0)
+    assert make(calibrate(make, 6.0, 1e-6, 1.0)).epsilon(1e-6) <= 6.0
 
 
 @pytest.mark.parametrize("eps,delta,match", [
@@ -227,3 +229,25 @@ def test_calibrate_on_a_grid_that_moves_with_the_scale_meets_the_target_tightly(
     make = lambda s: Ledger().laplace(s, 1.0, 200)  # noqa: E731
     s = calibrate(make, 0.5, 1e-8, 1.0)
     assert 0.5 * (1 - 1e-3) <= make(s).epsilon(1e-8) <= 0.5
+
+
+def test_a_small_epsilon_gets_the_zcdp_budget_of_the_closed_form_conversion():
+    """Below about 0.0116 (at delta 2.5e-9) dp-accounting's RDP conversion of zCDP levels off (its largest order is
+    too small); Bun & Steinke's rho + 2 sqrt(rho log(1/delta)) keeps falling, and the budget is its root."""
+    from dpsparse.accounting import epsilon_of_zcdp, zcdp_budget, zcdp_epsilon
+
+    rho = zcdp_budget(0.01, 2.5e-9)
+    assert zcdp_epsilon(rho, 2.5e-9) <= 0.01
+    root = (math.sqrt(math.log(1 / 2.5e-9) + 0.01) - math.sqrt(math.log(1 / 2.5e-9))) ** 2  # rho + 2 sqrt(rho L) = 0.01
+    assert rho == pytest.approx(root, rel=2e-4) and epsilon_of_zcdp(root, 2.5e-9) == pytest.approx(0.01)
+    assert zcdp_budget(1.0, 1e-6) == pytest.approx(0.024355, rel=1e-4)  # where the RDP conversion is the tighter
+
+
+def test_a_pure_dp_ledger_is_bounded_by_its_sum_below_the_grid():
+    """One Laplace step of epsilon 1e-5 rounds up to about 3.9e-5 on the PLD's grid; basic composition gives 1e-5."""
+    from dpsparse.accounting import BASIC
+
+    ledger = Ledger().laplace(1e5, 1.0)
+    assert ledger.epsilon(1e-9) == pytest.approx(1e-5) and ledger.accountant == BASIC
+    assert Ledger().laplace(2.0, 1.0, 20).epsilons(1e-6)[BASIC] == pytest.approx(10.0)
+    assert Ledger().laplace(2.0, 1.0, 20).epsilon(1e-6) < 10.0  # the PLD's, tighter for many steps

@@ -495,3 +495,18 @@ def test_the_fixed_seed_warning_points_at_the_users_line():
     assert report.to_dict()["warnings"] == [SEEDED_NOTE] and str(report).count(SEEDED_NOTE) == 1
     again = PrivacyReport.from_dict(report.to_dict())
     assert again.to_dict()["warnings"] == [SEEDED_NOTE] and str(again).count(SEEDED_NOTE) == 1
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 1e-5])
+def test_a_small_epsilon_fits_with_its_guarantee(epsilon):
+    """At epsilon 0.01 the zCDP budget of the bounds' tightening is the closed form's (dp-accounting's RDP conversion
+    levels off there); at 1e-5 the constant predictor's Laplace step is epsilon by basic composition (the PLD's grid
+    rounds it up to 3.9e-5)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (20000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DPLogisticRegression(epsilon=epsilon, bounds=data.Bounds(-1.0, 1.0), classes=[0, 1]).fit(X, y)
+    report = est.privacy_report_
+    assert report.guarantee_holds and report.accountant_epsilon <= epsilon * (1 + 1e-9)
