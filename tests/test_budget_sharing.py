@@ -215,7 +215,7 @@ def test_steps_that_fill_or_encode_with_declared_constants_keep_the_guarantee():
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
     from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
     X, y, bounds, _ = data.load_bundled("breast_cancer")
     Xc = np.c_[X[:, :3], np.arange(X.shape[0]) % 3]
@@ -230,15 +230,22 @@ def test_steps_that_fill_or_encode_with_declared_constants_keep_the_guarantee():
     assert holds(SimpleImputer(strategy="constant", fill_value=0.0), X, bounds)
     assert not holds(SimpleImputer(strategy="constant", add_indicator=True), X, bounds)
     assert not holds(SimpleImputer(strategy="mean"), X, bounds)
-    for encoder, kept in ((OneHotEncoder(categories=[[0, 1, 2]]), True), (OneHotEncoder(), False),
-                          (OneHotEncoder(categories=[[0, 1, 2]], min_frequency=5), False)):
+    declared = dict(categories=[[0, 1, 2]], handle_unknown="ignore")
+    for encoder, kept in ((OneHotEncoder(**declared), True), (OneHotEncoder(), False),
+                          (OneHotEncoder(categories=[[0, 1, 2]]), False),  # an unknown category refuses the fit
+                          (OneHotEncoder(**declared, min_frequency=5), False)):
         assert holds(ColumnTransformer([("n", "passthrough", [0, 1, 2]), ("c", encoder, [3])]), Xc, coded) == kept
+    dropped = ColumnTransformer([("n", "passthrough", [0, 1, 2]), ("c", OneHotEncoder(**declared, drop=np.array([0])),
+                                                                   [3])])  # an array: no ambiguous comparison
+    assert holds(dropped, Xc, data.Bounds(coded.feature_low[:5], coded.feature_high[:5])) is False
+    learning_remainder = ColumnTransformer([("c", OneHotEncoder(**declared), [3])], remainder=StandardScaler())
+    assert not holds(learning_remainder, Xc, coded)
 
 
 def test_feature_selectors_that_refit_or_choose_by_scores_say_so():
     """RFE refits on fewer features each round (their epsilons add up); a sequential selector chooses by held-out
     scores without noise (no guarantee, as a search)."""
-    from sklearn.feature_selection import RFE, SequentialFeatureSelector
+    from sklearn.feature_selection import RFE, RFECV, SequentialFeatureSelector
 
     from dpsparse.estimators import SEARCH_NOT_PRIVATE, SEVERAL_FITS_SPEND
 
@@ -248,7 +255,7 @@ def test_feature_selectors_that_refit_or_choose_by_scores_say_so():
     est = DPLogisticRegression(bounds=data.Bounds(-1.0, 1.0), classes=[0, 1])
     sequential = SequentialFeatureSelector(est, n_features_to_select=2, cv=2)
     for tool, note, holds in ((RFE(est, n_features_to_select=2), SEVERAL_FITS_SPEND, True),
-                              (sequential, SEARCH_NOT_PRIVATE, False)):
+                              (sequential, SEARCH_NOT_PRIVATE, False), (RFECV(est, cv=2), SEARCH_NOT_PRIVATE, False)):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             tool.fit(X, y)

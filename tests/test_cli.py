@@ -37,13 +37,16 @@ def test_a_seeded_fit_has_no_guarantee_in_the_report_the_file_and_the_card(tmp_p
     """--seed makes the noise reproducible by anyone who knows or guesses the seed: no guarantee anywhere."""
     out, card = tmp_path / "m.json", tmp_path / "card.md"
     assert main(["fit", "--seed", "0", "--no-tune", "--out", str(out), "--report", str(card)]) == 0
-    assert capsys.readouterr().out.startswith("This model has NO differential-privacy guarantee: the noise came from a "
-                                              "fixed seed")
+    printed = capsys.readouterr().out
+    assert printed.startswith("This model has NO differential-privacy guarantee: the noise came from a fixed seed")
+    assert printed.splitlines()[0].count("the noise came from a fixed seed") == 1  # said once, not per source
     rep = json.loads(out.read_text())["privacy_report"]
     assert rep["noise_seeded"] and not rep["guarantee_holds"] and rep["accounting_holds"]
     assert "NO privacy guarantee" in card.read_text() and "This model is (" not in card.read_text()
     assert main(["report", str(out)]) == 0
-    assert "WARNING            the noise came from a fixed seed" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert shown.count("WARNING            the noise came from a fixed seed") == 1
+    assert shown.splitlines()[0].count("the noise came from a fixed seed") == 1
 
 
 def test_a_delta_above_one_over_n_is_a_weak_guarantee_at_the_top_of_the_card(tmp_path, capsys):
@@ -524,6 +527,7 @@ def test_the_audit_verdict_names_what_failed():
     said = _audit_verdict(["the ledger replay", "the sensitivity of minimizer (label flip)"], True, 0.25)
     assert said.startswith("FAIL: the ledger replay, the sensitivity of minimizer (label flip) exceeded the claim")
     assert "was not caught: more --runs" in _audit_verdict([], False, 0.25)
+    assert "was not caught: more --canaries" in _audit_verdict([], False, 0.25, "--canaries")
     assert _audit_verdict([], None, 0.25).endswith("not of a model file)")
 
 
@@ -533,6 +537,9 @@ def test_the_audit_verdict_names_what_failed():
     (["--mechanism", "dp-gd", "--canaries", "500"], "--canaries goes with --one-run"),
     (["--one-run", "--pipeline", "--mechanism", "dp-gd"], "drop --mechanism"),
     (["--one-run", "--mechanism", "dp-gd", "--private-bounds"], "--private-bounds goes with"),
+    (["--pipeline", "--private-bounds"], "--private-bounds goes with"),
+    (["--pipeline", "--delta", "1e-6"], "--delta is not used by --pipeline's replay"),
+    (["--pipeline", "--runs", "100"], "--runs is not used by --pipeline's replay"),
     (["--one-run", "--mechanism", "dp-gd", "--canaries", "5"], "--canaries must be"),
     (["--mechanism", "output", "--epsilon", "0"], "epsilon must be"), (["--mechanism", "output", "--delta", "2"],
                                                                        "delta must be"),

@@ -110,7 +110,8 @@ def test_a_classifier_on_a_continuous_target_is_refused_with_the_remedy():
 @pytest.mark.parametrize("odd", [0.5, 7, 1e9])
 def test_a_label_set_selected_privately_takes_any_value_of_one_record(odd):
     """Neighbouring datasets: the labels 0, 1, and one record's label replaced by a value no other holds (not integral,
-    a third class, a value that makes the labels look continuous). Every one fits, and the label set is the same."""
+    which made the labels "continuous" and the fit a refusal; a third class; a huge one). Every one fits, and the
+    label set is the same."""
     rng = np.random.default_rng(0)
     X = rng.uniform(-1.0, 1.0, (4000, 3))
     y = (X[:, 0] > 0).astype(float)

@@ -553,7 +553,8 @@ def _meaning(rep):
 def _guarantee_text(rep):
     """``guarantee_sentence`` from a released report (a dict)."""
     if not rep["guarantee_holds"]:
-        reasons = rep["warnings"] + ([SEEDED_NOTE] if rep.get("noise_seeded") else [])
+        seeded = rep.get("noise_seeded") and SEEDED_NOTE not in rep["warnings"]  # released reports list it
+        reasons = rep["warnings"] + ([SEEDED_NOTE] if seeded else [])
         return ("This model has NO differential-privacy guarantee: "
                 + "; ".join(reasons or ["the accounted epsilon exceeds the target"]) + ".")
     return (f"This model is ({rep['epsilon']:g}, {rep['delta']:.2g})-differentially private: replacing any one "

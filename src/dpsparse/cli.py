@@ -1362,8 +1362,14 @@ def _check_audit_flags(args):
                      ("--features", args.features is not None), ("--json", args.json)):
         if on and not args.one_run:
             raise ValueError(f"{flag} goes with --one-run")
-    if args.private_bounds and not args.pipeline:
+    if args.private_bounds and not (args.pipeline and args.one_run):
         raise ValueError("--private-bounds goes with --one-run --pipeline")
+    if args.pipeline and not args.one_run:  # the replay of the default fits: delta 1/n^2, no black-box runs
+        for flag, on in (("--delta", args.delta is not None), ("--runs", args.runs != 20000),
+                         ("--mutation", args.mutation != 0.25)):
+            if on:
+                raise ValueError(f"{flag} is not used by --pipeline's replay of the default fits (their delta is "
+                                 "1/n^2; the replay runs no black-box test): drop it, or add --one-run")
     if not 10 <= args.canaries <= 10**6:
         raise ValueError(f"--canaries must be an integer in [10, 1e6], got {args.canaries}")
     if args.features is not None and not 1 <= args.features <= 10**6:

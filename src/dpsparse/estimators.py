@@ -78,7 +78,7 @@ SEVERAL_FITS_SPEND = ("fitted as one of several models on the same records (OneV
                       "fits keeps the total, or dpsparse's own multiclass fit splits one epsilon (docs/sklearn.md)")
 _ON_PREDICTIONS = ("sklearn.calibration", "sklearn.ensemble._stacking")
 """scikit-learn modules whose tools learn without noise from a fitted model's predictions on the training records."""
-_SEVERAL_FITS = ("sklearn.multiclass", "sklearn.multioutput", "sklearn.ensemble._voting",
+_SEVERAL_FITS = ("sklearn.multiclass", "sklearn.multioutput", "sklearn.ensemble._voting", "sklearn.ensemble._bagging",
                  "sklearn.feature_selection._rfe")
 """scikit-learn modules whose tools fit several models on the same records and release them together (recursive
 feature elimination refits on fewer features each time)."""
@@ -131,8 +131,7 @@ def _sklearn_context():
                 pipelines.add(id(pipeline))
                 upto = frame.f_locals.get("step_idx", len(pipeline.steps) - 1)
                 learned += [name for name, step in pipeline.steps[:upto] if _learns_without_noise(step)]
-                spent += [(name, step.privacy_report_) for name, step in pipeline.steps[:upto]
-                          if type(step).__module__.startswith("dpsparse") and hasattr(step, "privacy_report_")]
+                spent += [x for name, step in pipeline.steps[:upto] for x in _spent_by(name, step)]
         elif seen and user is None:
             user = level
         frame, level = frame.f_back, level + 1
@@ -177,24 +176,39 @@ def _learns_without_noise(step):
     if _public_constants(step):
         return False
     parts = getattr(step, "steps", None) if name == "Pipeline" else \
-        getattr(step, "transformers", None) if name == "ColumnTransformer" else None
+        [*step.transformers, ("remainder", step.remainder)] if name == "ColumnTransformer" else None
     if parts is not None:
         return any(_learns_without_noise(part[1]) for part in parts)
     return bool(get_tags(step).requires_fit)
+
+
+def _spent_by(name, step):
+    """``(name, privacy_report_)`` of dpsparse's own fitted steps in a fitted pipeline step, through nested
+    ``Pipeline`` and ``ColumnTransformer`` (its fitted ``transformers_``)."""
+    if type(step).__module__.startswith("dpsparse") and hasattr(step, "privacy_report_"):
+        return [(name, step.privacy_report_)]
+    kind = type(step).__name__
+    parts = getattr(step, "steps", None) if kind == "Pipeline" else \
+        getattr(step, "transformers_", None) if kind == "ColumnTransformer" else None
+    return [x for part in parts or () for x in _spent_by(part[0], part[1])]
 
 
 def _public_constants(step):
     """Whether a scikit-learn step's ``fit`` learns nothing but what its parameters declare: ``SimpleImputer`` with
     ``strategy="constant"`` and no missing indicator (which learns the columns that have missing values): every
     missing value becomes the declared ``fill_value``; ``OneHotEncoder`` and ``OrdinalEncoder`` given their
-    ``categories``, without ``min_frequency`` or ``max_categories`` and with no ``drop`` but ``"if_binary"`` (the
-    others read the data)."""
+    ``categories`` and told what to do with another value (``handle_unknown``: otherwise one record's unknown
+    category decides between a fit and a refusal), without ``min_frequency`` or ``max_categories`` and with no
+    ``drop`` but ``"if_binary"`` (the others read the data)."""
     name = type(step).__name__
     if name == "SimpleImputer":
         return step.strategy == "constant" and not step.add_indicator
     if name in ("OneHotEncoder", "OrdinalEncoder"):
-        return (not isinstance(step.categories, str) and getattr(step, "drop", None) in (None, "if_binary")
-                and getattr(step, "min_frequency", None) is None and getattr(step, "max_categories", None) is None)
+        drop = getattr(step, "drop", None)
+        unseen = ("ignore", "infrequent_if_exist") if name == "OneHotEncoder" else ("use_encoded_value",)
+        return (not isinstance(step.categories, str) and (drop is None or (isinstance(drop, str) and drop ==
+                "if_binary")) and step.handle_unknown in unseen and getattr(step, "min_frequency", None) is None
+                and getattr(step, "max_categories", None) is None)
     return False
 
 
@@ -204,7 +218,7 @@ def note_sklearn_context(report, budget):
     guarantee holds; a cross-validation without a shared budget spends each fit's epsilon."""
     kinds, learned, spent, level, parallel = _sklearn_context()
     if spent:
-        report.warnings.append(_pipeline_total(spent, report))
+        report.noise = {**report.noise, "pipeline total": _pipeline_total(spent, report)}
     if learned:
         note = (f"the pipeline's step(s) {', '.join(learned)} before this fit learned from the same records without "
                 "noise: the pipeline carries those statistics and every record's features depend on the others, so "
