@@ -38,7 +38,7 @@ Measured side by side in one process, BLAS on one thread (``threadpoolctl``):
   steps): its time as a multiple of one pass that only generates and reads the chunks, and
   the client's peak memory above its level before the fit (psutil, sampled every 50 ms).
 
-Each ratio is measured side by side: ``--repeats`` rounds (default 10), each timing one ``X^T v`` (the best of 3)
+Each ratio is measured side by side: ``--repeats`` rounds (default 30), each timing one ``X^T v`` (the best of 3)
 and then the loop, and the ratio of the two fastest times kept (on a shared machine a round is slowed by others'
 work, which the fastest round sees least; medians of separate series moved by up to 1.5x between runs). Every
 matrix is the bounded
@@ -446,8 +446,8 @@ def plot(res, path):
 
 def main(argv):
     parser = bench.benchmark_parser(__doc__.strip().splitlines()[0], REPO_ROOT, "speed.json and speed.png")
-    parser.add_argument("--repeats", type=int, default=10,
-                        help="rounds of side-by-side timings per loop, the fastest kept (default 10)")
+    parser.add_argument("--repeats", type=int, default=30,
+                        help="rounds of side-by-side timings per loop, the fastest kept (default 30)")
     parser.add_argument("--max-rows", type=float, default=1e6, help="largest n of the memory curve (default 1e6)")
     parser.add_argument("--dask-gb", type=float, default=None,
                         help="size of the dask fit in GB (default: 1.5 x the machine's memory; 0 skips it)")
