@@ -333,15 +333,14 @@ class Ledger:
         kinds = {kind for kind, _, _ in self.events}
         if kinds == {"gaussian"}:
             return {"gaussian": self._gaussian_epsilon(delta)}
+        out = self._epsilons_of_grids(delta, coarse, kinds)
         if kinds <= {"laplace", "pure", "exponential"}:  # pure DP: their sum bounds it too, where the grid cannot
-            out = self._epsilons_of_grids(delta, coarse)
-            return {**out, BASIC: sum(count * (1.0 / p["multiplier"] if kind == "laplace" else p["epsilon"])
-                                      for kind, count, p in self.events)}
-        return self._epsilons_of_grids(delta, coarse)
+            out[BASIC] = sum(count * (1.0 / p["multiplier"] if kind == "laplace" else p["epsilon"])
+                             for kind, count, p in self.events)
+        return out
 
-    def _epsilons_of_grids(self, delta, coarse):
-        """The PLD's epsilon (coarse, or refined: ``epsilons``) and RDP's where it has the events."""
-        kinds = {kind for kind, _, _ in self.events}
+    def _epsilons_of_grids(self, delta, coarse, kinds):
+        """The PLD's epsilon (coarse, or refined: ``epsilons``) and RDP's where it has the events (of ``kinds``)."""
         if "replacement_gaussian" in kinds:
             if not kinds <= {"replacement_gaussian", "gaussian"}:
                 raise ValueError("sampling with replacement composes only with events of its own kind and Gaussian "

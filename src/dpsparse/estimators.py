@@ -175,11 +175,21 @@ def _learns_without_noise(step):
         return False
     if _public_constants(step):
         return False
-    parts = getattr(step, "steps", None) if name == "Pipeline" else \
-        [*step.transformers, ("remainder", step.remainder)] if name == "ColumnTransformer" else None
+    parts = _parts(step, fitted=False)
     if parts is not None:
         return any(_learns_without_noise(part[1]) for part in parts)
     return bool(get_tags(step).requires_fit)
+
+
+def _parts(step, fitted):
+    """The ``(name, step, ...)`` parts of a ``Pipeline`` or ``ColumnTransformer`` (its ``remainder`` among them, or
+    its fitted ``transformers_`` when ``fitted``); None for any other step."""
+    kind = type(step).__name__
+    if kind == "Pipeline":
+        return getattr(step, "steps", None)
+    if kind == "ColumnTransformer":
+        return getattr(step, "transformers_", None) if fitted else [*step.transformers, ("remainder", step.remainder)]
+    return None
 
 
 def _spent_by(name, step):
@@ -187,10 +197,7 @@ def _spent_by(name, step):
     ``Pipeline`` and ``ColumnTransformer`` (its fitted ``transformers_``)."""
     if type(step).__module__.startswith("dpsparse") and hasattr(step, "privacy_report_"):
         return [(name, step.privacy_report_)]
-    kind = type(step).__name__
-    parts = getattr(step, "steps", None) if kind == "Pipeline" else \
-        getattr(step, "transformers_", None) if kind == "ColumnTransformer" else None
-    return [x for part in parts or () for x in _spent_by(part[0], part[1])]
+    return [x for part in _parts(step, fitted=True) or () for x in _spent_by(part[0], part[1])]
 
 
 def _public_constants(step):
