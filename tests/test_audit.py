@@ -114,15 +114,17 @@ def _black_box(name, factor, runs):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", AUDITED)
 def test_black_box_audit_respects_the_claim_and_catches_the_quarter_noise_mutant(name):
-    # output: one solve per run; two-stage: its stages are calibrated in zCDP, looser than the PLD for one step,
-    # so the x0.25 mutant of its single DP-GCD step needs more runs to be seen (lower bound 0.87 at 20,000)
-    runs = {"output": 10000, "two-stage": 60000}.get(name, 20000)
-    assert _black_box(name, 1.0, runs).epsilon_lower_bound <= 1.0
-    assert _black_box(name, 0.25, runs).epsilon_lower_bound > 1.0
+    # 10,000 runs: the x0.25 mutants' lower bounds are 1.42 (dp-iht) to 3.49 (constant) there. Two-stage's stages are
+    # calibrated in zCDP, looser than the PLD for one step, so the x0.25 mutant of its single DP-GCD step needs more
+    # runs to be seen (lower bound 0.87 at 20,000, 1.84 at 30,000)
+    assert _black_box(name, 1.0, 10000).epsilon_lower_bound <= 1.0
+    assert _black_box(name, 0.25, {"two-stage": 30000}.get(name, 10000)).epsilon_lower_bound > 1.0
 
 
+# the lower bound of the x0.5 DP-GCD mutant: 1.084 at 60,000 runs, 1.078 at 200,000 (the threshold's choice, not the
+# number of runs, limits it)
 @pytest.mark.slow
-@pytest.mark.parametrize("name,runs", [("output", 20000), ("dp-gcd", 200000)])
+@pytest.mark.parametrize("name,runs", [("output", 20000), ("dp-gcd", 60000)])
 def test_black_box_audit_catches_the_half_noise_mutant(name, runs):
     assert _black_box(name, 0.5, runs).epsilon_lower_bound > 1.0
 

@@ -90,3 +90,14 @@ def test_require_names_the_missing_methods():
 
     with pytest.raises(ValueError, match="DP-GCD needs .* NoProx lacks prox"):
         norms.require(NoProx(), ("value", "prox"), "DP-GCD")
+
+
+def test_elastic_net_strengths_are_computed_once_read_only_and_follow_the_parameters():
+    pen = norms.L1(0.5, weights=np.r_[np.ones(3), 0.0])
+    a, c = pen.strengths(4)
+    assert pen.strengths(4)[0] is a and not a.flags.writeable and not c.flags.writeable
+    np.testing.assert_array_equal(a, [0.5, 0.5, 0.5, 0.0])
+    pen.alpha = 2.0
+    np.testing.assert_array_equal(pen.strengths(4)[0], [2.0, 2.0, 2.0, 0.0])
+    pen.weights = np.full(4, 0.5)
+    np.testing.assert_array_equal(pen.strengths(4)[0], [1.0] * 4)

@@ -96,7 +96,9 @@ class ElasticNet(Penalty):
         Private Empirical Risk Minimization with Sparsity-Inducing Norms", arXiv 2019, Eq. 1).
     l1_ratio : float in [0, 1]
     weights : ndarray of shape (p,) of floats >= 0, or None
-        Per-coordinate weights; 0 leaves a coordinate unpenalized. None: all ones.
+        Per-coordinate weights; 0 leaves a coordinate unpenalized. None: all ones. Read, not copied: the
+        strengths derived from them are computed once (``strengths``), so change them by building a new penalty,
+        not in place.
 
     Raises
     ------
@@ -119,6 +121,7 @@ class ElasticNet(Penalty):
         self.alpha = float(alpha)
         self.l1_ratio = float(l1_ratio)
         self.weights = weights
+        self._strengths = None  # (key, (a, c)): see strengths
 
     def _w(self, p):
         return np.ones(p) if self.weights is None else self.weights
@@ -129,13 +132,20 @@ class ElasticNet(Penalty):
         Returns
         -------
         a, c : ndarray of shape (p,)
-            ``a = alpha * l1_ratio * weights`` and ``c = alpha * (1 - l1_ratio) * weights`` (``c`` a read-only
-            view of one number where its entries are equal, ``_arrays.uniform_view``).
+            ``a = alpha * l1_ratio * weights`` and ``c = alpha * (1 - l1_ratio) * weights``, read-only (``c`` a
+            view of one number where its entries are equal, ``_arrays.uniform_view``). Computed once per ``p``,
+            ``alpha``, ``l1_ratio`` and weights array: a projection by bisection (objective perturbation's) asks
+            for them about 100 times per iteration.
         """
-        aw = self.alpha * self._w(p)
-        c = uniform_view(aw * (1.0 - self.l1_ratio))  # zeros for the L1 norm: one number
-        aw *= self.l1_ratio
-        return aw, c
+        key = (p, self.alpha, self.l1_ratio, id(self.weights))
+        if self._strengths is None or self._strengths[0] != key:
+            aw = self.alpha * self._w(p)
+            c = uniform_view(aw * (1.0 - self.l1_ratio))  # zeros for the L1 norm: one number
+            aw *= self.l1_ratio
+            for v in (aw, c):
+                v.flags.writeable = False
+            self._strengths = (key, (aw, c))
+        return self._strengths[1]
 
     @property
     def unpenalized(self) -> np.ndarray:
