@@ -209,6 +209,27 @@ def test_tools_that_learn_from_predictions_or_combine_several_fits_say_what_the_
     assert len(budget.spent) == 2 and SEVERAL_FITS_SPEND not in voting.estimators_[0].privacy_report_.warnings
 
 
+def test_a_multiclass_wrapper_that_fits_one_model_is_not_several_fits():
+    """One-vs-rest on binary labels and one-vs-one on two classes fit a single model: no warning, a clean report;
+    the same wrapper inside a VotingClassifier still combines several fits."""
+    from sklearn.ensemble import VotingClassifier
+    from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
+
+    from dpsparse.estimators import SEVERAL_FITS_SPEND
+    from dpsparse.exceptions import PrivacyLeakWarning
+
+    X, y, bounds, _ = data.load_bundled("breast_cancer")
+    est = DPLogisticRegression(epsilon=1.0, bounds=bounds, classes=[0, 1])
+    for wrapper in (OneVsRestClassifier, OneVsOneClassifier):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", PrivacyLeakWarning)
+            fitted = wrapper(est).fit(X, y)
+        assert len(fitted.estimators_) == 1
+        assert SEVERAL_FITS_SPEND not in fitted.estimators_[0].privacy_report_.warnings
+    with pytest.warns(PrivacyLeakWarning, match="one of several models on the same records"):
+        VotingClassifier([("a", OneVsRestClassifier(est)), ("b", clone(est))]).fit(X, y)
+
+
 def test_steps_that_fill_or_encode_with_declared_constants_keep_the_guarantee():
     """A constant imputer and encoders given their categories learn nothing from the records; the same steps that
     read the data (the mean, the categories seen, a missing indicator) remove the guarantee."""

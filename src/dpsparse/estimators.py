@@ -106,7 +106,7 @@ def _sklearn_context():
     from sklearn.pipeline import Pipeline
 
     frame, level, kinds, learned, user, seen, pipelines = sys._getframe(1), 1, set(), [], None, False, set()
-    spent = []
+    spent, several = [], {}
     parallel = None
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
@@ -122,7 +122,7 @@ def _sklearn_context():
             if module.startswith(_ON_PREDICTIONS):
                 kinds.add("predictions")
             if module.startswith(_SEVERAL_FITS):
-                kinds.add("several")
+                several.setdefault(module, []).append(frame.f_locals.get("self"))
             if module.startswith(_CHOOSES_ELSEWHERE) or type(frame.f_locals.get("self")).__name__ == "RFECV":
                 kinds.add("search")
             pipeline = frame.f_locals.get("self")
@@ -137,7 +137,19 @@ def _sklearn_context():
         frame, level = frame.f_back, level + 1
     if "search" in kinds:
         kinds.discard("validation")
+    if any(not any(_fits_one_model(obj) for obj in objs) for objs in several.values()):
+        kinds.add("several")
     return kinds, list(dict.fromkeys(learned)), spent, user or 2, parallel
+
+
+def _fits_one_model(tool):
+    """Whether ``tool``, a multiclass wrapper fitting now, fits a single model: one-vs-rest on binary labels (its
+    label binarizer gives one column) or one-vs-one on two classes (one pair), both set before any fit."""
+    from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
+
+    if isinstance(tool, OneVsRestClassifier):
+        return getattr(getattr(tool, "label_binarizer_", None), "y_type_", None) == "binary"
+    return isinstance(tool, OneVsOneClassifier) and len(getattr(tool, "classes_", ())) == 2
 
 
 _WARNED = weakref.WeakKeyDictionary()
