@@ -228,6 +228,14 @@ def test_a_multiclass_wrapper_that_fits_one_model_is_not_several_fits():
         assert SEVERAL_FITS_SPEND not in fitted.estimators_[0].privacy_report_.warnings
     with pytest.warns(PrivacyLeakWarning, match="one of several models on the same records"):
         VotingClassifier([("a", OneVsRestClassifier(est)), ("b", clone(est))]).fit(X, y)
+    # a binary wrapper nested in one that fits several (in this thread or in joblib's worker threads) hides nothing
+    y3 = np.where(X[:, 0] > np.median(X[:, 0]), 2, y)
+    for outer, inner in [(OneVsRestClassifier, OneVsRestClassifier), (OneVsOneClassifier, OneVsRestClassifier),
+                         (OneVsRestClassifier, OneVsOneClassifier)]:
+        for backend in ("sequential", "threading"):
+            with parallel_backend(backend), pytest.warns(PrivacyLeakWarning, match="one of several models"):
+                fitted = outer(inner(est), n_jobs=2).fit(X, y3)
+            assert all(SEVERAL_FITS_SPEND in e.estimators_[0].privacy_report_.warnings for e in fitted.estimators_)
 
 
 def test_steps_that_fill_or_encode_with_declared_constants_keep_the_guarantee():

@@ -101,3 +101,6 @@ def test_elastic_net_strengths_are_computed_once_read_only_and_follow_the_parame
     np.testing.assert_array_equal(pen.strengths(4)[0], [2.0, 2.0, 2.0, 0.0])
     pen.weights = np.full(4, 0.5)
     np.testing.assert_array_equal(pen.strengths(4)[0], [1.0] * 4)
+    pen.weights = None  # frees the array, whose id a new one may take
+    pen.weights = np.array([5.0, 5.0, 5.0, 0.0])
+    assert pen.value(np.ones(4)) == pytest.approx(30.0)

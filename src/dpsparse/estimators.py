@@ -106,7 +106,7 @@ def _sklearn_context():
     from sklearn.pipeline import Pipeline
 
     frame, level, kinds, learned, user, seen, pipelines = sys._getframe(1), 1, set(), [], None, False, set()
-    spent, several = [], {}
+    spent, pending = [], set()
     parallel = None
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
@@ -122,7 +122,7 @@ def _sklearn_context():
             if module.startswith(_ON_PREDICTIONS):
                 kinds.add("predictions")
             if module.startswith(_SEVERAL_FITS):
-                several.setdefault(module, []).append(frame.f_locals.get("self"))
+                _several_fits(frame.f_locals.get("self"), module, kinds, pending)
             if module.startswith(_CHOOSES_ELSEWHERE) or type(frame.f_locals.get("self")).__name__ == "RFECV":
                 kinds.add("search")
             pipeline = frame.f_locals.get("self")
@@ -137,9 +137,26 @@ def _sklearn_context():
         frame, level = frame.f_back, level + 1
     if "search" in kinds:
         kinds.discard("validation")
-    if any(not any(_fits_one_model(obj) for obj in objs) for objs in several.values()):
+    if pending:
         kinds.add("several")
     return kinds, list(dict.fromkeys(learned)), spent, user or 2, parallel
+
+
+def _several_fits(tool, module, kinds, pending):
+    """One frame of a module that fits several models, seen from the inside out: a helper's (no tool object, such
+    as one-vs-rest's ``_fit_binary``) leaves its module ``pending`` until a frame of the tool that called it says
+    whether it fits one model (``_fits_one_model``); a tool fitting several adds ``"several"`` to ``kinds``. A
+    module still pending at the outermost frame (a worker thread, whose stack holds the helper only) counts as
+    several: each wrapper is judged by its own frame, so a binary one-vs-rest nested in another wrapper hides
+    nothing."""
+    from sklearn.base import BaseEstimator
+
+    if not isinstance(tool, BaseEstimator):
+        pending.add(module)
+        return
+    pending.discard(module)
+    if not _fits_one_model(tool):
+        kinds.add("several")
 
 
 def _fits_one_model(tool):

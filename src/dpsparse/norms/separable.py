@@ -121,7 +121,7 @@ class ElasticNet(Penalty):
         self.alpha = float(alpha)
         self.l1_ratio = float(l1_ratio)
         self.weights = weights
-        self._strengths = None  # (key, (a, c)): see strengths
+        self._strengths = None  # (key, weights, (a, c)): see strengths
 
     def _w(self, p):
         return np.ones(p) if self.weights is None else self.weights
@@ -137,15 +137,16 @@ class ElasticNet(Penalty):
             ``alpha``, ``l1_ratio`` and weights array: a projection by bisection (objective perturbation's) asks
             for them about 100 times per iteration.
         """
-        key = (p, self.alpha, self.l1_ratio, id(self.weights))
-        if self._strengths is None or self._strengths[0] != key:
+        key = (p, self.alpha, self.l1_ratio)
+        memo = getattr(self, "_strengths", None)
+        if memo is None or memo[0] != key or memo[1] is not self.weights:
             aw = self.alpha * self._w(p)
             c = uniform_view(aw * (1.0 - self.l1_ratio))  # zeros for the L1 norm: one number
             aw *= self.l1_ratio
             for v in (aw, c):
                 v.flags.writeable = False
-            self._strengths = (key, (aw, c))
-        return self._strengths[1]
+            memo = self._strengths = (key, self.weights, (aw, c))  # the weights themselves: an id can be reused
+        return memo[2]
 
     @property
     def unpenalized(self) -> np.ndarray:
