@@ -39,11 +39,28 @@ def test_exp_mechanism_samples_proportionally_to_exp_score_over_beta():
     assert stats.chisquare(counts[keep], u.size * law[keep]).pvalue > 1e-3
 
 
+def test_exp_mechanism_samples_the_law_across_blocks_of_its_cumulative_sum():
+    """300 candidates (blocks of 64, the last one partial), a whole block and a block's edges at -inf: chi-square
+    over the candidates of positive weight, false-alarm rate 1e-3."""
+    rng = np.random.default_rng(4)
+    scores, beta = rng.uniform(0.0, 1.0, 300), 0.5
+    scores[64:128] = -np.inf
+    scores[[0, 63, 191, 192, 299]] = -np.inf
+    law = np.exp(scores / beta) / np.exp(scores / beta).sum()
+    u = rng.random(60_000)
+    counts = np.bincount([_kernels.exp_mechanism(scores.copy(), beta, v) for v in u], minlength=300)
+    keep = law > 0
+    assert counts[~keep].sum() == 0
+    assert stats.chisquare(counts[keep], u.size * law[keep]).pvalue > 1e-3
+
+
 def test_exp_mechanism_at_the_ends_of_the_uniform_and_far_below_the_best():
     scores = np.array([0.0, -1e6, 5.0, 5.0 - 1e-9])
     assert _kernels.exp_mechanism(scores.copy(), 1.0, 0.0) == 0  # the first candidate of positive weight
     assert _kernels.exp_mechanism(scores.copy(), 1.0, np.nextafter(1.0, 0.0)) == 3
     assert _kernels.exp_mechanism(scores.copy(), 1e-12, 0.5) == 2  # a vanishing scale: the best
+    many = np.r_[np.full(130, -np.inf), 1.0, np.full(69, -np.inf)]  # the one candidate in the third block
+    assert [_kernels.exp_mechanism(many.copy(), 1.0, v) for v in (0.0, 0.5, np.nextafter(1.0, 0.0))] == [130] * 3
 
 
 @pytest.mark.parametrize("rule", dp_gcd.RULES)

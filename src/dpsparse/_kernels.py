@@ -431,15 +431,30 @@ def gcd_scores(g, w, M, a, c, rule, out):
         out[j] = math.sqrt(2.0 * max(-(g[j] * d + 0.5 * Mj * (d * d) + psi_u - psi_w), 0.0))
 
 
+_BLOCK = 64  # weights a block of the exponential mechanism's inverse transform
+
+
 @njit(**_VECTOR)
-def _weights(scores, top, beta):
-    """``scores_j <- exp((scores_j - top) / beta)``, in place; returns their sum."""
-    total = 0.0
-    for j in range(scores.shape[0]):
-        e = _exp((scores[j] - top) / beta)
-        scores[j] = e
-        total += e
-    return total
+def _weights(scores, top, beta, sums):
+    """``scores_j <- exp((scores_j - top) / beta)``, in place (one vectorized loop); ``sums_b`` the sum of block
+    ``b`` (``_BLOCK`` weights)."""
+    p = scores.shape[0]
+    for j in range(p):
+        scores[j] = _exp((scores[j] - top) / beta)
+    for b in range(sums.shape[0]):
+        total = 0.0
+        for j in range(b * _BLOCK, min(p, (b + 1) * _BLOCK)):
+            total += scores[j]
+        sums[b] = total
+
+
+@njit(cache=True)
+def _last_positive(weights, start, stop):
+    """The last index in ``[start, stop)`` of a positive weight, -1 if none."""
+    for j in range(stop - 1, start - 1, -1):
+        if weights[j] > 0.0:
+            return j
+    return -1
 
 
 @njit(cache=True)
@@ -449,30 +464,41 @@ def exp_mechanism(scores, beta, u):
 
     The law of ``argmax_j scores_j + Gumbel(beta)`` (the Gumbel-max trick), from one uniform instead of ``p``
     Gumbel draws. ``scores`` (finite, or ``-inf`` for a candidate never chosen) is overwritten by the weights.
+    The cumulative sum runs over the sums of blocks of ``_BLOCK`` weights, then within the block that crosses
+    ``u`` times the total (where rounding leaves a sum short of it: the last candidate of positive weight before
+    it).
 
     Returns
     -------
     int
     """
-    total = _weights(scores, scores.max(), beta)
-    target = u * total
-    acc, last = 0.0, 0
-    for j in range(scores.shape[0]):
-        if scores[j] > 0.0:
-            acc += scores[j]
-            last = j
-            if acc > target:
-                return j
-    return last  # the sum in another order rounded above ``acc``: the last candidate
+    p = scores.shape[0]
+    sums = np.empty((p + _BLOCK - 1) // _BLOCK)
+    _weights(scores, scores.max(), beta, sums)
+    target = u * sums.sum()
+    acc = 0.0
+    for b in range(sums.shape[0]):
+        if acc + sums[b] > target:
+            stop = min(p, (b + 1) * _BLOCK)
+            for j in range(b * _BLOCK, stop):
+                if scores[j] > 0.0:
+                    acc += scores[j]
+                    if acc > target:
+                        return j
+            return _last_positive(scores, b * _BLOCK, stop)
+        acc += sums[b]
+    return _last_positive(scores, 0, p)
 
 
 @njit(cache=True, error_model="numpy")
-def laplace_argmax(scores, scales, e1, e2):
-    """``argmax_j scores_j + scales_j (e1_j - e2_j)``: report-noisy-max with Laplace noise, from standard
-    exponentials ``e1``, ``e2`` (their difference is Laplace(0, 1))."""
+def laplace_argmax(scores, scales, e, signs):
+    """``argmax_j scores_j + scales_j s_j e_j``: report-noisy-max with Laplace noise of scales ``scales`` (an array
+    (p,) or one number), from standard exponentials ``e`` and random signs ``s_j``: -1 where bit ``j % 64`` of
+    ``signs[j // 64]`` is set (an int64 array of ``ceil(p / 64)`` random words). A standard exponential with a
+    fair random sign is Laplace(0, 1): one draw a coordinate where the difference of two exponentials takes two."""
     best, top = 0, -math.inf
     for j in range(scores.shape[0]):
-        v = scores[j] + scales[j] * (e1[j] - e2[j])
+        v = scores[j] + _entry(scales, j) * (-e[j] if (signs[j >> 6] >> (j & 63)) & 1 else e[j])
         if v > top:
             best, top = j, v
     return best

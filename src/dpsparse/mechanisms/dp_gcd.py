@@ -213,13 +213,19 @@ def _gradient_sum(X, d, clip, out=None):
         return X.clipped_gradient_sum(d, clip)
     from .._kernels import clipped_rmatvec, dense_clipped_rmatvec
 
-    clip = number_or_array(np.broadcast_to(np.asarray(clip, dtype=float), X.shape[1:]))  # a float where one number
+    clip = _per_column(clip, X.shape[1])
     d = np.asarray(d, dtype=float)
     out = np.empty(X.shape[1]) if out is None else out
     if sp.issparse(X):
         X = X.tocsc()
         return clipped_rmatvec(X.indptr, X.indices, X.data, d, clip, out)
     return dense_clipped_rmatvec(np.asarray(X, dtype=float), d, clip, out)
+
+
+def _per_column(clip, p):
+    """Thresholds ``(p,)`` as the compiled sums take them: one float where they are the same on every column (or a
+    float already), else the array."""
+    return clip if isinstance(clip, float) else number_or_array(np.broadcast_to(np.asarray(clip, dtype=float), (p,)))
 
 
 def by_columns(X):
@@ -254,11 +260,13 @@ def _gradient(X, y, loss, clip):
         return lambda w, z: row_sum(lambda xc, yc: _gradient_sum(xc, derivative(xc @ w, yc, np.empty(len(yc))), clip),
                                     X, y, p) / n
     out, d = np.empty(p), np.empty(n)  # one buffer for every step's gradient, one for its derivatives
+    # each term divided by n inside the sum (the derivatives and the thresholds scaled): no pass over g a step
+    clip = None if clip is None else _per_column(np.asarray(clip, dtype=float) / n, p)
 
     def gradient(w, z):
-        g = _gradient_sum(X, derivative(z, y, d), clip, out)
-        g /= n
-        return g
+        dn = derivative(z, y, d)
+        dn /= n
+        return _gradient_sum(X, dn, clip, out)
 
     return gradient
 
@@ -280,8 +288,8 @@ def _declared_steps(noise, M, penalty, rule, selection, select_scales, update, u
 
 def _compiled_selection(noise, n_iter, selection, scales, p):
     """Report-noisy-max over the scores, ``(t, scores) -> j`` (the scores overwritten): the exponential mechanism
-    by inverse transform of one uniform a step, drawn up front (the law of Gumbel-max), or Laplace noise from two
-    standard exponentials a coordinate."""
+    by inverse transform of one uniform a step, drawn up front (the law of Gumbel-max), or Laplace noise from one
+    standard exponential and a random sign a coordinate (``_kernels.laplace_argmax``)."""
     from .._kernels import exp_mechanism, laplace_argmax
 
     if not np.any(np.asarray(scales) > 0):
@@ -289,12 +297,11 @@ def _compiled_selection(noise, n_iter, selection, scales, p):
     if selection == "gumbel":
         u = noise.rng.random(n_iter)
         return lambda t, scores: exp_mechanism(scores, float(scales), u[t])
-    scales, e1, e2 = np.ascontiguousarray(np.broadcast_to(scales, (p,)), dtype=float), np.empty(p), np.empty(p)
+    scales, e = number_or_array(np.broadcast_to(np.asarray(scales, dtype=float), (p,))), np.empty(p)
 
     def pick(t, scores):
-        noise.rng.standard_exponential(out=e1)
-        noise.rng.standard_exponential(out=e2)
-        return laplace_argmax(scores, scales, e1, e2)
+        noise.rng.standard_exponential(out=e)
+        return laplace_argmax(scores, scales, e, np.frombuffer(noise.rng.bytes(8 * (-(-p // 64))), dtype=np.int64))
 
     return pick
 
