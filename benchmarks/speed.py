@@ -434,8 +434,9 @@ def plot(res, path):
     aimed = [i for i, t in enumerate(targets) if t is not None]
     ax.scatter(x[aimed], [targets[i] for i in aimed], marker="_", s=600, color="black", label="target", zorder=3)
     ax.axhline(1.0, color="grey", lw=0.8, ls=":")  # one X^T v: a loop can cost less (it reads X once or less)
-    for xi, r in zip(x, ratios):
-        ax.annotate(f"{r:.2f}", (xi, r), ha="center", va="bottom", fontsize=8)
+    for xi, r, t in zip(x, ratios, targets):  # above the bar, and above its target's mark where that is close
+        ax.annotate(f"{r:.2f}", (xi, r if t is None or not r < t < 1.25 * r else t), xytext=(0, 3),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=8)
     ax.set_yscale("log")
     ax.set_ylim(bottom=min(0.5, 0.8 * min(ratios)))
     ax.set_xticks(x, names, rotation=20, ha="right", fontsize=8)
