@@ -47,9 +47,9 @@ COMMANDS = {
                                                    "--classes", ",".join(str(k) for k in range(1, 21))]),
     "mushrooms": ("libsvm/mushrooms.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "mushrooms.json"), BINARY]),
     "phishing": ("libsvm/phishing.svm.gz", ["--bounds", str(EXAMPLES / "bounds" / "phishing.json"), BINARY]),
-    "cpusmall": ("libsvm/cpusmall.svm.gz", ["--loss", "squared"]),
-    "bardet": ("regression/bardet.svm.gz", ["--loss", "squared"]),
-    "riboflavin": ("regression/riboflavin.svm.gz", ["--loss", "squared"]),
+    "cpusmall": ("libsvm/cpusmall.svm.gz", ["--n-features", "12", "--loss", "squared"]),
+    "bardet": ("regression/bardet.svm.gz", ["--n-features", "100", "--loss", "squared"]),
+    "riboflavin": ("regression/riboflavin.svm.gz", ["--n-features", "4088", "--loss", "squared"]),
 }
 
 

@@ -320,12 +320,12 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
     other = tmp_path / "other.svm"  # a curve of other records cannot go into this card
     rng = np.random.default_rng(0)
     other.write_text("".join(f"{rng.choice([-1, 1])} 1:{rng.uniform():.3f}\n" for _ in range(50)))
-    assert main(["fit", "--data", str(other), "--bounds-from-data", "--sweep", str(out), "--report",
-                 str(tmp_path / "o.md"), "--out", str(tmp_path / "o.json")]) == 2
+    assert main(["fit", "--data", str(other), "--n-features", "1", "--bounds-from-data", "--sweep", str(out),
+                 "--report", str(tmp_path / "o.md"), "--out", str(tmp_path / "o.json")]) == 2
     err = capsys.readouterr().err
     assert "was measured on 'breast_cancer'" in err and not (tmp_path / "o.json").exists()
-    assert main(["sweep", "--data", str(other), "--bounds-from-data", "--epsilons", "1", "--repeats", "1",
-                 "--out", str(tmp_path / "os.json"), "--plot", str(plot)]) == 0
+    assert main(["sweep", "--data", str(other), "--n-features", "1", "--bounds-from-data", "--epsilons", "1",
+                 "--repeats", "1", "--out", str(tmp_path / "os.json"), "--plot", str(plot)]) == 0
     swept = json.loads((tmp_path / "os.json").read_text())
     assert swept["data"] == "other.svm" and swept["shape"] == [50, 1]  # the file's name, not its folder
     (tmp_path / "b").mkdir()
@@ -333,14 +333,14 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
                                                       for _ in range(80)))  # the same name, other records
     swept.update(private=True, rows=[{**r, "guarantee_holds": True} for r in swept["rows"]])
     (tmp_path / "os.json").write_text(json.dumps(swept))
-    assert main(["fit", "--data", str(tmp_path / "b" / "other.svm"), "--bounds-from-data", "--sweep",
-                 str(tmp_path / "os.json"), "--out", str(tmp_path / "ob.json")]) == 2
+    assert main(["fit", "--data", str(tmp_path / "b" / "other.svm"), "--n-features", "1", "--bounds-from-data",
+                 "--sweep", str(tmp_path / "os.json"), "--out", str(tmp_path / "ob.json")]) == 2
     assert "was measured on 50 records of 1 features, this fit's data has 80 of 1" in capsys.readouterr().err
     del swept["shape"]  # an older file: the whole path of its data, no shape
     swept["data"] = str((tmp_path / "other.svm").resolve())
     (tmp_path / "os.json").write_text(json.dumps(swept))
-    assert main(["fit", "--data", str(tmp_path / "b" / "other.svm"), "--bounds-from-data", "--sweep",
-                 str(tmp_path / "os.json"), "--out", str(tmp_path / "ob.json")]) == 2
+    assert main(["fit", "--data", str(tmp_path / "b" / "other.svm"), "--n-features", "1", "--bounds-from-data",
+                 "--sweep", str(tmp_path / "os.json"), "--out", str(tmp_path / "ob.json")]) == 2
     assert "was measured on" in capsys.readouterr().err
     assert not (tmp_path / "o.md").exists()
     assert main(["fit", "--loss", "squared", "--sweep", str(out), "--out", str(tmp_path / "q.json")]) == 2
@@ -418,11 +418,12 @@ def test_fit_without_bounds_says_the_guarantee_does_not_hold(tmp_path, capsys):
     rng = np.random.default_rng(0)
     lines = [f"{rng.choice([-1, 1])} 1:{rng.uniform():.3f} 2:{rng.uniform():.3f}" for _ in range(100)]
     path.write_text("\n".join(lines) + "\n")
-    assert main(["fit", "--data", str(path), "--classes=-1,1", "--out", str(tmp_path / "m.json")]) == 2  # too few
+    assert main(["fit", "--data", str(path), "--n-features", "2", "--classes=-1,1", "--out",
+                 str(tmp_path / "m.json")]) == 2  # too few
     assert "too few to buy" in capsys.readouterr().err and not (tmp_path / "m.json").exists()
     card = tmp_path / "card.md"
-    assert main(["fit", "--data", str(path), "--bounds-from-data", "--out", str(tmp_path / "m.json"),
-                 "--report", str(card)]) == 0
+    assert main(["fit", "--data", str(path), "--n-features", "2", "--bounds-from-data", "--out",
+                 str(tmp_path / "m.json"), "--report", str(card)]) == 0
     assert "NO differential-privacy guarantee" in capsys.readouterr().out
     text = card.read_text()  # the card promises nothing to the people in the data
     assert "NONE (the target was (1, " in text and "nothing can be promised" in text
@@ -646,7 +647,7 @@ def test_the_bounds_name_the_features_of_a_file_without_a_header(tmp_path, capsy
     bounds.write_text(json.dumps({"feature_low": 0, "feature_high": 1, "feature_names": ["height"]}))
     assert main(["fit", "--data", str(svm), "--bounds", str(bounds), "--classes=-1,1", "--out",
                  str(tmp_path / "m2.json")]) == 2
-    assert "its feature_names name 1 features, the data has 2" in capsys.readouterr().err
+    assert "it has features beyond the 1 declared" in capsys.readouterr().err  # the names give the width
 
 
 def test_the_summary_and_the_plain_words_follow_the_release(tmp_path, capsys):
@@ -692,7 +693,8 @@ def test_tune_refuses_an_undeclared_label_set_without_counting_the_labels(tmp_pa
 @pytest.mark.slow
 def test_news20_runs_one_vs_rest_with_its_20_classes_and_one_range_for_all_features(tmp_path, capsys, shared_data):
     bounds = tmp_path / "b.json"
-    bounds.write_text(json.dumps({"feature_low": 0, "feature_high": 10, "source": "word counts, a-priori cap 10"}))
+    bounds.write_text(json.dumps({"feature_low": 0, "feature_high": 10, "n_features": 62061,
+                                  "source": "word counts, a-priori cap 10"}))
     out = tmp_path / "m.json"
     assert main(["fit", "--data", str(shared_data / "libsvm" / "news20.multiclass.svm.gz"), "--bounds", str(bounds),
                  "--classes", ",".join(str(k) for k in range(1, 21)), "--iterations", "10", "--seed", "0",
@@ -758,8 +760,8 @@ def test_the_card_of_a_constant_predictor_says_what_it_predicts_and_carries_the_
 
 def test_a_card_on_bounds_read_off_the_data_does_not_claim_public_facts_only(tmp_path, capsys, shared_data):
     card = tmp_path / "fd.md"
-    assert main(["fit", "--data", str(shared_data / "libsvm" / "cpusmall.svm.gz"), "--loss", "squared",
-                 "--bounds-from-data", "--out", str(tmp_path / "fd.json"), "--report", str(card)]) == 0
+    assert main(["fit", "--data", str(shared_data / "libsvm" / "cpusmall.svm.gz"), "--n-features", "12", "--loss",
+                 "squared", "--bounds-from-data", "--out", str(tmp_path / "fd.json"), "--report", str(card)]) == 0
     text = card.read_text()
     assert "Only public facts" not in text and "NOT only public facts" in text
 
@@ -888,3 +890,53 @@ def test_label_sets_compare_as_numbers():
 
     assert _label_set(np.array([1.0, 0.0])) == _label_set([0, 1]) != _label_set([0, 1, 2])
     assert _label_set(["no", "yes"]) == _label_set(np.array(["yes", "no"]))
+
+
+def test_an_svmlight_files_width_is_declared_never_read_off_its_records(tmp_path, capsys):
+    """The file lists only the indices its records hold: read off it, one record with a rare high index would widen
+    the released model. Without --n-features or bounds that give it, the fit is refused before any data is read."""
+    rng = np.random.default_rng(0)
+    records = [f"{rng.choice([-1, 1])} 1:{rng.uniform():.3f} 2:{rng.uniform():.3f}\n" for _ in range(400)]
+    base, neighbour = tmp_path / "a.svm", tmp_path / "b.svm"
+    base.write_text("".join(records))
+    neighbour.write_text("".join(records[:-1]) + "1 1:0.5 5:1\n")  # one record replaced: a high index
+    bounds = tmp_path / "b.json"
+    bounds.write_text(json.dumps({"feature_low": 0, "feature_high": 1, "source": "a-priori (test)"}))
+    out = tmp_path / "m.json"
+    assert main(["fit", "--data", str(base), "--bounds", str(bounds), "--classes=-1,1", "--out", str(out)]) == 2
+    assert "--n-features" in capsys.readouterr().err and not out.exists()
+    widths = []
+    for path in (base, neighbour):
+        assert main(["fit", "--data", str(path), "--bounds", str(bounds), "--n-features", "6", "--classes=-1,1",
+                     "--out", str(out)]) == 0
+        widths.append(len(json.loads(out.read_text())["coef"]))
+    assert widths == [6, 6]
+    bounds.write_text(json.dumps({"feature_low": 0, "feature_high": 1, "n_features": 4, "source": "a-priori"}))
+    capsys.readouterr()
+    assert main(["fit", "--data", str(neighbour), "--bounds", str(bounds), "--classes=-1,1", "--out",
+                 str(tmp_path / "n.json")]) == 2
+    assert "features beyond the 4 declared" in capsys.readouterr().err and not (tmp_path / "n.json").exists()
+    assert main(["fit", "--data", str(base), "--bounds", str(bounds), "--n-features", "6", "--classes=-1,1",
+                 "--out", str(tmp_path / "n.json")]) == 2
+    assert "disagree" in capsys.readouterr().err
+
+
+def test_an_svmlight_files_first_index_is_declared_not_guessed(tmp_path, capsys):
+    """scikit-learn's guess (zero-based where some index is 0) would let one record move every column: LIBSVM's
+    one-based indices unless --zero-based, which the model file records for predict."""
+    rng = np.random.default_rng(1)
+    path = tmp_path / "z.svm"
+    path.write_text("".join(f"{rng.choice([-1, 1])} 0:{rng.uniform():.3f} 1:{rng.uniform():.3f}\n"
+                            for _ in range(400)))
+    args = ["fit", "--data", str(path), "--n-features", "2", "--bounds-from-data", "--classes=-1,1"]
+    assert main([*args, "--out", str(tmp_path / "m.json")]) == 2
+    assert "--zero-based" in capsys.readouterr().err and not (tmp_path / "m.json").exists()
+    assert main([*args, "--zero-based", "--out", str(tmp_path / "m.json"), "--report", str(tmp_path / "c.md")]) == 0
+    assert "the file's feature 0 (its indices start at 0)" in (tmp_path / "c.md").read_text()
+    model = json.loads((tmp_path / "m.json").read_text())
+    assert model["data"]["svmlight indices from"] == 0 and len(model["coef"]) == 2
+    capsys.readouterr()
+    assert main(["predict", "--model", str(tmp_path / "m.json"), "--data", str(path)]) == 0
+    assert len(capsys.readouterr().out.split()) == 400
+    assert main(["fit", "--n-features", "3", "--out", str(tmp_path / "c.json")]) == 2  # the bundled data: no svmlight
+    assert "describe an svmlight file" in capsys.readouterr().err

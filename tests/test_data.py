@@ -234,3 +234,34 @@ def test_bounds_compare_by_value_and_a_budget_shows_what_is_left():
     budget = PrivacyBudget(1.0, 1e-5)
     budget.spend(0.25, 1e-6)
     assert repr(budget) == "PrivacyBudget(epsilon=1, delta=1e-05; 1 charge(s), epsilon 0.75 and delta 9e-06 left)"
+
+
+def test_bounds_declare_the_number_of_features():
+    b = data.Bounds(0.0, 1.0, n_features=5, exceptions={"4": (0.0, 2.0)})
+    assert b.n_features == 5 and b.to_dict()["n_features"] == 5 and data.Bounds.from_dict(b.to_dict()) == b
+    assert b.for_features(5).feature_high.tolist() == [1.0, 1.0, 1.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match="5 features declared"):
+        b.for_features(6)
+    assert data.Bounds([0.0, 0.0], [1.0, 1.0]).n_features == 2  # per-feature ranges: their number
+    assert data.Bounds(0.0, 1.0, feature_names=["a", "b", "c"]).n_features == 3
+    assert data.Bounds(0.0, 1.0).n_features is None
+    for kwargs, match in [({"n_features": 0}, "whole number >= 1"), ({"n_features": 2.5}, "whole number >= 1"),
+                          ({"n_features": "3"}, "whole number >= 1"),
+                          ({"n_features": 3, "exceptions": {"3": (0, 1)}}, "beyond n_features = 3"),
+                          ({"n_features": 2, "feature_names": ["a", "b", "c"]}, "names 3 features")]:
+        with pytest.raises(ValueError, match=match):
+            data.Bounds(0.0, 1.0, **kwargs)
+    with pytest.raises(ValueError, match="2 feature ranges are given"):
+        data.Bounds([0.0, 0.0], [1.0, 1.0], n_features=3)
+
+
+def test_svmlight_indices_start_where_declared(tmp_path):
+    path = tmp_path / "d.svm"
+    path.write_text("1 0:0.5 2:2\n-1 1:1\n")
+    with pytest.raises(ValueError, match="index 0"):
+        data.load_svmlight(path)
+    X, _ = data.load_svmlight(path, n_features=4, zero_based=True)
+    assert X.shape == (2, 4) and X[0, 0] == 0.5 and X[0, 2] == 2.0
+    path.write_text("1 1:0.5 3:2\n")  # one-based: column 1 is the first
+    X, _ = data.load_svmlight(path, n_features=3)
+    assert X.toarray().tolist() == [[0.5, 0.0, 2.0]]

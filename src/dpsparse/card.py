@@ -148,8 +148,12 @@ def _score_table(score):
                          "epsilon make it one); the mean squared errors, in squared label units, are.")]
 
 
-UNNAMED = "x0 is the first column: the file's feature 1 where it numbers them from 1, as LIBSVM's files do"
-"""How unnamed features are called (0-based, as the bounds files' column indices): the card and the CLI say it."""
+def unnamed(release):
+    """How unnamed features are called (0-based, as the bounds files' column indices), from the file's declared first
+    index: the card and the CLI say it."""
+    if release.get("data", {}).get("svmlight indices from") == 0:
+        return "x0 is the first column: the file's feature 0 (its indices start at 0)"
+    return "x0 is the first column: the file's feature 1 where it numbers them from 1, as LIBSVM's files do"
 
 PENALTY_WORDS = {"l1": "an L1", "l2": "an L2", "elasticnet": "an elastic-net", "linf": "an L-infinity",
                  "group-l2": "a group-L2", "group-linf": "a group-L-infinity"}
@@ -410,9 +414,11 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     shown = [(n, c, e) for n, c, e in effects if e > 0][:COEFFICIENT_ROWS]
     coef_rows = [[n, round(float(c[0]), 6) if c.size == 1 else "; ".join(f"{v:.4g}" for v in c), round(e, 4)]
                  for n, c, e in shown]
-    unnamed = "" if release.get("feature_names") else f" Features without names are called by their column: {UNNAMED}."
+    by_column = "" if release.get("feature_names") else (f" Features without names are called by their column: "
+                                                         f"{unnamed(release)}.")
     quantitative = [("p", f"The largest coefficients. 'Effect' is the change of the model's {_score_words(release)} "
-                          f"when the feature moves across half its public range: comparable across features.{unnamed}"),
+                          f"when the feature moves across half its public range: comparable across "
+                          f"features.{by_column}"),
                     ("table", ["feature", "coefficient (data units)", "effect over half the range"], coef_rows)
                     ] if shown else [("p", "Every coefficient is 0: the model predicts the same for every record "
                                            "(above).")]

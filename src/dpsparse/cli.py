@@ -168,6 +168,11 @@ def _add_fit_arguments(f):
     f.add_argument("--data", default="breast_cancer",
                    help="data file (svmlight or CSV, optionally .gz), or a bundled dataset: breast_cancer, diabetes")
     f.add_argument("--format", choices=["svmlight", "csv"], help="file format (default: from the extension)")
+    f.add_argument("--n-features", type=int, help="number of features of an svmlight file, >= 1 (default: the "
+                   "bounds' n_features or number of ranges): the file lists only the indices its records hold, so "
+                   "its width is declared, never read off the private data")
+    f.add_argument("--zero-based", action="store_true", help="the svmlight file's indices start at 0 (scikit-learn's "
+                   "dump_svmlight_file), not at 1 (LIBSVM)")
     f.add_argument("--target", help="label column of a CSV file")
     f.add_argument("--schema", help="schema JSON of a raw CSV file: columns, types, public ranges and categories, "
                    "target and classes (docs/schema.md; 'dpsparse schema' writes a template); replaces --target, "
@@ -230,17 +235,47 @@ def _list(text):
 
 
 
+def _svmlight_width(args, declared):
+    """The number of features of an svmlight file, from ``--n-features`` or the bounds (``declared``: a Bounds or
+    None), before the file is read; a ValueError where neither gives it, or they disagree."""
+    given = {flag: v for flag, v in (("--n-features", args.n_features), ("--bounds", getattr(declared, "n_features",
+                                                                                             None))) if v is not None}
+    if len(set(given.values())) > 1:
+        raise ValueError(f"--n-features {args.n_features} and --bounds {args.bounds!r} (its n_features or number of "
+                         f"ranges: {given['--bounds']}) disagree")
+    if not given and Path(args.data).is_file():  # (a missing file is named as such by the reader)
+        raise ValueError("--n-features: an svmlight file lists only the feature indices its records hold, so the "
+                         "number of features read off it would depend on the private data (one record with a rare "
+                         "high index widens the model); declare it with --n-features N, or n_features (or one range "
+                         "per feature) in the --bounds file")
+    width = next(iter(given.values()), None)
+    if width is not None and width < 1:
+        raise ValueError(f"--n-features must be >= 1, got {width}")
+    return width
+
+
+def _svmlight(args):
+    """Whether ``args.data`` is read as an svmlight file (not a schema's CSV, not a bundled dataset)."""
+    bundled = args.data in data.BUNDLED and not os.path.exists(args.data)
+    return not args.schema and not bundled and data.data_format(args.data, args.format) == "svmlight"
+
+
 def _load(args):
     if args.schema:
         X, y, names = args.schema.read(args.data)
         return X, y, args.schema.bounds(), names
+    if (args.n_features is not None or args.zero_based) and not _svmlight(args):
+        raise ValueError("--n-features and --zero-based describe an svmlight file; a CSV file's header (or the "
+                         "schema) gives its columns")
+    declared = data.Bounds.from_json(args.bounds) if args.bounds else None  # before any data is read
     if args.data in data.BUNDLED and not os.path.exists(args.data):
         X, y, bounds, names = data.load_bundled(args.data)
     else:
-        X, y, names = data.load(args.data, args.format, args.target)
+        width = _svmlight_width(args, declared) if _svmlight(args) else None
+        X, y, names = data.load(args.data, args.format, args.target, width, args.zero_based)
         bounds = "from-data" if args.bounds_from_data else "private"
-    if args.bounds:
-        bounds = data.Bounds.from_json(args.bounds)
+    if declared is not None:
+        bounds = declared
         data.check_feature_names(bounds.feature_names, names)
         if names is None and bounds.feature_names is not None:  # a file without a header: the bounds name them
             if len(bounds.feature_names) != X.shape[1]:
@@ -807,7 +842,8 @@ def _release(job, est, scores, notes):
         "data": {"source": Path(job.args.data).name, "training records": int(job.X_train.shape[0]) - validation,
                  "validation records": validation,
                  "held out for the score": 0 if job.X_test is None else int(job.X_test.shape[0]),
-                 "features": int(est.n_features_in_)},
+                 "features": int(est.n_features_in_),
+                 **({"svmlight indices from": 0 if job.args.zero_based else 1} if _svmlight(job.args) else {})},
         "software": __version__,
         "support": {"size": int(est.support_.size), "features": int(est.n_features_in_),
                     "top": _top_features(est, job.names)},
@@ -952,7 +988,7 @@ def _summary(job, est, release):
                      f"with 1/{k} of the privacy budget")
     top = ", ".join(f"{t['feature']}" for t in release["support"]["top"])
     if top and release.get("feature_names") is None:
-        top += f" ({card.UNNAMED})"
+        top += f" ({card.unnamed(release)})"
     constant = ("; the constant predictor (a noisy label mean): too few records for this epsilon to learn from the "
                 "features (docs/defaults.md)" if est.privacy_report_.mechanism == "constant" else "")
     lines.append(f"features used       {release['support']['size']} of {release['support']['features']} (the "
@@ -1195,7 +1231,7 @@ def predict(args):
         X, _, cols = data.load_csv(args.data, args.target)
         X = _columns(X, cols, model.get("feature_names"), args.data)
     else:
-        X, labels = data.load_svmlight(args.data)
+        X, labels = data.load_svmlight(args.data, zero_based=model.get("data", {}).get("svmlight indices from") == 0)
         _note_other_data(X.shape[1], coef.shape[-1], labels, model.get("classes"), args.data)
         if X.shape[1] < coef.shape[-1]:  # svmlight leaves out zeros: trailing features never nonzero in the file
             X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], coef.shape[-1]))

@@ -181,6 +181,11 @@ class Bounds:
     classes : list or None
         The public label set of a classification (2 or more distinct labels), declared with
         the ranges; a classifier without ``classes=`` takes it from here.
+    n_features : int or None
+        The number of features, declared with one range for every feature (with per-feature
+        ranges, their number). An svmlight file lists only the indices present in its records,
+        so its width must be declared: read off the file, one record with a rare high index
+        would widen the released model.
     """
 
     feature_low: np.ndarray
@@ -193,6 +198,7 @@ class Bounds:
     feature_names: list | None = None
     exceptions: dict | None = None
     classes: list | None = None
+    n_features: int | None = None
     uniform: bool = field(init=False, repr=False, default=False)
 
     def __repr__(self):
@@ -219,6 +225,7 @@ class Bounds:
         lo, hi = self.feature_low, self.feature_high
         if lo.shape != hi.shape:
             raise ValueError(f"bounds: feature_low has {lo.size} entries, feature_high {hi.size}")
+        self._check_n_features()
         if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi))):
             raise ValueError("bounds: feature ranges must be finite numbers")
         if np.any(lo > hi):
@@ -261,10 +268,28 @@ class Bounds:
             checked[j] = (lo, hi)
         self.exceptions = checked
 
-    @property
-    def n_features(self):
-        """Number of feature ranges; None for one range for every feature."""
-        return None if self.uniform else self.feature_low.size
+    def _check_n_features(self):
+        """``n_features``: a whole number >= 1, the number of per-feature ranges where they are given, else of the
+        feature names (which it defaults to), above every exception's column."""
+        declared = self.n_features
+        if declared is not None and (isinstance(declared, bool) or not isinstance(declared, (int, float, np.number))
+                                     or not float(declared).is_integer() or declared < 1):
+            raise ValueError(f"bounds: n_features must be a whole number >= 1, got {declared!r}")
+        if self.uniform and self.feature_names is not None:
+            if declared is not None and int(declared) != len(self.feature_names):
+                raise ValueError(f"bounds: n_features is {declared}, but feature_names names "
+                                 f"{len(self.feature_names)} features")
+            declared = len(self.feature_names)
+        if not self.uniform:
+            if declared is not None and int(declared) != self.feature_low.size:
+                raise ValueError(f"bounds: n_features is {declared}, but {self.feature_low.size} feature ranges are "
+                                 f"given")
+            self.n_features = self.feature_low.size
+            return
+        self.n_features = None if declared is None else int(declared)
+        beyond = [j for j in (self.exceptions or {}) if declared is not None and j >= declared]
+        if beyond:
+            raise ValueError(f"bounds: exception for column {beyond[0]}, beyond n_features = {declared}")
 
     def for_features(self, p):
         """The bounds of ``p`` features: one range for every feature expanded (with its exceptions).
@@ -272,11 +297,13 @@ class Bounds:
         Raises
         ------
         ValueError
-            A number of ranges other than ``p``, or an exception beyond the last column.
+            A number of ranges (or a declared ``n_features``) other than ``p``, or an exception beyond the last
+            column.
         """
-        if self.n_features is not None:
-            if self.n_features != p:
-                raise ValueError(f"bounds: {self.n_features} feature ranges given for {p} features")
+        if self.n_features is not None and self.n_features != p:
+            what = "feature ranges given" if not self.uniform else "features declared (n_features)"
+            raise ValueError(f"bounds: {self.n_features} {what} for {p} features")
+        if not self.uniform:
             return self
         lo, hi = np.full(p, self.feature_low[0]), np.full(p, self.feature_high[0])
         for j, (a, b) in (self.exceptions or {}).items():
@@ -289,7 +316,7 @@ class Bounds:
     def from_dict(cls, d):
         """Bounds from a mapping with the keys of the JSON format (see ``docs/bounds.md``)."""
         known = {"feature_low", "feature_high", "label_low", "label_high", "row_norm", "source", "feature_names",
-                 "exceptions", "classes"}
+                 "exceptions", "classes", "n_features"}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"bounds: unknown keys {sorted(unknown)}; allowed: {sorted(known)}")
@@ -342,6 +369,8 @@ class Bounds:
         if self.uniform:
             d["feature_low"], d["feature_high"] = float(self.feature_low[0]), float(self.feature_high[0])
             d["exceptions"] = {str(j): list(r) for j, r in (self.exceptions or {}).items()}
+            if self.n_features is not None:
+                d["n_features"] = self.n_features
         return d
 
 
@@ -730,8 +759,20 @@ def read_error(path, exc, as_what):
     return ValueError(f"data file {str(path)!r} cannot be read as {as_what}: {exc}")
 
 
-def load_svmlight(path, n_features=None):
+def load_svmlight(path, n_features=None, zero_based=False):
     """Read a LIBSVM/svmlight file (optionally gzipped) through scikit-learn.
+
+    Parameters
+    ----------
+    path : str or Path
+    n_features : int or None
+        The number of features, declared: the file lists only the indices present in its records, so its
+        width read off the file would depend on them. None (for files that are not private): the highest
+        index present.
+    zero_based : bool
+        Whether the file's indices start at 0 (scikit-learn's ``dump_svmlight_file``) rather than at 1 (the
+        LIBSVM format). Declared, never guessed: scikit-learn's guess (``"auto"``: zero-based when some
+        index is 0) would let one record with an index 0 move every feature by one column.
 
     Returns
     -------
@@ -741,17 +782,21 @@ def load_svmlight(path, n_features=None):
     Raises
     ------
     ValueError
-        Missing or unreadable file (the offending line is never quoted).
+        Missing or unreadable file, an index beyond ``n_features``, or an index 0 in a one-based file (the
+        offending line is never quoted).
     """
     from sklearn.datasets import load_svmlight_file
 
     _check_file(path)
     try:
-        X, y = load_svmlight_file(str(path), n_features=n_features)
+        X, y = load_svmlight_file(str(path), n_features=n_features, zero_based=bool(zero_based))
     except READ_ERRORS as exc:
         raise read_error(path, exc, "svmlight") from None
     except Exception as exc:  # the parser's words quote the line it failed on: a record, never printed
-        why = (f"it has features beyond the {n_features} expected" if "n_features" in str(exc) else
+        text = str(exc)
+        why = (f"it has features beyond the {n_features} declared" if "n_features" in text else
+               "it has a feature index 0, but LIBSVM's indices start at 1; a file written with indices from 0 "
+               "(scikit-learn's dump_svmlight_file) is read with --zero-based" if "index 0" in text.lower() else
                "a line is not 'label index:value ...' (not shown here, in case it is a record); a CSV file is read "
                "with --format csv or a schema")
         raise ValueError(f"data file {str(path)!r} cannot be read as svmlight: {why}") from None
@@ -879,15 +924,16 @@ def data_format(path, format=None):
     return format
 
 
-def load(path, format=None, target=None):
-    """Load a labelled data file: svmlight, or CSV with the label column ``target``.
+def load(path, format=None, target=None, n_features=None, zero_based=False):
+    """Load a labelled data file: svmlight (``n_features`` and ``zero_based`` as ``load_svmlight``), or CSV with
+    the label column ``target``.
 
     Returns
     -------
     X, y, feature_names (None for svmlight)
     """
     if data_format(path, format) == "svmlight":
-        return (*load_svmlight(path), None)
+        return (*load_svmlight(path, n_features, zero_based), None)
     _check_file(path)
     if not target:
         raise ValueError("a CSV file needs the name of its label column (--target)")
