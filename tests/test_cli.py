@@ -940,3 +940,22 @@ def test_an_svmlight_files_first_index_is_declared_not_guessed(tmp_path, capsys)
     assert len(capsys.readouterr().out.split()) == 400
     assert main(["fit", "--n-features", "3", "--out", str(tmp_path / "c.json")]) == 2  # the bundled data: no svmlight
     assert "describe an svmlight file" in capsys.readouterr().err
+
+
+def test_the_summary_names_a_privately_selected_label_set(tmp_path, capsys):
+    """A label held by too few records does not pass the private selection: the summary names the set that did."""
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    y = y.astype(int)
+    y[:10] = 2  # a third label on 10 records: too few to pass at epsilon 1
+    path, bounds = tmp_path / "bc.csv", tmp_path / "b.json"
+    names = [f"f{j}" for j in range(X.shape[1])]
+    path.write_text(",".join([*names, "label"]) + "\n" + "".join(",".join([*map(str, row), str(t)]) + "\n"
+                                                                 for row, t in zip(X, y)))
+    bounds.write_text(json.dumps({"feature_low": X.min(axis=0).tolist(), "feature_high": X.max(axis=0).tolist(),
+                                  "feature_names": names, "source": "test"}))
+    assert main(["fit", "--data", str(path), "--target", "label", "--bounds", str(bounds), "--loss", "logistic",
+                 "--out", str(tmp_path / "m.json")]) == 0
+    out = capsys.readouterr().out
+    assert "classes             0, 1: selected privately inside the budget" in out

@@ -173,6 +173,17 @@ def test_a_single_class_is_refused():
         DPLogisticRegression(bounds=bounds, classes="from-data").fit(X, np.zeros(len(X)))
 
 
+def test_a_declared_class_absent_from_the_labels_warns_the_data_holder():
+    from dpsparse import AbsentClassWarning
+
+    X, y, bounds = _breast_cancer()
+    with pytest.warns(AbsentClassWarning, match=r"class\(es\) \[0\] hold no training record"):
+        DPLogisticRegression(bounds=bounds, classes=[0, 1], max_iter=5, random_state=0).fit(X, np.ones(len(X)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AbsentClassWarning)
+        DPLogisticRegression(bounds=bounds, classes=[0, 1], max_iter=5, random_state=0).fit(X, y)
+
+
 def test_bad_data_is_refused():
     X, y, bounds = _breast_cancer()
     Xn = X.copy()

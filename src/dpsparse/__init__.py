@@ -15,7 +15,7 @@ _HOMES = {  # public name -> the module that defines it
     "DPLasso": "estimators", "DPElasticNet": "estimators", "DPSearchCV": "tuning", "Bounds": "data",
     "PrivacyReport": "accounting", "PrivacyBudget": "accounting", "BudgetExceededError": "accounting",
     **dict.fromkeys(["PrivacyLeakWarning", "PrivacyCalibrationWarning", "FixedSeedWarning", "WeakGuaranteeWarning",
-                     "ClippingWarning", "ClassesFromDataWarning", "ConstantPredictorWarning",
+                     "ClippingWarning", "AbsentClassWarning", "ClassesFromDataWarning", "ConstantPredictorWarning",
                      "NoBetterThanConstantWarning"], "exceptions"),
 }
 

@@ -983,7 +983,11 @@ def _summary(job, est, release):
         lines.append(f"private score       none: {trained} (--private-score holds some out and measures one with "
                      "noise, inside the same epsilon)")
     k = len(release["classes"] or [])
-    if k > 2:  # the released label set (a private selection may keep fewer labels than the data hold)
+    if k and est._private_classes():  # released: the labels that passed, which may be fewer than the data hold
+        lines.append(f"classes             {', '.join(map(str, release['classes']))}: selected privately inside the "
+                     "budget (a label held by too few records does not pass; its records count as none of these; "
+                     "--classes declares the label set)")
+    if k > 2:
         lines.append(f"model               one-vs-rest: {k} linear models, one a class against the others, each "
                      f"with 1/{k} of the privacy budget")
     top = ", ".join(f"{t['feature']}" for t in release["support"]["top"])

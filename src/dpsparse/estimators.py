@@ -25,6 +25,7 @@ from . import distributed, losses, norms, private_labels
 from .accounting import charge, check_privacy_params, weak_guarantee, zcdp_budget
 from .data import (
     CLASSES_FROM_DATA,
+    HOLDER_ONLY,
     Bounds,
     bounds_from_data,
     check_feature_names,
@@ -34,7 +35,13 @@ from .data import (
     prepare,
     validated,
 )
-from .exceptions import ClassesFromDataWarning, ConstantPredictorWarning, PrivacyLeakWarning, WeakGuaranteeWarning
+from .exceptions import (
+    AbsentClassWarning,
+    ClassesFromDataWarning,
+    ConstantPredictorWarning,
+    PrivacyLeakWarning,
+    WeakGuaranteeWarning,
+)
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
 from .noise import BACKENDS as NOISE_BACKENDS
 from .noise import make_noise
@@ -891,6 +898,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                                  "(classes=, --classes in the CLI), or select them privately (classes='private'; in "
                                  "the CLI declare no label set, in --classes, the bounds or a schema, and give "
                                  "--loss): labels outside the selected set count as none of them")
+            absent = classes[~np.isin(classes, y)]
+            if absent.size:  # a warning, not a refusal: a rare class may be absent from a split of the records
+                warnings.warn(f"the declared class(es) {absent.tolist()} hold no training record: the model cannot "
+                              f"learn them; check the labels' coding against classes={classes.tolist()} "
+                              f"({HOLDER_ONLY})", AbsentClassWarning, stacklevel=4)
         else:
             classes = _undeclared_classes(y)
         if classes.size < 2:

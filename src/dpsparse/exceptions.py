@@ -39,6 +39,11 @@ class ClippingWarning(UserWarning):
     match the data's units. Counted on the private data, for the data holder only (never released)."""
 
 
+class AbsentClassWarning(UserWarning):
+    """A declared class holds no record of the training labels: the model cannot learn it (one class against
+    nothing). Counted on the private data, for the data holder only (never released)."""
+
+
 class ClassesFromDataWarning(PrivacyLeakWarning):
     """The label set (``classes_``) was read from the private data instead of declared; it is released with the
     model as read and sets the number of one-vs-rest fits (each one's share of the budget), so the fit has no
