@@ -183,15 +183,17 @@ def _add_fit_arguments(f):
     f.add_argument("--classes", type=_list, help="the public label set, comma-separated, e.g. 0,1 or =-1,1 "
                    "(default: selected privately inside the budget, Gaussian partition selection; read off the data "
                    "with --bounds-from-data)")
-    f.add_argument("--penalty", choices=norms.PENALTY_NAMES, default="l1")
+    f.add_argument("--penalty", choices=norms.PENALTY_NAMES, default="l1",
+                   help="the sparsity-inducing or structured norm (docs/norms.md; the group norms need --groups)")
     f.add_argument("--groups", help="JSON file of the groups of group-l2 / group-linf (docs/norms.md)")
     f.add_argument("--l1-ratio", type=float, help="elastic-net mixing, in [0, 1] (with --penalty elasticnet; "
                    "default 0.5)")
     f.add_argument("--alpha", type=float, help="penalty strength (bounded coordinates) (default: 0.0001 under the "
                    "rule for the logistic and squared losses with a separable penalty, where more was measured to "
                    "bias the fit; 0.001 with a named mechanism, a structured norm, the hinge or Huber loss)")
-    f.add_argument("--delta", type=float, help="default: 1/n^2, n the records of the data file (a held-out part "
-                   "included: every record is protected)")
+    f.add_argument("--delta", type=float, help="privacy parameter delta, in (0, 1); above 1/n the guarantee is "
+                   "weak (a warning) (default: 1/n^2, n the records of the data file, a held-out part included: every "
+                   "record is protected)")
     f.add_argument("--mechanism", choices=sorted(REGISTRY),
                    help="default: chosen by a public rule from the loss, the penalty, n, p and epsilon "
                         "(docs/defaults.md). "
@@ -203,10 +205,10 @@ def _add_fit_arguments(f):
                    help="iterations T of the mechanism (its n_iter, max_iter in Python; the budget is split over "
                         "them) (default: the public rule's without --mechanism, else the mechanism's own)")
     f.add_argument("--tune", action=argparse.BooleanOptionalAction,
-                   help="search privately, within --epsilon, between the public rule's choice, the same with half "
-                        "its steps or selected features, and the constant predictor, each with a third of the budget "
-                        "(DPSearchCV, docs/defaults.md); default: off, the rule's single fit, which beat the search "
-                        "in every measured case"),
+                   help="search privately, within each fit's epsilon, between the public rule's choice, the same "
+                        "with half its steps or selected features, and the constant predictor, each with a third of "
+                        "the budget (DPSearchCV, docs/defaults.md); default: off, the rule's single fit, which beat "
+                        "the search in every measured case"),
     f.add_argument("--clip", type=_clip, default="auto",
                    help="residual clipping / Huber threshold (regression), in units of the label range; auto: the "
                         "label range narrowed to the labels' private spread")
@@ -452,6 +454,8 @@ def _add_mechanism_options(parser):
             kw.update(action="store_const", const=True)
         else:
             kw["type"] = int if o.kind == "int" else _clip if any(d.auto for _, d in decl) else float
+            if name != name.lower():  # a name with capitals keeps them: --Delta (a ridge) is not --delta's DELTA
+                kw["metavar"] = name
         group.add_argument(_flag(name), **kw)
 
 
