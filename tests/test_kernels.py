@@ -54,6 +54,21 @@ def test_exp_mechanism_samples_the_law_across_blocks_of_its_cumulative_sum():
     assert stats.chisquare(counts[keep], u.size * law[keep]).pvalue > 1e-3
 
 
+def test_laplace_argmax_reads_coordinate_js_sign_from_bit_j_mod_64_of_word_j_div_64():
+    """130 coordinates (three words, the top bit of each included): with equal scores and exponentials growing with
+    j, the winner is the largest j whose sign bit is clear; a number for the scales or an array."""
+    rng = np.random.default_rng(5)
+    p = 130
+    e, scores = 1.0 + 1e-3 * np.arange(p), np.zeros(p)
+    for words in [rng.integers(0, 2**64, 3, dtype=np.uint64) for _ in range(20)] + [
+            np.array([2**64 - 1 - 2**63, 2**64 - 1, 2**64 - 1], dtype=np.uint64),  # only coordinate 63 positive
+            np.array([2**64 - 1, 2**64 - 1, 2**64 - 1 - 2**1], dtype=np.uint64)]:  # only coordinate 129
+        positive = [j for j in range(p) if not (int(words[j // 64]) >> (j % 64)) & 1]
+        signs = words.view(np.int64)
+        for scales in (1.0, np.ones(p)):
+            assert _kernels.laplace_argmax(scores, scales, e, signs) == max(positive)
+
+
 def test_exp_mechanism_at_the_ends_of_the_uniform_and_far_below_the_best():
     scores = np.array([0.0, -1e6, 5.0, 5.0 - 1e-9])
     assert _kernels.exp_mechanism(scores.copy(), 1.0, 0.0) == 0  # the first candidate of positive weight
