@@ -140,6 +140,7 @@ def test_json_output_and_csv_training(tmp_path, capsys):
     (["--groups", "nothere.json"], "--groups goes with --penalty group-l2 or group-linf"),
     (["--l1-ratio", "0.3"], "--l1-ratio goes with --penalty elasticnet"),
     (["--target", "foo"], "--target names a column of a CSV file"),
+    (["--data", "records.txt", "--target", "y"], "or pass --format csv for a CSV file"),
     (["--mechanism", "output", "--iterations", "50"], "mechanism output takes no number of iterations"),
     (["--classes=1"], "got [1]"),
 ])

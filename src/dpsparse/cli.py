@@ -639,9 +639,14 @@ def _check_flag_pairs(args):
     if args.classes is not None and args.loss in ("squared", "huber"):
         raise ValueError(f"--classes is for a classifier (--loss logistic or hinge), not --loss {args.loss}")
     bundled = args.data in data.BUNDLED and not os.path.exists(args.data)
-    if args.target is not None and (bundled or data.data_format(args.data, args.format) == "svmlight"):
-        raise ValueError(f"--target names a column of a CSV file; {args.data!r} is read as svmlight (or is a bundled "
-                         "set), whose label is each record's first field: drop --target")
+    if args.target is not None and bundled:
+        raise ValueError(f"--target names a column of a CSV file; {args.data!r} is a bundled dataset, read as it is: "
+                         "drop --target")
+    if args.target is not None and data.data_format(args.data, args.format) == "svmlight":
+        how = ("--format svmlight" if args.format else "its name, which does not end in .csv or .csv.gz")
+        raise ValueError(f"--target names a column of a CSV file; {args.data!r} is read as svmlight (by {how}), "
+                         "whose label is each record's first field: drop --target, or pass --format csv for a CSV "
+                         "file")
     if args.format is not None and bundled:
         raise ValueError(f"--format is for a data file; {args.data!r} is a bundled dataset, read as it is: drop "
                          "--format")
