@@ -74,6 +74,8 @@ def test_exp_mechanism_at_the_ends_of_the_uniform_and_far_below_the_best():
     assert _kernels.exp_mechanism(scores.copy(), 1.0, 0.0) == 0  # the first candidate of positive weight
     assert _kernels.exp_mechanism(scores.copy(), 1.0, np.nextafter(1.0, 0.0)) == 3
     assert _kernels.exp_mechanism(scores.copy(), 1e-12, 0.5) == 2  # a vanishing scale: the best
+    for degenerate in (np.full(70, -np.inf), np.array([0.0, np.nan, 1.0]), np.array([0.0, np.inf, 1.0])):
+        assert _kernels.exp_mechanism(degenerate, 1.0, 0.5) == 0  # no positive weight: an index all the same
     many = np.r_[np.full(130, -np.inf), 1.0, np.full(69, -np.inf)]  # the one candidate in the third block
     assert [_kernels.exp_mechanism(many.copy(), 1.0, v) for v in (0.0, 0.5, np.nextafter(1.0, 0.0))] == [130] * 3
 

@@ -466,7 +466,7 @@ def exp_mechanism(scores, beta, u):
     Gumbel draws. ``scores`` (finite, or ``-inf`` for a candidate never chosen) is overwritten by the weights.
     The cumulative sum runs over the sums of blocks of ``_BLOCK`` weights, then within the block that crosses
     ``u`` times the total (where rounding leaves a sum short of it: the last candidate of positive weight before
-    it).
+    it). 0 where no weight is positive (every score ``-inf``, or a NaN), as an index for any caller.
 
     Returns
     -------
@@ -475,7 +475,10 @@ def exp_mechanism(scores, beta, u):
     p = scores.shape[0]
     sums = np.empty((p + _BLOCK - 1) // _BLOCK)
     _weights(scores, scores.max(), beta, sums)
-    target = u * sums.sum()
+    total = sums.sum()
+    if not total > 0.0:  # no positive weight (NaN: every score -inf, or a NaN among them)
+        return 0
+    target = u * total
     acc = 0.0
     for b in range(sums.shape[0]):
         if acc + sums[b] > target:

@@ -264,9 +264,7 @@ def _gradient(X, y, loss, clip):
     clip = None if clip is None else _per_column(np.asarray(clip, dtype=float) / n, p)
 
     def gradient(w, z):
-        dn = derivative(z, y, d)
-        dn /= n
-        return _gradient_sum(X, dn, clip, out)
+        return _gradient_sum(X, np.divide(derivative(z, y, d), n, out=d), clip, out)  # into d, whatever it returned
 
     return gradient
 
