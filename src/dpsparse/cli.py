@@ -240,26 +240,29 @@ def _list(text):
 def _svmlight_width(args, declared):
     """The number of features of an svmlight file, from ``--n-features`` or the bounds (``declared``: a Bounds or
     None), before the file is read; a ValueError where neither gives it, or they disagree."""
-    given = {flag: v for flag, v in (("--n-features", args.n_features), ("--bounds", getattr(declared, "n_features",
-                                                                                             None))) if v is not None}
-    if len(set(given.values())) > 1:
+    from_bounds = getattr(declared, "n_features", None)
+    if None not in (args.n_features, from_bounds) and args.n_features != from_bounds:
         raise ValueError(f"--n-features {args.n_features} and --bounds {args.bounds!r} (its n_features or number of "
-                         f"ranges: {given['--bounds']}) disagree")
-    if not given and Path(args.data).is_file():  # (a missing file is named as such by the reader)
+                         f"ranges: {from_bounds}) disagree")
+    width = from_bounds if args.n_features is None else args.n_features
+    if width is None and Path(args.data).is_file():  # (a missing file is named as such by the reader)
         raise ValueError("--n-features: an svmlight file lists only the feature indices its records hold, so the "
                          "number of features read off it would depend on the private data (one record with a rare "
                          "high index widens the model); declare it with --n-features N, or n_features (or one range "
                          "per feature) in the --bounds file")
-    width = next(iter(given.values()), None)
     if width is not None and width < 1:
         raise ValueError(f"--n-features must be >= 1, got {width}")
     return width
 
 
+def _bundled(args):
+    """Whether ``args.data`` names a bundled dataset (and no file of that name)."""
+    return args.data in data.BUNDLED and not os.path.exists(args.data)
+
+
 def _svmlight(args):
     """Whether ``args.data`` is read as an svmlight file (not a schema's CSV, not a bundled dataset)."""
-    bundled = args.data in data.BUNDLED and not os.path.exists(args.data)
-    return not args.schema and not bundled and data.data_format(args.data, args.format) == "svmlight"
+    return not args.schema and not _bundled(args) and data.data_format(args.data, args.format) == "svmlight"
 
 
 def _load(args):
@@ -270,7 +273,7 @@ def _load(args):
         raise ValueError("--n-features and --zero-based describe an svmlight file; a CSV file's header (or the "
                          "schema) gives its columns")
     declared = data.Bounds.from_json(args.bounds) if args.bounds else None  # before any data is read
-    if args.data in data.BUNDLED and not os.path.exists(args.data):
+    if _bundled(args):
         X, y, bounds, names = data.load_bundled(args.data)
     else:
         width = _svmlight_width(args, declared) if _svmlight(args) else None
@@ -638,7 +641,7 @@ def _check_flag_pairs(args):
         raise ValueError(f"--l1-ratio goes with --penalty elasticnet (not {args.penalty})")
     if args.classes is not None and args.loss in ("squared", "huber"):
         raise ValueError(f"--classes is for a classifier (--loss logistic or hinge), not --loss {args.loss}")
-    bundled = args.data in data.BUNDLED and not os.path.exists(args.data)
+    bundled = _bundled(args)
     if args.target is not None and bundled:
         raise ValueError(f"--target names a column of a CSV file; {args.data!r} is a bundled dataset, read as it is: "
                          "drop --target")
@@ -677,7 +680,7 @@ def _check_run_args(args, epsilons):
                          "--seed, or use --noise fast for a reproducible experiment (no guarantee)")
     if args.bounds_from_data and (args.bounds or args.schema):
         raise ValueError("--bounds-from-data replaces declared bounds: drop it, or drop --bounds / --schema")
-    if args.bounds_from_data and args.data in data.BUNDLED and not os.path.exists(args.data):
+    if args.bounds_from_data and _bundled(args):
         raise ValueError(f"--bounds-from-data is for a data file: the bundled {args.data!r} ships its published "
                          "bounds; drop the flag (or give --data a file)")
     for flag, path in (("--out", args.out), ("--plot", getattr(args, "plot", None)), ("--report", args.report)):
