@@ -1,10 +1,11 @@
 import json
+import re
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dpsparse import data
+from dpsparse import data, schema
 from dpsparse.exceptions import PrivacyLeakWarning
 
 
@@ -265,3 +266,14 @@ def test_svmlight_indices_start_where_declared(tmp_path):
     path.write_text("1 1:0.5 3:2\n")  # one-based: column 1 is the first
     X, _ = data.load_svmlight(path, n_features=3)
     assert X.toarray().tolist() == [[0.5, 0.0, 2.0]]
+
+
+@pytest.mark.parametrize("delimiter, named", [(";", "';'"), ("\t", "tab"), ("|", "'|'")])
+def test_a_csv_file_with_another_delimiter_is_refused_with_the_schema_that_reads_it(tmp_path, delimiter, named):
+    path = tmp_path / "d.csv"
+    path.write_text(delimiter.join(["a", "b", "label"]) + "\n" + delimiter.join(["1", "2", "0"]) + "\n")
+    named_re = re.escape(named)
+    with pytest.raises(ValueError, match=f"no comma but a {named_re} delimiter.*--delimiter {named_re}"):
+        data.load(path, target="label")
+    names = schema.template(path, delimiter=named.strip("'"))["columns"]
+    assert [c["name"] for c in names] == ["a", "b", "label"]

@@ -199,3 +199,15 @@ def test_predict_refuses_a_schema_that_encodes_other_columns_than_the_fit(tmp_pa
         assert main(["predict", "--model", str(out), "--data", str(d_path), "--schema", str(other_path)]) == 2
         err = capsys.readouterr().err
         assert "is not the schema model file" in err and ("'colour=blue'" in err or "'gain'" in err)
+
+
+def test_a_delimiter_is_one_character_or_the_name_of_a_tab(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("x\ty\tlabel\n1\t2\t0\n")
+    assert schema.template(path, delimiter="tab") == schema.template(path, delimiter="\\t")
+    assert schema.template(path, delimiter="tab")["csv"]["delimiter"] == "\t"
+    with pytest.raises(ValueError, match=r"delimiter must be one character \(or 'tab'\), got ';;'"):
+        schema.template(path, delimiter=";;")
+    (tmp_path / "s.json").write_text(json.dumps({**SCHEMA, "csv": {"delimiter": ""}}))
+    with pytest.raises(ValueError, match="s.json': csv delimiter must be one character"):
+        schema.load_schema(tmp_path / "s.json")

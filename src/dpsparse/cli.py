@@ -156,7 +156,7 @@ def _parser():
     t.add_argument("--data", required=True, help="CSV file (optionally .gz)")
     t.add_argument("--header", action=argparse.BooleanOptionalAction, default=True,
                    help="the first line names the columns")
-    t.add_argument("--delimiter", default=",")
+    t.add_argument("--delimiter", default=",", help="the one character between fields ('tab' for a tab)")
     t.add_argument("--comment", help="lines starting with this are skipped (e.g. '|' or '#')")
     t.add_argument("--out", help="where to write the template (default: stdout)")
     q.add_argument("--out", help="file for the predictions (default: stdout)")

@@ -825,6 +825,7 @@ def load_csv(path, target=None):
     if len(rows) < 2:
         raise ValueError(f"data file {str(path)!r} has no data rows")
     header = [h.strip() for h in rows[0]]
+    _check_commas(header, path)
     check_header(header, path, "give the file a header line of names, or read it through a schema (dpsparse schema "
                  "--help)")
     if target is not None and target not in header:
@@ -891,6 +892,19 @@ def _not_numeric(what, is_target, column):
                 "maps them to the declared classes (dpsparse schema --help)")
     return (f"{what} has non-numeric values: a raw file with categories is read through a schema (dpsparse schema "
             "--help)")
+
+
+OTHER_DELIMITERS = {";": "';'", "\t": "tab", "|": "'|'"}
+
+
+def _check_commas(header, path):
+    """Refuse a file whose first line has no comma but another delimiter (a spreadsheet's ';' export, a TSV file):
+    read as commas, it would be one column. The line is not shown."""
+    found = [name for d, name in OTHER_DELIMITERS.items() if len(header) == 1 and d in header[0]]
+    if found:
+        raise ValueError(f"data file {str(path)!r}: its first line has no comma but a {found[0]} delimiter; a plain "
+                         "CSV file is read with commas, so convert it, or read it through a schema with its delimiter "
+                         f"(dpsparse schema --data {str(path)!r} --delimiter {found[0]}, then fit --schema)")
 
 
 def check_header(fields, path, remedy):

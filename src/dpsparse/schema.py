@@ -305,8 +305,28 @@ def load_schema(path):
                     for k, e in enumerate(raw))
     csv_opts = d.get("csv", {})
     return Schema(columns=columns, target=target, header=bool(csv_opts.get("header", True)),
-                  delimiter=str(csv_opts.get("delimiter", ",")), missing=tuple(csv_opts.get("missing", [])),
+                  delimiter=delimiter_of(csv_opts.get("delimiter", ","), f"schema file {str(path)!r}: csv delimiter"),
+                  missing=tuple(csv_opts.get("missing", [])),
                   comment=csv_opts.get("comment"), source=Path(path).name, note=str(d.get("note", "")))
+
+
+TAB_NAMES = ("tab", "\\t")
+"""How a tab delimiter may be written on a command line or in a schema, besides the character itself."""
+
+
+def delimiter_of(text, what="delimiter"):
+    """The one-character CSV delimiter ``text`` names (``tab`` or a backslash-t for a tab).
+
+    Raises
+    ------
+    ValueError
+        Not one character, nor a name of the tab.
+    """
+    if text in TAB_NAMES:
+        return "\t"
+    if not isinstance(text, str) or len(text) != 1:
+        raise ValueError(f"{what} must be one character (or 'tab'), got {text!r}")
+    return text
 
 
 def template(path, header=True, delimiter=",", comment=None):
@@ -322,6 +342,7 @@ def template(path, header=True, delimiter=",", comment=None):
     dict
         The template (``json.dump`` it).
     """
+    delimiter = delimiter_of(delimiter)
     _check_file(path)
     try:
         with _open(path) as fh:
