@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from numba import njit
-from scipy import stats
+from scipy import special, stats
 
 from dpsparse import _kernels, norms
 from dpsparse.mechanisms import dp_gcd
@@ -26,6 +26,36 @@ def test_exp_is_within_about_one_ulp_of_numpy_and_saturates_outside_its_range():
     out = np.empty_like(edges)
     _exp_all(edges, out)
     np.testing.assert_array_equal(out, [0.0, 0.0, 0.0, np.inf, np.inf, np.inf])
+
+
+@njit
+def _derivative_exp_all(x, out):
+    for i in range(x.shape[0]):
+        out[i] = _kernels._derivative_exp(x[i])
+
+
+@njit
+def _logistic_derivatives(z, y, out):
+    for i in range(z.shape[0]):
+        out[i] = _kernels._derivative(0, 0.0, z[i], y[i])
+
+
+def test_the_derivatives_exponential_is_within_2e_12_and_the_logistic_derivative_within_its_bound():
+    x = np.r_[np.random.default_rng(0).uniform(-708.0, 709.0, 200_000), np.linspace(-0.35, 0.35, 10_001), -708.0,
+              709.0]
+    out = np.empty_like(x)
+    _derivative_exp_all(x, out)
+    err = np.max(np.abs(out - np.exp(x)) / np.exp(x))
+    assert 1e-14 < err <= 2e-12  # an approximation (not _exp), within its bound
+    edges = np.array([-np.inf, -800.0, -708.5, 709.5, 800.0, np.inf])
+    _derivative_exp_all(edges, out[:6])
+    np.testing.assert_array_equal(out[:6], [0.0, 0.0, 0.0, np.inf, np.inf, np.inf])
+    z = np.r_[np.linspace(-800.0, 800.0, 100_001), -np.inf, np.inf]
+    y = np.where(np.arange(z.size) % 2, 1.0, -1.0)
+    d = np.empty_like(z)
+    _logistic_derivatives(z, y, d)
+    assert np.all(np.abs(d) <= 1.0)  # the bound every unclipped sensitivity rests on
+    np.testing.assert_allclose(d, -y * special.expit(-y * z), rtol=2e-12, atol=1e-300)
 
 
 def test_exp_mechanism_samples_proportionally_to_exp_score_over_beta():
