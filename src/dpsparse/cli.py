@@ -824,12 +824,14 @@ def _score(job, est, seed):
 
 
 def _top_features(est, names, k=TOP_FEATURES):
-    """The released model's largest coefficients (bounded coordinates: comparable across features)."""
+    """The released model's largest coefficients in bounded coordinates: each the change of the decision function
+    when its feature moves across half its public range (the card's "effect over half the range"), comparable
+    across features."""
     coef = np.atleast_2d(est.coef_bounded_[..., :est.n_features_in_])
     weight = np.abs(coef).max(axis=0)
     order = [j for j in np.argsort(-weight, kind="stable") if weight[j] > 0][:k]
     label = (lambda j: names[j]) if names is not None else (lambda j: f"x{j}")
-    return [{"feature": label(j), "coefficient (bounded units)": float(coef[0, j]) if coef.shape[0] == 1 else None}
+    return [{"feature": label(j), "effect over half the range": float(coef[0, j]) if coef.shape[0] == 1 else None}
             for j in order]
 
 
