@@ -80,12 +80,13 @@ def test_report_prints_and_serializes():
 def test_the_holders_clipped_counts_stay_in_the_process():
     """Counted on the private data without noise: in no released form, a pickle (of an estimator) or a copy."""
     import copy
+    import dataclasses
     import pickle
 
     rep = PrivacyReport(mechanism="m", calibration="tight", epsilon=1.0, delta=1e-5, accountant_epsilon=0.99,
                         iterations=3, noise={}, clipped={"feature values": 3497, "labels": 199})
     assert rep.clipped["labels"] == 199
-    for shown in (str(rep), repr(rep), rep.to_json()):
+    for shown in (str(rep), repr(rep), rep.to_json(), str(dataclasses.asdict(rep))):
         assert "3497" not in shown and "199" not in shown
     for again in (pickle.loads(pickle.dumps(rep)), copy.deepcopy(rep), copy.copy(rep)):
         assert again.clipped == {} and again == rep  # the counts take no part in equality

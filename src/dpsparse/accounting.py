@@ -15,7 +15,7 @@ import math
 import threading
 import uuid
 import weakref
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import InitVar, asdict, dataclass, field, fields
 
 import numpy as np
 
@@ -877,8 +877,9 @@ class PrivacyReport:
         of fits, their share of the budget and the shape of the model, so no guarantee holds.
     clipped : dict
         Counts of clipped feature values, labels and rows: counted on the private data without
-        noise, for the data holder only, so neither ``str``, ``repr`` nor ``to_dict`` (the released
-        forms) shows them, and a pickled or copied report (a pickled estimator) leaves them behind.
+        noise, for the data holder only: an attribute, not a dataclass field, so neither ``str``, ``repr``,
+        ``to_dict`` (the released forms) nor ``dataclasses.asdict`` shows them, and a pickled or copied report (a
+        pickled or deep-copied estimator) leaves them behind.
     noise_source : str
     noise_seeded : bool
         True when the noise came from a fixed seed (``random_state``, ``--seed``): anyone who knows or guesses the
@@ -911,13 +912,16 @@ class PrivacyReport:
     bounds_source: str = "declared by the user"
     bounds_public: bool = True
     classes_public: bool = True
-    clipped: dict = field(default_factory=dict, repr=False, compare=False)
+    clipped: InitVar[dict | None] = None  # an attribute, not a field: dataclasses.asdict leaves it out too
     noise_source: str = ""
     noise_seeded: bool = False
     chosen_without_noise: bool = False
     inputs_private: bool = True
     warnings: list = field(default_factory=list)
     support_size: int | None = None
+
+    def __post_init__(self, clipped):
+        self.clipped = dict(clipped or {})
 
     def __getstate__(self):
         """The state of a pickle or a copy: every field but ``clipped`` (for the data holder, in this process)."""
@@ -950,7 +954,6 @@ class PrivacyReport:
     def to_dict(self):
         """The released form: every field but ``clipped`` (counted on the private data, for the data holder)."""
         d = asdict(self)
-        del d["clipped"]
         d["guarantee_holds"], d["accounting_holds"] = self.guarantee_holds, self.accounting_holds
         d["warnings"] = self._all_warnings()
         return d

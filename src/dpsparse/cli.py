@@ -999,8 +999,8 @@ def _summary(job, est, release):
     k = len(release["classes"] or [])
     if k and est._private_classes():  # released: the labels that passed, which may be fewer than the data hold
         lines.append(f"classes             {', '.join(map(str, release['classes']))}: selected privately inside the "
-                     "budget (a label held by too few records does not pass; its records count as none of these; "
-                     "--classes declares the label set)")
+                     "budget (a label held by too few records does not pass; its records count as the first of two "
+                     "classes, as none of three or more; --classes declares the label set)")
     if k > 2:
         lines.append(f"model               one-vs-rest: {k} linear models, one a class against the others, each "
                      f"with 1/{k} of the privacy budget")

@@ -873,8 +873,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     def _encode(self, y):
         """Labels as +-1 (two classes, the larger positive) or, for more, the class index (one-vs-rest).
 
-        A label set selected privately takes every value (the others count as none of its labels): a check of the
-        values, such as the refusal of a continuous target below, would tell neighbouring datasets apart."""
+        A label set selected privately takes every value (the others count as none of three or more labels, as
+        the first of two): a check of the values, such as the refusal of a continuous target below, would tell
+        neighbouring datasets apart."""
         if self._private_classes():  # selected privately in fit
             classes = self._selected_classes
             self._fit_classes, self._multiclass = classes, classes.size > 2
@@ -897,7 +898,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                 raise ValueError(f"y has labels outside classes={classes.tolist()}; declare every label of the task "
                                  "(classes=, --classes in the CLI), or select them privately (classes='private'; in "
                                  "the CLI declare no label set, in --classes, the bounds or a schema, and give "
-                                 "--loss): labels outside the selected set count as none of them")
+                                 "--loss): labels outside the selected set count as the first class of two, as none "
+                                 "of three or more")
             absent = classes[~np.isin(classes, y)]
             if absent.size:  # a warning, not a refusal: a rare class may be absent from a split of the records
                 warnings.warn(f"the declared class(es) {absent.tolist()} hold no training record: the model cannot "
