@@ -277,3 +277,20 @@ def test_a_csv_file_with_another_delimiter_is_refused_with_the_schema_that_reads
         data.load(path, target="label")
     names = schema.template(path, delimiter=named.strip("'"))["columns"]
     assert [c["name"] for c in names] == ["a", "b", "label"]
+
+
+@pytest.mark.parametrize("name, header, records, gap, tail", [
+    ("d.csv", "a,label\n", ["1,0\n", "2,1\n"], "\n", "\n\n"),
+    ("d.svm", "# written by hand\n", ["0 1:1\n", "1 2:1 # a trailing comment\n"], "# a comment line\n", "\n"),
+    ("d.svm", "", ["0 1:1\n", "1 2:1\n"], "   \n", "\n"),
+])
+def test_a_line_skipped_between_records_is_refused_and_n_never_shrinks_silently(tmp_path, name, header, records,
+                                                                                 gap, tail):
+    path = tmp_path / name
+    read = (lambda: data.load(path, target="label")) if name.endswith(".csv") else (
+        lambda: data.load_svmlight(path, n_features=2))
+    path.write_text(header + "".join(records) + tail)  # skipped lines before the first record and after the last
+    assert read()[0].shape[0] == 2
+    path.write_text(header + records[0] + gap + records[1])
+    with pytest.raises(ValueError, match="a blank or comment line after record 1, between records"):
+        read()

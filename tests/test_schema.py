@@ -211,3 +211,12 @@ def test_a_delimiter_is_one_character_or_the_name_of_a_tab(tmp_path):
     (tmp_path / "s.json").write_text(json.dumps({**SCHEMA, "csv": {"delimiter": ""}}))
     with pytest.raises(ValueError, match="s.json': csv delimiter must be one character"):
         schema.load_schema(tmp_path / "s.json")
+
+
+def test_a_comment_between_records_is_refused_not_skipped(tmp_path):
+    first, second = ROWS.splitlines(keepends=True)[1:3]
+    s_path, d_path = _write(tmp_path, rows="# a comment before the records\n" + first + second + "\n")
+    assert schema.load_schema(s_path).read(d_path)[0].shape[0] == 2
+    s_path, d_path = _write(tmp_path, rows=first + "# a record turned into a comment\n" + second)
+    with pytest.raises(ValueError, match="a blank or comment line after record 1, between records"):
+        schema.load_schema(s_path).read(d_path)

@@ -744,6 +744,31 @@ READ_ERRORS = (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error)
 """What reading a data file can raise short of a bug: a damaged file, not a mistake in the code."""
 
 
+def check_no_skipped_records(is_record, path, header=False):
+    """Refuse a line the reader skips (blank, or a comment) between two records; ``is_record``: one bool a line,
+    the first non-skipped line the header where ``header``.
+
+    A record whose line became one would be dropped without a word, and the number of records ``n`` (public under
+    the guarantee, and in the released model) would tell the two files apart; every other malformed record is
+    refused, so this one is too. Skipped lines before the first record (a comment, a header's) and after the last
+    (a file ending in a blank line, as UCI's adult) are kept out of the records as before.
+
+    Raises
+    ------
+    ValueError
+        Naming how many records precede the skipped line (never a line's text).
+    """
+    records, gap = 0, False
+    for record in is_record:
+        if record and gap:
+            raise ValueError(f"data file {str(path)!r}: a blank or comment line after record {records - header}, "
+                             "between records: a record's line turned into one would be dropped without a word and "
+                             "change the number of records, which the guarantee takes as public; remove the line, or "
+                             "restore the record")
+        records += bool(record)
+        gap = gap or (records > 0 and not record)
+
+
 def read_error(path, exc, as_what):
     """The ``ValueError`` for a data file that could not be read (``exc`` one of ``READ_ERRORS``): a ``.gz`` file cut
     short or not compressed is named as such; otherwise the reader's reason. Neither quotes the file's content."""
@@ -787,7 +812,11 @@ def load_svmlight(path, n_features=None, zero_based=False):
     """
     from sklearn.datasets import load_svmlight_file
 
-    _check_file(path)
+    try:
+        with _open(path) as fh:
+            check_no_skipped_records((bool(line.split("#", 1)[0].strip()) for line in fh), path)
+    except READ_ERRORS as exc:
+        raise read_error(path, exc, "svmlight") from None
     try:
         X, y = load_svmlight_file(str(path), n_features=n_features, zero_based=bool(zero_based))
     except READ_ERRORS as exc:
@@ -832,6 +861,7 @@ def load_csv(path, target=None):
         raise ValueError(f"target column {target!r} is not among the {len(header)} names of the header line of "
                          f"{str(path)!r} (its first line: not shown here, in case it is a record); a file without a "
                          "header line is read through a schema (dpsparse schema --help)")
+    check_no_skipped_records((bool(r) for r in rows), path, header=True)
     rows = [r for r in rows[1:] if r]
     if any(len(r) != len(header) for r in rows):
         raise ValueError(f"data file {str(path)!r}: every row must have {len(header)} fields")

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .data import READ_ERRORS, Bounds, _check_file, _open, check_header, read_error
+from .data import READ_ERRORS, Bounds, _check_file, _open, check_header, check_no_skipped_records, read_error
 
 __all__ = ["FORMAT", "Schema", "load_schema", "template"]
 
@@ -144,9 +144,11 @@ class Schema:
         _check_file(path)
         try:
             with _open(path) as fh:
-                rows = [r for r in _reader(fh, self.delimiter, self.comment) if r]
+                rows = list(_reader(fh, self.delimiter, self.comment))
         except READ_ERRORS as exc:
             raise read_error(path, exc, "CSV") from None
+        check_no_skipped_records((bool(r) for r in rows), path, self.header)
+        rows = [r for r in rows if r]
         if self.header:
             self._check_header(rows[0] if rows else [], path)
             rows = rows[1:]
@@ -204,8 +206,9 @@ class Schema:
 
 
 def _reader(fh, delimiter, comment):
-    """CSV rows of an open file, lines starting with ``comment`` skipped, spaces after a delimiter ignored."""
-    lines = (line for line in fh if not (comment and line.startswith(comment)))
+    """CSV rows of an open file, a line starting with ``comment`` read as a blank line (an empty row), spaces after a
+    delimiter ignored."""
+    lines = ("\n" if comment and line.startswith(comment) else line for line in fh)
     return csv.reader(lines, delimiter=delimiter, skipinitialspace=True)
 
 
@@ -346,7 +349,7 @@ def template(path, header=True, delimiter=",", comment=None):
     _check_file(path)
     try:
         with _open(path) as fh:
-            first = next(_reader(fh, delimiter, comment), None)
+            first = next((r for r in _reader(fh, delimiter, comment) if r), None)
     except READ_ERRORS as exc:
         raise read_error(path, exc, "CSV") from None
     if not first:
