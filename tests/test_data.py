@@ -294,3 +294,13 @@ def test_a_line_skipped_between_records_is_refused_and_n_never_shrinks_silently(
     path.write_text(header + records[0] + gap + records[1])
     with pytest.raises(ValueError, match="a blank or comment line after record 1, between records"):
         read()
+
+
+def test_the_svmlight_scan_splits_lines_as_scikit_learn_does(tmp_path):
+    """Bytes split at newlines only, compressed files by their suffix: what scikit-learn reads, the scan reads."""
+    import bz2
+
+    (tmp_path / "d.svm.bz2").write_bytes(bz2.compress(b"0 1:1\n1 2:1 # caf\xe9\n"))
+    (tmp_path / "cr.svm").write_bytes(b"0 1:1\r\r\n1 2:1\n")  # a lone carriage return: no line of its own
+    for name in ("d.svm.bz2", "cr.svm"):
+        assert data.load_svmlight(tmp_path / name, n_features=2)[0].shape == (2, 2)

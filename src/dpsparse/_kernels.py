@@ -120,18 +120,13 @@ _TAYLOR = tuple(1.0 / math.factorial(k) for k in range(13, -1, -1))  # truncatio
 _TAYLOR_TOP, _TAYLOR_REST = _TAYLOR[0], _TAYLOR[1:]
 
 
-def _chebyshev_exp(degree):
-    """Coefficients, highest degree first, of the polynomial of ``degree`` that interpolates ``exp`` at the
-    Chebyshev points of ``[-ln(2) / 2, ln(2) / 2]`` (near the best uniform approximation of that degree)."""
-    from numpy.polynomial import Chebyshev, Polynomial
-
-    h = math.log(2.0) / 2.0
-    coef = Chebyshev.interpolate(np.exp, degree, domain=[-h, h]).convert(kind=Polynomial).coef
-    return tuple(float(c) for c in coef[::-1])
-
-
-_DERIVATIVE_POLY = _chebyshev_exp(8)
-"""The exponential of the loss derivatives: relative error below 2e-12 (``test_kernels``), far below the noise
+_DERIVATIVE_POLY = (2.4875694328827917e-05, 0.00019915865194263248, 0.0013888822747872578, 0.008333266101085444,
+                    0.04166666688339378, 0.16666666891031098, 0.49999999999814726, 0.9999999999797864,
+                    0.9999999999999997)
+"""The exponential of the loss derivatives: the coefficients, highest degree first, of the polynomial of degree 8
+that interpolates ``exp`` at the Chebyshev points of ``[-ln(2) / 2, ln(2) / 2]`` (numpy's
+``Chebyshev.interpolate``, converted to powers; literals, so that numba's cache, keyed on this file, never keeps
+other ones). Relative error below 2e-12 (``test_kernels``), far below the noise
 of any mechanism that uses it, in 8 multiply-adds where ``_exp`` takes 13 (the derivative is most of a dense DP-CD
 epoch's time). Its size does not enter a sensitivity: the logistic derivative ``-y / (1 + e)`` stays in [-1, 1] for
 any ``e >= 0``, and the clipped terms within their thresholds."""

@@ -879,7 +879,8 @@ class PrivacyReport:
         Counts of clipped feature values, labels and rows: counted on the private data without
         noise, for the data holder only: an attribute, not a dataclass field, so neither ``str``, ``repr``,
         ``to_dict`` (the released forms) nor ``dataclasses.asdict`` shows them, and a pickled or copied report (a
-        pickled or deep-copied estimator) leaves them behind.
+        pickled or deep-copied estimator) leaves them behind (``dataclasses.replace`` keeps them: a report made
+        from this one, in this process).
     noise_source : str
     noise_seeded : bool
         True when the noise came from a fixed seed (``random_state``, ``--seed``): anyone who knows or guesses the

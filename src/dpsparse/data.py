@@ -740,6 +740,14 @@ def _open(path):
     return gzip.open(path, "rt") if Path(path).suffix == ".gz" else open(path, newline="")
 
 
+def _open_bytes(path):
+    """The file as bytes, decompressed as scikit-learn's svmlight reader does (by the suffix: .gz, .bz2)."""
+    import bz2
+
+    suffix = Path(path).suffix
+    return gzip.open(path, "rb") if suffix == ".gz" else bz2.open(path, "rb") if suffix == ".bz2" else open(path, "rb")
+
+
 READ_ERRORS = (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error)
 """What reading a data file can raise short of a bug: a damaged file, not a mistake in the code."""
 
@@ -812,9 +820,10 @@ def load_svmlight(path, n_features=None, zero_based=False):
     """
     from sklearn.datasets import load_svmlight_file
 
+    _check_file(path)
     try:
-        with _open(path) as fh:
-            check_no_skipped_records((bool(line.split("#", 1)[0].strip()) for line in fh), path)
+        with _open_bytes(path) as fh:  # lines as scikit-learn's parser splits them: bytes, at b"\n" only
+            check_no_skipped_records((bool(line.split(b"#", 1)[0].split()) for line in fh), path)
     except READ_ERRORS as exc:
         raise read_error(path, exc, "svmlight") from None
     try:

@@ -144,7 +144,9 @@ class Schema:
         _check_file(path)
         try:
             with _open(path) as fh:
-                rows = list(_reader(fh, self.delimiter, self.comment))
+                lines = fh.readlines()
+            self._check_comments(lines, path)
+            rows = list(_reader(lines, self.delimiter, self.comment))
         except READ_ERRORS as exc:
             raise read_error(path, exc, "CSV") from None
         check_no_skipped_records((bool(r) for r in rows), path, self.header)
@@ -159,6 +161,25 @@ class Schema:
             raise ValueError(f"data file {str(path)!r}: {bad} rows do not have the schema's {len(self.columns)} "
                              "fields")
         return rows
+
+    def _check_comments(self, lines, path):
+        """Refuse a comment line that may be a record: any after the first line that is not one (the header or a
+        record; a categorical value or a dropped column may start with the comment string, and the record would be
+        dropped without a word, changing the public number of records), and one before it that has the schema's
+        number of fields. A note such as adult.test's first line, ``|1x3 Cross validator``, passes."""
+        if not self.comment:
+            return
+        started = False
+        for line in lines:
+            if not line.startswith(self.comment):
+                started = started or bool(line.strip())
+                continue
+            if started or len(next(csv.reader([line], delimiter=self.delimiter))) >= len(self.columns):
+                where = "after the first line of the data" if started else "with the schema's number of fields"
+                raise ValueError(f"data file {str(path)!r}: a comment line (starting with {self.comment!r}) {where} "
+                                 "may be a record: dropped without a word, it would change the number of records, "
+                                 "which the guarantee takes as public; remove it, or declare another comment string "
+                                 "in the schema")
 
     def _check_header(self, fields, path):
         """The header line names the schema's columns, in order (the columns are read by position); its fields are
