@@ -463,6 +463,34 @@ def study_hinge(quick):
     return _logistic_gain_rows(sizes, range(1 if quick else 2), 47, settings, estimator=DPLinearSVC)
 
 
+def study_hinge_step(quick):
+    """The step of the hinge rule's DP-GD (``DPLinearSVC``; the hinge has no smoothness, so the gradient methods'
+    ``1 / (smoothness R^2)`` has no value of its own): the former ``1 / R^2`` against subgradient descent's
+    ``D / (G sqrt(T))`` (``dp_gd.lipschitz_step``) with ``D`` = 3, 10 and 30, the rule's steps and automatic
+    clipping, on the four logistic families and the categorical one (about 75 / 25 classes), up to n = 20000; the
+    gain over the constant predictor by family and band of ``n epsilon / log p``."""
+    def settings(p):
+        former = {"mechanism": "dp-gd", "max_iter": auto.GD_STEPS, "mechanism_options": {"learning_rate": 1 / (p + 1)}}
+        return [("1/R^2", former)] + [(f"D={D:g}", {"mechanism": "dp-gd", "max_iter": auto.GD_STEPS,
+                                                    "mechanism_options": {"step_radius": D}}) for D in (3, 10, 30)]
+
+    sizes = itertools.product((1000, 5000, 20000), (10, 30, 100, 300), (0.1, 0.3, 1.0))
+    return _logistic_gain_rows(sizes, range(1 if quick else 2), 59, settings, estimator=DPLinearSVC,
+                               families=LOGISTIC_FAMILIES + ["categorical"])
+
+
+def family_band_table(rows):
+    """Mean gain over the constant predictor of each setting per band of ``n epsilon / log p`` (edges 30, 100, 300,
+    1000), over every family and per family."""
+    by = {}
+    for r in rows:
+        band = next(b for b in (1000, 300, 100, 30, 0) if r["n eps / log p"] >= b)
+        for family in ("all", r["family"]):
+            by.setdefault((family, band), {}).setdefault(r["setting"], []).append(r["gain"])
+    return [{"family": family, "n eps / log p from": band, "fits": len(next(iter(d.values()))),
+             **{name: float(np.mean(v)) for name, v in d.items()}} for (family, band), d in sorted(by.items())]
+
+
 def study_fw_radius(quick):
     """The radius of private Frank-Wolfe's L1 ball when a user names ``mechanism="fw"`` and nothing else
     (``fw.default_radius``): radius 1, 3, 10 and 30 for the logistic loss, the hinge loss (the four logistic
@@ -819,14 +847,14 @@ def main(argv=None):
                                         "floor", "floor-regression", "sparsity", "second-steps", "band",
                                         "logistic-mechanism", "logistic-wide", "steps-wide", "alpha",
                                         "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd", "large",
-                                        "bounds-share", "hinge", "fw-radius", "iht-step"],
+                                        "bounds-share", "hinge", "hinge-step", "fw-radius", "iht-step"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
-                      "floor-gcd", "large", "bounds-share", "hinge", "fw-radius", "iht-step"):
+                      "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "fw-radius", "iht-step"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -836,6 +864,7 @@ def main(argv=None):
                            "band": (study_band, sparsity_table),
                            "logistic-mechanism": (study_logistic_mechanism, mechanism_table),
                            "hinge": (study_hinge, mechanism_table),
+                           "hinge-step": (study_hinge_step, family_band_table),
                            "fw-radius": (study_fw_radius, band_table),
                            "iht-step": (study_iht_step, wide_table),
                            "logistic-wide": (study_logistic_wide, wide_table),

@@ -14,6 +14,8 @@ For each dataset and each total epsilon (delta = 1/n^2), on ``--runs`` random sp
 - ``private bounds``: the default estimator on bounds bought privately
   (``bounds="private"``, what ``dpsparse fit`` does on a file without bounds), all inside
   the stated epsilon; "-" where n is too small for the budget (refused before the data is read);
+- ``DPLinearSVC (default)`` (classification): the hinge loss's estimator as a user calls it, epsilon and
+  public bounds only;
 - ``hand-tuned (not private): dp-gd``: a mechanism chosen by hand, full-batch DP gradient descent with its
   defaults (200 steps, the rule's; its automatic clipping norm; public bounds);
 - ``non-private``: scikit-learn's ``LogisticRegression`` / ``LassoCV`` on the same data;
@@ -55,7 +57,7 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import ParameterGrid, train_test_split
 
 import bench
-from dpsparse import DPLasso, DPLogisticRegression, DPSearchCV, data, schema
+from dpsparse import DPLasso, DPLinearSVC, DPLogisticRegression, DPSearchCV, data, schema
 from dpsparse.mechanisms import auto
 from dpsparse.tuning import rule_grid
 from peer import diffprivlib_peer
@@ -64,7 +66,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 QUICK_EPSILONS = (0.5, 2.0)
 HAND_SET = "hand-tuned (not private): dp-gd"
-ROWS = ("default", "search (--tune)", "private bounds", HAND_SET, "diffprivlib", "non-private", "constant", "oracle")
+SVC = "DPLinearSVC (default)"
+ROWS = ("default", "search (--tune)", "private bounds", SVC, HAND_SET, "diffprivlib", "non-private", "constant",
+        "oracle")
 
 
 def _planted(seed=0, n=1000, p=200, s=10, classification=False):
@@ -133,6 +137,9 @@ def _fits(X, y, bounds, classification, epsilon, seed, peer, oracle=False):
     except ValueError:  # too few records to buy the bounds at this epsilon: refused before the data is read
         out["private bounds"] = float("nan")
     out[HAND_SET] = _metric(classification, clone(est).set_params(mechanism="dp-gd").fit(Xtr, ytr), Xte, yte)
+    if classification:  # the hinge loss's estimator as a user calls it
+        svc = DPLinearSVC(bounds=bounds, classes=np.unique(y), epsilon=epsilon, random_state=seed)
+        out[SVC] = _metric(True, svc.fit(Xtr, ytr), Xte, yte)
     if peer is not None:
         out["diffprivlib"] = peer(Xtr, ytr, Xte, yte, bounds, classification, [epsilon], seed)[0]
     ref = LogisticRegression(max_iter=5000) if classification else LassoCV(cv=3)

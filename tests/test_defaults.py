@@ -32,7 +32,8 @@ def _quiet(f, *a, **k):
     (losses.Logistic(), "l1", 54, 7129, "constant"),
     (losses.Huber(1.0), "l1", 5000, 50, "dp-gcd"),
     (losses.Hinge(), "l1", 5000, 50, "dp-gd"),
-    (losses.Hinge(), "l1", 200, 1000, "dp-gd"),  # no floor: it gained over the constant in every band
+    (losses.Hinge(), "l1", 200, 1000, "constant"),  # 29: below the hinge's floor (30)
+    (losses.Hinge(), "l1", 300, 1000, "dp-gd"),  # 43
     (losses.Squared(1.0), "group-l2", 5000, 50, "dp-sgd"),
 ])
 def test_the_rule_reads_public_quantities_only(loss, penalty, n, p, expected):
@@ -40,6 +41,19 @@ def test_the_rule_reads_public_quantities_only(loss, penalty, n, p, expected):
     name, options, reason = auto.choose(loss, norms.build_penalty(penalty, 1e-3, p, True, groups), n, p, 1.0)
     assert name == expected and reason
     REGISTRY[name].resolve_options(options)  # every option the rule sets is declared and in range
+
+
+@pytest.mark.parametrize("n,p,epsilon,radius", [
+    (1000, 100, 0.3, 3.0),  # n epsilon / log p = 65
+    (1800, 300, 0.3, 3.0),  # 94.6: below the band (100)
+    (2000, 300, 0.3, 10.0),  # 105.2
+    (24000, 112, 0.1, 10.0),  # 509 (adult at epsilon 0.1)
+    (24000, 112, 1.0, 10.0),  # 5086
+])
+def test_the_hinge_rules_step_radius_follows_n_epsilon_over_log_p(n, p, epsilon, radius):
+    name, options, reason = auto.choose(losses.Hinge(), norms.build_penalty("l1", 1e-3, p, True), n, p, epsilon)
+    expected = auto.HINGE_RADII[n * epsilon >= auto.HINGE_BAND * math.log(p)]
+    assert name == "dp-gd" and options["step_radius"] == expected == radius and f"step {radius:g} /" in reason
 
 
 def test_with_a_private_label_set_a_structured_norm_takes_a_mechanism_calibrated_in_zcdp():

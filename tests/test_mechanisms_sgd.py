@@ -13,7 +13,7 @@ from conftest import bounded_problem, intercept_weights
 from doubles import RecordingNoise
 from dpsparse import losses, norms, solvers
 from dpsparse.accounting import Ledger
-from dpsparse.mechanisms import dp_gcd, dp_sgd, one_pass_sgd
+from dpsparse.mechanisms import dp_gcd, dp_gd, dp_sgd, one_pass_sgd
 from dpsparse.noise import make_noise
 
 
@@ -193,3 +193,35 @@ def test_the_calibration_starts_near_the_multiplier_it_finds():
     n, m, T, eps, delta = 20000, 141.0, 200, 1.0, 1e-9
     found = dp_sgd._tight_sigma(n, m, T, eps, delta, "poisson")
     assert 1.0 <= dp_sgd.start_multiplier(m / n, T, eps, delta) / found <= 1.1
+
+
+def test_the_step_on_a_loss_without_smoothness_minimizes_subgradient_descents_bound():
+    """``dp_gd.lipschitz_step`` is the step that minimizes ``D^2 / (2 eta T) + eta G^2 / 2`` with
+    ``G^2 = C^2 (1 + 4 p m^2 / n^2)`` (brute force over a grid of steps), and shrinks as the noise grows."""
+    C, m, n, p, T, D = 2.5, 40.0, 1000, 30, 200, 3.0
+    eta = dp_gd.lipschitz_step(C, m, n, p, T, D)
+    G2 = C**2 * (1.0 + 4.0 * p * m**2 / n**2)
+    grid = np.geomspace(eta / 100, eta * 100, 40001)
+    bound = D**2 / (2.0 * grid * T) + grid * G2 / 2.0
+    assert grid[np.argmin(bound)] == pytest.approx(eta, rel=1e-3)
+    assert dp_gd.lipschitz_step(C, 0.0, n, p, T, D) == pytest.approx(D / (C * math.sqrt(T)))
+    assert dp_gd.lipschitz_step(C, 4 * m, n, p, T, D) < eta
+
+
+def test_dp_gd_on_the_hinge_loss_steps_by_the_released_clipping_norm():
+    """On the hinge loss (no smoothness) DP-GD's default step is ``lipschitz_step`` of the clipping norm: the public
+    one when it is set (in the plan), the released one with ``clipping_norm="auto"`` (post-processing, in the report
+    as released); a step the user sets is kept."""
+    X, y = bounded_problem(n=500, p=6, seed=1)
+    pen = norms.L1(1e-3, intercept_weights(X.shape[1]))
+    bounds = np.ones(X.shape[1])
+    kw = dict(epsilon=1.0, delta=1e-6, noise=make_noise(0), n_iter=20)
+    _, fixed = dp_gd.dp_gd(X, y, losses.Hinge(), pen, bounds, clipping_norm=0.5, step_radius=3.0, **kw)
+    m = fixed.noise["noise multiplier"]
+    assert fixed.noise["learning rate"] == pytest.approx(dp_gd.lipschitz_step(0.5, m, 500, X.shape[1], 20, 3.0))
+    _, auto = dp_gd.dp_gd(X, y, losses.Hinge(), pen, bounds, **kw)
+    C = auto.noise["clipping norm (released)"]
+    assert auto.noise["learning rate (released)"] == pytest.approx(
+        dp_gd.lipschitz_step(C, auto.noise["noise multiplier"], 500, X.shape[1], 20, 10.0))
+    _, given = dp_gd.dp_gd(X, y, losses.Hinge(), pen, bounds, learning_rate=0.01, **kw)
+    assert given.noise["learning rate"] == 0.01 and "learning rate (released)" not in given.noise

@@ -1,9 +1,12 @@
 """Private fits on the real datasets of ../shared/data (slow)."""
+from pathlib import Path
+
 import numpy as np
 import pytest
+from sklearn.model_selection import train_test_split
 
 from conftest import BOUNDS_DIR, a_priori_bounds
-from dpsparse import DPLasso, DPLogisticRegression, data, losses, norms, solvers
+from dpsparse import DPLasso, DPLinearSVC, DPLogisticRegression, data, losses, norms, schema, solvers
 from dpsparse.cli import main
 from dpsparse.mechanisms import REGISTRY
 from dpsparse.mechanisms.dp_gcd import gcd
@@ -88,3 +91,15 @@ def test_cli_runs_every_mechanism_with_every_penalty_and_loss_it_supports_on_cad
             else:
                 assert rc == 0, (penalty, loss, err)
             assert out.exists() == (rc == 0)
+
+
+def test_linear_svc_defaults_beat_the_majority_class_on_adult(shared_data):
+    """``DPLinearSVC(epsilon=1, bounds=schema)`` on the raw adult file: the hinge rule's DP-GD steps by subgradient
+    descent's bound, and beats the majority class by far (measured 0.826-0.834 on three splits, the majority
+    0.758); its former step ``1 / R^2`` released exactly the majority-class predictor."""
+    sch = schema.load_schema(Path(__file__).parents[1] / "examples" / "adult.schema.json")
+    X, y, _ = sch.read(shared_data / "adult" / "adult.data.gz")
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=200)
+    est = DPLinearSVC(epsilon=1.0, bounds=sch.bounds(), random_state=0).fit(Xtr, ytr)
+    majority = max(np.mean(yte == c) for c in np.unique(ytr))
+    assert est.score(Xte, yte) > majority + 0.04 and "learning rate (released)" in est.privacy_report_.noise

@@ -15,9 +15,11 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
   DP-GCD with its clipping threshold set privately (``clipping_norm="auto"``), ``GCD_FEW_STEPS`` steps below
   ``n epsilon = GCD_BAND log p``, started there from the constant predictor's intercept (a noisy label mean,
   ``warm_start``), and ``ITERATIONS`` above;
-- the hinge loss: DP-GD on its subgradients (``GD_STEPS`` steps, its clipping norm set privately) at every size:
-  on the logistic families it gained over the constant predictor in every band of ``n epsilon / log p`` (0.018
-  below 8, 0.137 from 50), where the one-pass noisy SGD stayed within 0.01 of the constant (``--study hinge``);
+- the hinge loss: the constant predictor when ``n epsilon < HINGE_FLOOR log p``; otherwise DP-GD on its
+  subgradients (``GD_STEPS`` steps, its clipping norm set privately), where the one-pass noisy SGD stayed within
+  0.01 of the constant (``--study hinge``), with the step ``D / (G sqrt(T))`` of subgradient descent's bound
+  (``dp_gd.lipschitz_step``), ``D`` from ``HINGE_RADII`` below and from ``n epsilon = HINGE_BAND log p``
+  (``--study hinge-step``);
 - a structured norm: DP-SGD (the prox of the whole norm), DP-GD when a label set bought privately composes with the
   fit in zCDP; any other loss: DP-GCD.
 
@@ -33,7 +35,7 @@ from ._common import per_log_feature
 from .base import penalty_capabilities
 
 __all__ = ["FEW", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GCD_BAND", "GCD_FEW_STEPS", "GCD_MANY_BAND",
-           "GCD_MANY_STEPS", "GD_STEPS", "ITERATIONS",
+           "GCD_MANY_STEPS", "GD_STEPS", "HINGE_BAND", "HINGE_FLOOR", "HINGE_RADII", "ITERATIONS",
            "SELECTION_CLIP", "SPARSITY", "SPARSITY_STEPS", "ALPHA", "RULE_ALPHA", "choose", "least_squares_selection",
            "penalty_strength"]
 
@@ -54,6 +56,12 @@ FEW, GD_STEPS, ITERATIONS = 100, 200, 100
 """The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features, DP-GCD (``ITERATIONS`` steps, fewer
 below ``GCD_BAND``) on more; the least-squares rule: DP-GD (``GD_STEPS`` steps) on at most ``SPARSITY`` features
 (measured: docs/defaults.md)."""
+
+HINGE_FLOOR, HINGE_BAND, HINGE_RADII = 30, 100, (3.0, 10.0)
+"""The hinge rule: the constant predictor below ``n epsilon = HINGE_FLOOR log p`` (there DP-GD lost to it on three
+of the five families, the imbalanced categorical one by 0.04-0.07), then DP-GD with the step's ``D`` the first of
+``HINGE_RADII``, the second from ``HINGE_BAND``; the step ``1 / R^2`` before it was 0.05-0.06 below ``D`` = 10 from
+there (measured: docs/defaults.md)."""
 
 GCD_BAND, GCD_FEW_STEPS = 800, 50
 """Below ``n epsilon = GCD_BAND log p`` the logistic rule's DP-GCD takes ``GCD_FEW_STEPS`` steps: there 50 steps tie
@@ -172,9 +180,15 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
         return ("two-stage", options, f"least squares on {p} > {SPARSITY} features, n epsilon / log p = "
                 f"{ratio:.3g}: select {options['sparsity']} privately, then {options['n_iter']} "
                 "steps of DP-GD on them")
+    if name == "hinge" and ratio < HINGE_FLOOR:
+        return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {HINGE_FLOOR} log p = "
+                f"{HINGE_FLOOR * math.log(max(p, 2)):.3g}: too few records for the budget to learn a feature; the "
+                "constant predictor")
     if name == "hinge":
-        return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto"},
-                f"hinge loss: DP-GD on its subgradients, {GD_STEPS} steps, automatic clipping norm")
+        radius = HINGE_RADII[ratio >= HINGE_BAND]
+        return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto", "step_radius": radius},
+                f"hinge loss: DP-GD on its subgradients, {GD_STEPS} steps, automatic clipping norm, step "
+                f"{radius:g} / (C sqrt(T)) (n epsilon / log p = {ratio:.3g})")
     if not separable and zcdp:
         return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto"},
                 f"a structured norm with a label set bought privately (zCDP): DP-GD with its proximal step, "

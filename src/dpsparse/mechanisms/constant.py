@@ -70,6 +70,32 @@ def intercept(mean, classification):
     return math.log((1.0 + mean) / (1.0 - mean)) if classification else mean
 
 
+WARM_SHRINK = 2.0
+"""The warm start's noisy label mean is shrunk towards 0 by this many standard deviations of its noise (a soft
+threshold, post-processing): only a label set clearly away from balance moves the start's intercept."""
+
+
+def warm_start(design, multiplier, loss, noise):
+    """The start of an iterative mechanism's option ``warm_start``: every coefficient 0 and the constant predictor's
+    intercept, from the label mean released with Gaussian noise of ``multiplier`` (a release of its own, sensitivity
+    ``2 / n``) and shrunk towards 0 by ``WARM_SHRINK`` standard deviations of its noise (public): a balanced label
+    set keeps the intercept at 0, which its noise alone would move enough to flip every prediction where the
+    features' margins are small. None without an intercept.
+
+    Returns
+    -------
+    ndarray of shape (p,) or None
+    """
+    if not design.fit_intercept:
+        return None
+    w0 = np.zeros(design.p)
+    sens = 2.0 / design.n
+    mean = label_mean(design.y, multiplier * sens, sens, noise)
+    mean = math.copysign(max(abs(mean) - WARM_SHRINK * multiplier * sens, 0.0), mean)
+    w0[-1] = intercept(mean, getattr(loss, "name", "") == "logistic")
+    return w0
+
+
 def _run(design, plan, noise, callback):
     w = np.zeros(design.p)
     if design.fit_intercept:

@@ -79,9 +79,6 @@ UPDATES = ("gaussian", "laplace")
 # exponential mechanism, composed as zCDP) and the update noise that gave the lower
 # error on the benchmark problems (measurements in docs/privacy.md).
 TIGHT_DEFAULT = ("gumbel", "gaussian")
-WARM_SHRINK = 2.0
-"""The warm start's noisy label mean is shrunk towards 0 by this many standard deviations of its noise (a soft
-threshold, post-processing): only a label set clearly away from balance moves the start's intercept."""
 
 
 def selection_scores(g, w, M, penalty, rule):
@@ -470,15 +467,7 @@ def _run(design, plan, noise, callback):
     if q["auto_multiplier"] is not None:  # every scale and sensitivity of the plan is for a threshold of 1
         scale = run_threshold(X, design, plan, noise)
         clip = np.broadcast_to(scale, (design.p,))
-    w0 = None
-    if q["warm_multiplier"] is not None and design.fit_intercept:
-        w0 = np.zeros(design.p)
-        sens = 2.0 / design.n
-        mean = constant.label_mean(design.y, q["warm_multiplier"] * sens, sens, noise)
-        # shrunk towards 0 by twice its noise (public): a balanced label set keeps the intercept at 0, which its
-        # noise alone would move enough to flip every prediction where the features' margins are small
-        mean = math.copysign(max(abs(mean) - WARM_SHRINK * q["warm_multiplier"] * sens, 0.0), mean)
-        w0[-1] = constant.intercept(mean, getattr(info.loss, "name", "") == "logistic")
+    w0 = None if q["warm_multiplier"] is None else constant.warm_start(design, q["warm_multiplier"], info.loss, noise)
     select_scales, update_scales, select_sensitivity, update_sensitivity = (
         uniform_view(scale * q[k]) for k in ("select_scales", "update_scales", "select_sensitivity",
                                              "update_sensitivity"))

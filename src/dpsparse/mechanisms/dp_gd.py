@@ -20,7 +20,9 @@ noise is drawn once per step, on the client, after the reduction.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
 
 import numpy as np
 
@@ -28,7 +30,7 @@ from ..accounting import calibrate
 from ..distributed import is_dask, labels, row_sum
 from ._common import ledger_after, row_norms, share_multiplier
 from .auto import GD_STEPS
-from .base import Mechanism, Plan, n_iter_option
+from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
 from .dp_sgd import (
     CLIPPING_OPTION,
@@ -60,6 +62,22 @@ def _multiplier(n_iter, epsilon, delta, rho, before=()):
     return calibrate(lambda m: _ledger(m, n_iter, before), epsilon, delta, 1.0, rho=rho)
 
 
+def lipschitz_step(C, multiplier, n, p, n_iter, radius):
+    """The step of ``T`` noisy subgradient steps on a loss without smoothness: ``D / (G sqrt(T))``, the minimizer
+    over the step of the bound ``D^2 / (2 eta T) + eta G^2 / 2`` on the averaged iterate's excess risk of
+    subgradient descent with subgradients of expected squared norm at most ``G^2`` (Bassily, Smith & Thakurta
+    2014, Theorem 2.4; Nesterov, "Introductory lectures on convex optimization", 2004, Theorem 3.2.2). The mean
+    clipped gradient has norm at most ``C``; the noise adds ``p (2 C multiplier / n)^2`` to its squared norm, so
+    ``G^2 = C^2 (1 + 4 p multiplier^2 / n^2)``. ``D`` is ``radius``, the option ``step_radius``. Public given
+    ``C``.
+
+    Returns
+    -------
+    float
+    """
+    return radius / (C * math.sqrt(n_iter * (1.0 + 4.0 * p * multiplier**2 / n**2)))
+
+
 def _plan(info):
     o = info.options
     C, eta = clipping_and_step(info, "dp-gd")
@@ -67,7 +85,12 @@ def _plan(info):
     before = () if m_auto is None else (m_auto,)
     multiplier = _multiplier(o["n_iter"], info.epsilon, info.delta, info.zcdp, before)
     ledger = _ledger(multiplier, o["n_iter"], before)
-    details = {"noise multiplier": multiplier, "clipping norm": C, "learning rate": eta,
+    if o["learning_rate"] is None and not np.isfinite(info.loss.smoothness):  # None: from the released C
+        eta = None if C == "auto" else lipschitz_step(C, multiplier, info.n, info.p, o["n_iter"], o["step_radius"])
+    details = {"noise multiplier": multiplier, "clipping norm": C,
+               "learning rate": eta if eta is not None else (
+                   f"{o['step_radius']:g} / (C sqrt(T (1 + 4 p m^2 / n^2))), m the noise multiplier (subgradient "
+                   "steps on a loss without smoothness)"),
                **noise_details(multiplier, C, m_auto, 2.0, info.row_norm)}
     return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
                 iterations=o["n_iter"], details=details,
@@ -89,12 +112,16 @@ def _run(design, plan, noise, callback):
         y = labels(X, y)
     C = run_clipping_norm(design, plan, noise)
     sigma = 2.0 * C * q["multiplier"]
+    eta = q["eta"]
+    if eta is None:
+        eta = plan.record("learning rate", lipschitz_step(C, q["multiplier"], n, design.p, info.options["n_iter"],
+                                                          info.options["step_radius"]))
     w = np.zeros(design.p)
     norms = None if is_dask(X) else row_norms(X)
     for t in range(info.options["n_iter"]):
         total = _clipped_sum(X, y, w, info.loss, C, norms)
         g = noise.release(total, "gaussian", sigma, sensitivity=2.0 * C, name="clipped gradient sum")
-        w = info.penalty.prox(w - q["eta"] * g / n, q["eta"])
+        w = info.penalty.prox(w - eta * g / n, eta)
         if callback is not None:
             callback(t, w)
     return w
@@ -109,7 +136,12 @@ MECHANISM = Mechanism(
         n_iter_option(GD_STEPS, "number of steps T (the budget is split over them; the default is the rule's, "
                                 "measured in docs/defaults.md)"),
         CLIPPING_OPTION,
-        STEP_OPTION,
+        dataclasses.replace(STEP_OPTION, default_help="1 / (smoothness * row_norm^2); a loss without smoothness (the "
+                            "hinge): step_radius / (C sqrt(T (1 + 4 p m^2 / n^2))), m the noise multiplier"),
+        Option("step_radius", "float", 10.0, "D of the default step on a loss without smoothness (the hinge), "
+               "D / (C sqrt(T (1 + 4 p m^2 / n^2))): the model norm of subgradient descent's bound",
+               low=0.0, low_open=True,
+               default_help="10; under mechanism 'auto', 3 below n epsilon = 100 log p"),
     ),
     calibrations=("tight",),
     loss_needs=(),
@@ -142,7 +174,8 @@ def dp_gd(X, y, loss, penalty, feature_bounds, *, epsilon, delta, calibration="t
         Public bound on ``||x_i||_2`` (None: ``||feature_bounds||_2``).
     **options
         ``n_iter`` (T, default 200), ``clipping_norm`` (C; default ``"auto"``, None: ``sup|f'| R``),
-        ``learning_rate`` (default ``1 / (smoothness R^2)``).
+        ``learning_rate`` (default ``1 / (smoothness R^2)``; a loss without smoothness, the hinge:
+        ``lipschitz_step``), ``step_radius`` (its ``D``, default 10).
 
     Returns
     -------
