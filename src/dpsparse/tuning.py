@@ -205,7 +205,10 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         The selected grid point; None when the constant predictor won.
     best_score_ : float
         Its noisy validation score (accuracy, or minus the mean squared error in the
-        bounded label units, each squared residual capped at ``SCORE_CAP`` = 0.25).
+        bounded label units, each squared residual capped at ``SCORE_CAP`` = 0.25). A
+        release with Gaussian noise, so it can fall outside the score's range (an
+        accuracy above 1, a score above 0); it ranks the candidates, and is no estimate
+        of the selected model's score (the maximum of noisy scores is biased upwards).
     privacy_report_ : PrivacyReport
     classes_ : ndarray (classifiers)
 
