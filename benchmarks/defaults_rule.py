@@ -479,6 +479,35 @@ def study_hinge_step(quick):
                                families=LOGISTIC_FAMILIES + ["categorical"])
 
 
+def study_gd_steps(quick):
+    """DP-GD's number of steps under the rule (the logistic loss on at most ``auto.FEW`` features, the hinge loss,
+    least squares on at most ``auto.SPARSITY``): the rule's ``auto.GD_STEPS`` against 500 and 1000 (``max_iter``,
+    everything else the rule's), on the four logistic families and the categorical one (p 10 and 100) and planted
+    dense regressions (p 5 and 10, SNR 3, features filling 30 % or all of their range), n up to 20000, epsilon
+    0.3-3; the gain over the constant predictor (R^2 for least squares) by family and band of
+    ``n epsilon / log p``."""
+    sizes = list(itertools.product((1000, 5000, 20000), (10, 100), (0.3, 1.0, 3.0)))
+    rows = []
+    for loss, estimator in (("logistic", DPLogisticRegression), ("hinge", DPLinearSVC)):
+        def settings(p, loss=loss):
+            return [(f"{loss} T={T}", {"max_iter": T}) for T in (auto.GD_STEPS, 500, 1000)]
+
+        rows += _logistic_gain_rows(sizes, range(1 if quick else 2), 67, settings, estimator=estimator,
+                                    families=LOGISTIC_FAMILIES + ["categorical"])
+    for (n, p, eps), fill, seed in itertools.product(itertools.product((1000, 5000, 20000), (5, 10), (0.3, 1.0, 3.0)),
+                                                     (0.3, 1.0), range(1 if quick else 2)):
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, p, 3.0, 17 * seed + n + p, fill=fill)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": f"regression/{fill}",
+                "n eps / log p": round(n * eps / np.log(p), 0)}
+        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+        for T in (auto.GD_STEPS, 500, 1000):
+            m = _quiet(DPLasso(epsilon=eps, bounds=bounds, random_state=seed, max_iter=T).fit, Xtr, ytr)
+            rows.append({**base, "setting": f"squared T={T}", "gain": float(r2_score(yte, m.predict(Xte))) - constant})
+        print(f"n={n} p={p} epsilon={eps} regression/{fill} seed={seed} done", flush=True)
+    return rows
+
+
 def family_band_table(rows):
     """Mean gain over the constant predictor of each setting per band of ``n epsilon / log p`` (edges 30, 100, 300,
     1000), over every family and per family."""
@@ -847,14 +876,16 @@ def main(argv=None):
                                         "floor", "floor-regression", "sparsity", "second-steps", "band",
                                         "logistic-mechanism", "logistic-wide", "steps-wide", "alpha",
                                         "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd", "large",
-                                        "bounds-share", "hinge", "hinge-step", "fw-radius", "iht-step"],
+                                        "bounds-share", "hinge", "hinge-step", "gd-steps", "fw-radius",
+                                        "iht-step"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
-                      "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "fw-radius", "iht-step"):
+                      "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "fw-radius",
+                      "iht-step"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -865,6 +896,7 @@ def main(argv=None):
                            "logistic-mechanism": (study_logistic_mechanism, mechanism_table),
                            "hinge": (study_hinge, mechanism_table),
                            "hinge-step": (study_hinge_step, family_band_table),
+                           "gd-steps": (study_gd_steps, family_band_table),
                            "fw-radius": (study_fw_radius, band_table),
                            "iht-step": (study_iht_step, wide_table),
                            "logistic-wide": (study_logistic_wide, wide_table),

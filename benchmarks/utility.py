@@ -18,7 +18,8 @@ For each dataset and each total epsilon (delta = 1/n^2), on ``--runs`` random sp
   public bounds only;
 - ``hand-tuned (not private): dp-gd``: a mechanism chosen by hand, full-batch DP gradient descent with its
   defaults (200 steps, the rule's; its automatic clipping norm; public bounds);
-- ``non-private``: scikit-learn's ``LogisticRegression`` / ``LassoCV`` on the same data;
+- ``non-private``: scikit-learn's ``LogisticRegression`` / ``LassoCV`` on the same data, standardized
+  (``StandardScaler``: on raw columns of very different units, cadata's, ``LassoCV``'s path fits poorly);
 - ``constant``: the majority class, or the training mean;
 - ``diffprivlib``: the peer, IBM's diffprivlib (``LogisticRegression``, objective perturbation;
   ``LinearRegression``, the functional mechanism) given the same public bounds and epsilon,
@@ -55,6 +56,8 @@ from sklearn.base import clone
 from sklearn.linear_model import LassoCV, LogisticRegression
 from sklearn.metrics import r2_score
 from sklearn.model_selection import ParameterGrid, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 import bench
 from dpsparse import DPLasso, DPLinearSVC, DPLogisticRegression, DPSearchCV, data, schema
@@ -142,7 +145,7 @@ def _fits(X, y, bounds, classification, epsilon, seed, peer, oracle=False):
         out[SVC] = _metric(True, svc.fit(Xtr, ytr), Xte, yte)
     if peer is not None:
         out["diffprivlib"] = peer(Xtr, ytr, Xte, yte, bounds, classification, [epsilon], seed)[0]
-    ref = LogisticRegression(max_iter=5000) if classification else LassoCV(cv=3)
+    ref = make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000) if classification else LassoCV(cv=3))
     out["non-private"] = _metric(classification, ref.fit(Xtr, ytr), Xte, yte)
     if classification:
         majority = np.unique(ytr)[np.argmax(np.unique(ytr, return_counts=True)[1])]

@@ -56,6 +56,24 @@ def test_the_hinge_rules_step_radius_follows_n_epsilon_over_log_p(n, p, epsilon,
     assert name == "dp-gd" and options["step_radius"] == expected == radius and f"step {radius:g} /" in reason
 
 
+@pytest.mark.parametrize("loss,n,p,epsilon", [
+    (losses.Logistic(), 5000, 30, 0.6),  # n epsilon / log p = 882
+    (losses.Logistic(), 5000, 30, 1.0),  # 1470
+    (losses.Hinge(), 20000, 100, 0.2),  # 869
+    (losses.Hinge(), 20000, 100, 0.3),  # 1303
+    (losses.Squared(1.0), 2000, 8, 1.0),  # 962
+    (losses.Squared(1.0), 15000, 8, 1.0),  # 7213 (cadata's size)
+])
+def test_the_rules_dp_gd_takes_more_steps_from_its_band(loss, n, p, epsilon):
+    """The rule's DP-GD (the logistic loss on few features, the hinge loss, least squares on few features) takes
+    ``GD_STEPS`` steps below ``n epsilon = GD_MANY_BAND log p`` and ``GD_MANY_STEPS`` from it, and says so."""
+    name, options, reason = auto.choose(loss, norms.build_penalty("l1", 1e-3, p, True), n, p, epsilon)
+    many = n * epsilon >= auto.GD_MANY_BAND * math.log(p)
+    steps = auto.GD_MANY_STEPS if many else auto.GD_STEPS
+    assert name == "dp-gd" and options["n_iter"] == steps == auto.gd_steps(n * epsilon / math.log(p))
+    assert f"{steps} steps" in reason and auto.GD_MANY_STEPS > auto.GD_STEPS
+
+
 def test_with_a_private_label_set_a_structured_norm_takes_a_mechanism_calibrated_in_zcdp():
     """The label set bought privately composes with the fit in zCDP, which DP-SGD's subsampled steps lack."""
     penalty = norms.build_penalty("group-l2", 1e-3, 30, True, [list(range(30))])

@@ -5,21 +5,22 @@ was chosen by measurement on synthetic families only (``benchmarks/defaults_rule
 docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 
 - least squares with a separable penalty: the constant predictor when
-  ``n epsilon < FLOOR_LEAST_SQUARES log p``; otherwise DP-GD (``GD_STEPS`` steps, its clipping norm set
-  privately) on every feature when there are at most ``SPARSITY`` of them, otherwise ``two-stage``: features
-  selected by peeling (the labels clipped at ``SELECTION_CLIP`` in the scores), then DP-GD (its clipping norm set
-  privately) on them; how many and DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
+  ``n epsilon < FLOOR_LEAST_SQUARES log p``; otherwise DP-GD (its clipping norm set privately) on every feature
+  when there are at most ``SPARSITY`` of them, otherwise ``two-stage``: features selected by peeling (the labels
+  clipped at ``SELECTION_CLIP`` in the scores), then DP-GD (its clipping norm set privately) on them; how many and
+  DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
 - the logistic loss with a separable penalty: on at most ``FEW`` features, the constant predictor when
-  ``n epsilon < FLOOR_FEW log p`` (too few records for the budget), otherwise DP-GD with ``GD_STEPS`` steps (its
-  clipping norm set privately); on more, the constant predictor when ``n epsilon < FLOOR log p``, otherwise
-  DP-GCD with its clipping threshold set privately (``clipping_norm="auto"``), ``GCD_FEW_STEPS`` steps below
+  ``n epsilon < FLOOR_FEW log p`` (too few records for the budget), otherwise DP-GD (its clipping norm set
+  privately); on more, the constant predictor when ``n epsilon < FLOOR log p``, otherwise DP-GCD with its clipping
+  threshold set privately (``clipping_norm="auto"``), ``GCD_FEW_STEPS`` steps below
   ``n epsilon = GCD_BAND log p``, started there from the constant predictor's intercept (a noisy label mean,
   ``warm_start``), and ``ITERATIONS`` above;
 - the hinge loss: the constant predictor when ``n epsilon < HINGE_FLOOR log p``; otherwise DP-GD on its
-  subgradients (``GD_STEPS`` steps, its clipping norm set privately), where the one-pass noisy SGD stayed within
-  0.01 of the constant (``--study hinge``), with the step ``D / (G sqrt(T))`` of subgradient descent's bound
-  (``dp_gd.lipschitz_step``), ``D`` from ``HINGE_RADII`` below and from ``n epsilon = HINGE_BAND log p``
-  (``--study hinge-step``);
+  subgradients (its clipping norm set privately), where the one-pass noisy SGD stayed within 0.01 of the constant
+  (``--study hinge``), with the step ``D / (G sqrt(T))`` of subgradient descent's bound (``dp_gd.lipschitz_step``),
+  ``D`` from ``HINGE_RADII`` below and from ``n epsilon = HINGE_BAND log p`` (``--study hinge-step``);
+- the rule's DP-GD in these three branches takes ``GD_STEPS`` steps, and ``GD_MANY_STEPS`` from
+  ``n epsilon = GD_MANY_BAND log p`` (``gd_steps``; ``--study gd-steps``);
 - a structured norm: DP-SGD (the prox of the whole norm), DP-GD when a label set bought privately composes with the
   fit in zCDP; any other loss: DP-GCD.
 
@@ -35,9 +36,9 @@ from ._common import per_log_feature
 from .base import penalty_capabilities
 
 __all__ = ["FEW", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GCD_BAND", "GCD_FEW_STEPS", "GCD_MANY_BAND",
-           "GCD_MANY_STEPS", "GD_STEPS", "HINGE_BAND", "HINGE_FLOOR", "HINGE_RADII", "ITERATIONS",
-           "SELECTION_CLIP", "SPARSITY", "SPARSITY_STEPS", "ALPHA", "RULE_ALPHA", "choose", "least_squares_selection",
-           "penalty_strength"]
+           "GCD_MANY_STEPS", "GD_MANY_BAND", "GD_MANY_STEPS", "GD_STEPS", "HINGE_BAND", "HINGE_FLOOR", "HINGE_RADII",
+           "ITERATIONS", "SELECTION_CLIP", "SPARSITY", "SPARSITY_STEPS", "ALPHA", "RULE_ALPHA", "choose", "gd_steps",
+           "least_squares_selection", "penalty_strength"]
 
 SPARSITY = 10
 """Features kept by the selection of the least-squares rule when the records are many for the budget."""
@@ -56,6 +57,12 @@ FEW, GD_STEPS, ITERATIONS = 100, 200, 100
 """The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features, DP-GCD (``ITERATIONS`` steps, fewer
 below ``GCD_BAND``) on more; the least-squares rule: DP-GD (``GD_STEPS`` steps) on at most ``SPARSITY`` features
 (measured: docs/defaults.md)."""
+
+GD_MANY_BAND, GD_MANY_STEPS = 1000, 1000
+"""From ``n epsilon = GD_MANY_BAND log p`` the rule's DP-GD (the logistic loss on at most ``FEW`` features, the hinge
+loss, least squares on at most ``SPARSITY``) takes ``GD_MANY_STEPS`` steps instead of ``GD_STEPS``: there 1000 steps
+beat 200 in every band on the synthetic families, and below it 200 beat or tied with 1000 (``--study gd-steps``,
+docs/defaults.md)."""
 
 HINGE_FLOOR, HINGE_BAND, HINGE_RADII = 30, 100, (3.0, 10.0)
 """The hinge rule: the constant predictor below ``n epsilon = HINGE_FLOOR log p`` (there DP-GD lost to it on three
@@ -91,6 +98,12 @@ losses."""
 RULE_ALPHA = 1e-4
 """The strength of ``alpha="auto"`` under the least-squares and logistic rules with a separable penalty
 (``penalty_strength``)."""
+
+
+def gd_steps(ratio):
+    """The rule's number of DP-GD steps at ``n epsilon / log p = ratio``: ``GD_STEPS``, or ``GD_MANY_STEPS`` from
+    ``GD_MANY_BAND``."""
+    return GD_MANY_STEPS if ratio >= GD_MANY_BAND else GD_STEPS
 
 
 def penalty_strength(loss, penalty):
@@ -173,8 +186,9 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
                 "feature; the constant predictor (the noisy label mean)")
     if name == "squared" and separable:
         if p <= SPARSITY:
-            return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto"},
-                    f"least squares on {p} <= {SPARSITY} features: DP-GD on all of them, {GD_STEPS} steps, automatic "
+            steps = gd_steps(ratio)
+            return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
+                    f"least squares on {p} <= {SPARSITY} features: DP-GD on all of them, {steps} steps, automatic "
                     "clipping norm")
         options = least_squares_selection(n, p, epsilon)
         return ("two-stage", options, f"least squares on {p} > {SPARSITY} features, n epsilon / log p = "
@@ -186,8 +200,9 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
                 "constant predictor")
     if name == "hinge":
         radius = HINGE_RADII[ratio >= HINGE_BAND]
-        return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto", "step_radius": radius},
-                f"hinge loss: DP-GD on its subgradients, {GD_STEPS} steps, automatic clipping norm, step "
+        steps = gd_steps(ratio)
+        return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto", "step_radius": radius},
+                f"hinge loss: DP-GD on its subgradients, {steps} steps, automatic clipping norm, step "
                 f"{radius:g} / (C sqrt(T)) (n epsilon / log p = {ratio:.3g})")
     if not separable and zcdp:
         return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto"},
@@ -202,8 +217,9 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
         return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {factor} log p = {floor:.3g}: too few "
                 "records for the budget to learn a feature; the constant predictor")
     if name == "logistic" and p <= FEW:
-        return ("dp-gd", {"n_iter": GD_STEPS, "clipping_norm": "auto"},
-                f"logistic loss on {p} <= {FEW} features: DP-GD, {GD_STEPS} steps, automatic clipping norm")
+        steps = gd_steps(ratio)
+        return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
+                f"logistic loss on {p} <= {FEW} features: DP-GD, {steps} steps, automatic clipping norm")
     if name == "logistic":
         steps = GCD_FEW_STEPS if ratio < GCD_BAND else ITERATIONS if ratio < GCD_MANY_BAND else GCD_MANY_STEPS
         warm = ratio < GCD_BAND and fit_intercept
