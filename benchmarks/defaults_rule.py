@@ -508,6 +508,39 @@ def study_gd_steps(quick):
     return rows
 
 
+def study_selection_few(quick):
+    """Least squares on a few more features than ``auto.SPARSITY`` (p 12-30), and the Huber loss: the selection of
+    the least-squares rule (``two-stage``, ``auto.least_squares_selection``) against DP-GD on every feature with the
+    rule's steps (``auto.gd_steps``) and automatic clipping norm, for both losses, and DP-GCD at its defaults with
+    ``alpha`` 1e-3 (the Huber loss's rule before this study), on planted regressions (5 or ``p`` informative
+    features, SNR 3, features filling 30 % or all of their range), n up to 20000, epsilon 0.3-3, above the
+    least-squares floor; the R^2 gain over the training mean by family and band of ``n epsilon / log p``."""
+    rows = []
+    grid = itertools.product((1000, 5000, 20000), (12, 20, 30), (0.3, 1.0, 3.0), ("sparse", "dense"), (0.3, 1.0),
+                             range(1 if quick else 2))
+    for n, p, eps, kind, fill, seed in grid:
+        k = 5 if kind == "sparse" else p
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, k, 3.0, 19 * seed + n + p + k, fill=fill)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        ratio = n * eps / np.log(p)
+        if ratio < auto.FLOOR_LEAST_SQUARES:  # the constant predictor under every rule
+            continue
+        base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": f"{kind}/{fill}", "n eps / log p": round(ratio)}
+        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+        gd = {"mechanism": "dp-gd", "max_iter": auto.gd_steps(ratio)}
+        selection = {"mechanism": "two-stage", "mechanism_options": auto.least_squares_selection(n, p, eps)}
+        former = {"mechanism": "dp-gcd", "alpha": auto.ALPHA}  # the Huber loss's rule before this study
+        huber_selection = {**selection, "mechanism_options": {
+            k: v for k, v in selection["mechanism_options"].items() if k != "selection_clip"}}
+        for name, loss, kw in (("squared selection", "squared", selection), ("squared dp-gd", "squared", gd),
+                               ("huber dp-gcd", "huber", former), ("huber selection", "huber", huber_selection),
+                               ("huber dp-gd", "huber", gd)):
+            m = _quiet(DPLasso(epsilon=eps, bounds=bounds, random_state=seed, loss=loss, **kw).fit, Xtr, ytr)
+            rows.append({**base, "setting": name, "gain": float(r2_score(yte, m.predict(Xte))) - constant})
+        print(f"n={n} p={p} epsilon={eps} {kind}/{fill} seed={seed} done", flush=True)
+    return rows
+
+
 def family_band_table(rows):
     """Mean gain over the constant predictor of each setting per band of ``n epsilon / log p`` (edges 30, 100, 300,
     1000), over every family and per family."""
@@ -876,16 +909,16 @@ def main(argv=None):
                                         "floor", "floor-regression", "sparsity", "second-steps", "band",
                                         "logistic-mechanism", "logistic-wide", "steps-wide", "alpha",
                                         "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd", "large",
-                                        "bounds-share", "hinge", "hinge-step", "gd-steps", "fw-radius",
-                                        "iht-step"],
+                                        "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
+                                        "fw-radius", "iht-step"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
-                      "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "fw-radius",
-                      "iht-step"):
+                      "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
+                      "fw-radius", "iht-step"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -897,6 +930,7 @@ def main(argv=None):
                            "hinge": (study_hinge, mechanism_table),
                            "hinge-step": (study_hinge_step, family_band_table),
                            "gd-steps": (study_gd_steps, family_band_table),
+                           "selection-few": (study_selection_few, family_band_table),
                            "fw-radius": (study_fw_radius, band_table),
                            "iht-step": (study_iht_step, wide_table),
                            "logistic-wide": (study_logistic_wide, wide_table),

@@ -222,7 +222,7 @@ def plot(results, path):
             vals = entry["rows"][r]
             if vals[0] is not None:
                 style = "--" if r in ("non-private", "constant", "oracle") else "-o"
-                ax.plot(results["epsilons"], vals, style, label=r)
+                ax.plot(results["epsilons"], vals, style, label=r, color=f"C{ROWS.index(r)}")  # one colour a row
         bench.epsilon_axis(ax, results["epsilons"], log_y=False, label="epsilon (total)")
         shown = [v for r in ROWS if entry["rows"][r][0] is not None for v in entry["rows"][r] if np.isfinite(v)]
         low, high = max(min(shown), -1.0), max(shown)  # an R^2 far below the constant's 0 is off the panel

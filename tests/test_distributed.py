@@ -72,9 +72,9 @@ def test_same_seed_same_model_as_in_memory_regression(client, gathered, mechanis
 
 
 def test_the_least_squares_rule_on_dask_is_the_in_memory_fit(client, gathered):
-    """``DPLasso``'s default on more than 10 features (two-stage: the private selection with clipped labels, then
+    """``DPLasso``'s default on more than 30 features (two-stage: the private selection with clipped labels, then
     DP-GD with its automatic clipping norm on the selected features; here 5 steps): the in-memory model."""
-    X, y, bounds = _regression(p=14)
+    X, y, bounds = _regression(p=35)
     kw = dict(bounds=bounds, max_iter=5, random_state=4)
     on_dask = DPLasso(**kw).fit(da.from_array(X, chunks=(700, 7)), y)
     in_memory = DPLasso(**kw).fit(X, y)

@@ -4,11 +4,11 @@ The rule reads the loss, the penalty, ``n``, ``p`` and epsilon, never the data; 
 was chosen by measurement on synthetic families only (``benchmarks/defaults_rule.py``,
 docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 
-- least squares with a separable penalty: the constant predictor when
+- least squares (and the Huber loss) with a separable penalty: the constant predictor when
   ``n epsilon < FLOOR_LEAST_SQUARES log p``; otherwise DP-GD (its clipping norm set privately) on every feature
-  when there are at most ``SPARSITY`` of them, otherwise ``two-stage``: features selected by peeling (the labels
-  clipped at ``SELECTION_CLIP`` in the scores), then DP-GD (its clipping norm set privately) on them; how many and
-  DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
+  when there are at most ``FEW_LEAST_SQUARES`` of them, otherwise ``two-stage``: features selected by peeling (the
+  labels clipped at ``SELECTION_CLIP`` in the scores), then DP-GD (its clipping norm set privately) on them; how many
+  and DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
 - the logistic loss with a separable penalty: on at most ``FEW`` features, the constant predictor when
   ``n epsilon < FLOOR_FEW log p`` (too few records for the budget), otherwise DP-GD (its clipping norm set
   privately); on more, the constant predictor when ``n epsilon < FLOOR log p``, otherwise DP-GCD with its clipping
@@ -35,10 +35,10 @@ import math
 from ._common import per_log_feature
 from .base import penalty_capabilities
 
-__all__ = ["FEW", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GCD_BAND", "GCD_FEW_STEPS", "GCD_MANY_BAND",
-           "GCD_MANY_STEPS", "GD_MANY_BAND", "GD_MANY_STEPS", "GD_STEPS", "HINGE_BAND", "HINGE_FLOOR", "HINGE_RADII",
-           "ITERATIONS", "SELECTION_CLIP", "SPARSITY", "SPARSITY_STEPS", "ALPHA", "RULE_ALPHA", "choose", "gd_steps",
-           "least_squares_selection", "penalty_strength"]
+__all__ = ["FEW", "FEW_LEAST_SQUARES", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GCD_BAND",
+           "GCD_FEW_STEPS", "GCD_MANY_BAND", "GCD_MANY_STEPS", "GD_MANY_BAND", "GD_MANY_STEPS", "GD_STEPS",
+           "HINGE_BAND", "HINGE_FLOOR", "HINGE_RADII", "ITERATIONS", "SELECTION_CLIP", "SPARSITY", "SPARSITY_STEPS",
+           "ALPHA", "RULE_ALPHA", "choose", "gd_steps", "least_squares_selection", "penalty_strength"]
 
 SPARSITY = 10
 """Features kept by the selection of the least-squares rule when the records are many for the budget."""
@@ -55,14 +55,19 @@ docs/defaults.md)."""
 
 FEW, GD_STEPS, ITERATIONS = 100, 200, 100
 """The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features, DP-GCD (``ITERATIONS`` steps, fewer
-below ``GCD_BAND``) on more; the least-squares rule: DP-GD (``GD_STEPS`` steps) on at most ``SPARSITY`` features
-(measured: docs/defaults.md)."""
+below ``GCD_BAND``) on more; the least-squares rule: DP-GD (``GD_STEPS`` steps) on at most
+``FEW_LEAST_SQUARES`` features (measured: docs/defaults.md)."""
 
 GD_MANY_BAND, GD_MANY_STEPS = 1000, 1000
 """From ``n epsilon = GD_MANY_BAND log p`` the rule's DP-GD (the logistic loss on at most ``FEW`` features, the hinge
-loss, least squares on at most ``SPARSITY``) takes ``GD_MANY_STEPS`` steps instead of ``GD_STEPS``: there 1000 steps
-beat 200 in every band on the synthetic families, and below it 200 beat or tied with 1000 (``--study gd-steps``,
-docs/defaults.md)."""
+loss, least squares on at most ``FEW_LEAST_SQUARES``) takes ``GD_MANY_STEPS`` steps instead of ``GD_STEPS``: there
+1000 steps beat 200 in every band on the synthetic families, and below it 200 beat or tied with 1000
+(``--study gd-steps``, docs/defaults.md)."""
+
+FEW_LEAST_SQUARES = 30
+"""Least squares (and the Huber loss) on at most ``FEW_LEAST_SQUARES`` features: DP-GD on all of them above the
+floor, no selection (with 12-30 features it gained 0.13-0.20 of R^2 on average over the selection of ``SPARSITY``
+in every band of ``n epsilon / log p``: ``--study selection-few``, docs/defaults.md)."""
 
 HINGE_FLOOR, HINGE_BAND, HINGE_RADII = 30, 100, (3.0, 10.0)
 """The hinge rule: the constant predictor below ``n epsilon = HINGE_FLOOR log p`` (there DP-GD lost to it on three
@@ -108,7 +113,8 @@ def gd_steps(ratio):
 
 def penalty_strength(loss, penalty):
     """The penalty strength ``alpha`` of ``alpha="auto"`` under the rule (``choose``): ``RULE_ALPHA`` for least
-    squares and the logistic loss with a separable penalty, ``ALPHA`` otherwise.
+    squares, the Huber loss (which follows the least-squares rule) and the logistic loss with a separable penalty,
+    ``ALPHA`` otherwise.
 
     Measured (``python benchmarks/defaults_rule.py --study alpha`` and ``--study alpha-regression``, docs/defaults.md):
     on the logistic families (p = 30-1000) and the planted regressions (p = 8-1000), n 1000-20000, epsilon 0.3 and 1,
@@ -127,7 +133,8 @@ def penalty_strength(loss, penalty):
     float
     """
     name = getattr(loss, "name", "")
-    return RULE_ALPHA if name in ("squared", "logistic") and "separable" in penalty_capabilities(penalty) else ALPHA
+    separable = "separable" in penalty_capabilities(penalty)
+    return RULE_ALPHA if name in ("squared", "huber", "logistic") and separable else ALPHA
 
 
 def least_squares_selection(n, p, epsilon):
@@ -137,7 +144,7 @@ def least_squares_selection(n, p, epsilon):
     Parameters
     ----------
     n, p : int
-        Records and features (the intercept excluded), ``p > SPARSITY``.
+        Records and features (the intercept excluded), ``p > FEW_LEAST_SQUARES``.
     epsilon : float
 
     Returns
@@ -180,18 +187,22 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
     name = getattr(loss, "name", "")
     separable = "separable" in penalty_capabilities(penalty)
     ratio = per_log_feature(n, p, epsilon)
-    if name == "squared" and separable and ratio < FLOOR_LEAST_SQUARES:
+    regression = name in ("squared", "huber")  # the Huber loss follows least squares (--study selection-few)
+    if regression and separable and ratio < FLOOR_LEAST_SQUARES:
         return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {FLOOR_LEAST_SQUARES} log p = "
                 f"{FLOOR_LEAST_SQUARES * math.log(max(p, 2)):.3g}: too few records for the budget to learn a "
                 "feature; the constant predictor (the noisy label mean)")
-    if name == "squared" and separable:
-        if p <= SPARSITY:
+    if regression and separable:
+        kind = "least squares" if name == "squared" else "the Huber loss"
+        if p <= FEW_LEAST_SQUARES:
             steps = gd_steps(ratio)
             return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
-                    f"least squares on {p} <= {SPARSITY} features: DP-GD on all of them, {steps} steps, automatic "
-                    "clipping norm")
+                    f"{kind} on {p} features, n epsilon / log p = {ratio:.3g}: DP-GD on all of them, {steps} steps, "
+                    "automatic clipping norm")
         options = least_squares_selection(n, p, epsilon)
-        return ("two-stage", options, f"least squares on {p} > {SPARSITY} features, n epsilon / log p = "
+        if name == "huber":  # its derivative is already bounded by its threshold: no label clip in the scores
+            del options["selection_clip"]
+        return ("two-stage", options, f"{kind} on {p} > {FEW_LEAST_SQUARES} features, n epsilon / log p = "
                 f"{ratio:.3g}: select {options['sparsity']} privately, then {options['n_iter']} "
                 "steps of DP-GD on them")
     if name == "hinge" and ratio < HINGE_FLOOR:
