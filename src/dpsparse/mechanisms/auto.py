@@ -158,6 +158,13 @@ def least_squares_selection(n, p, epsilon):
             "n_iter": steps}
 
 
+def _below_floor(n, p, epsilon, factor, what=""):
+    """The rule's choice below its floor ``n epsilon < factor log p``: the constant predictor, and why."""
+    return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {factor} log p = "
+            f"{factor * math.log(max(p, 2)):.3g}: too few records for the budget to learn a feature; the constant "
+            f"predictor{what}")
+
+
 def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
     """The mechanism of ``mechanism="auto"``.
 
@@ -189,9 +196,7 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
     ratio = per_log_feature(n, p, epsilon)
     regression = name in ("squared", "huber")  # the Huber loss follows least squares (--study selection-few)
     if regression and separable and ratio < FLOOR_LEAST_SQUARES:
-        return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {FLOOR_LEAST_SQUARES} log p = "
-                f"{FLOOR_LEAST_SQUARES * math.log(max(p, 2)):.3g}: too few records for the budget to learn a "
-                "feature; the constant predictor (the noisy label mean)")
+        return _below_floor(n, p, epsilon, FLOOR_LEAST_SQUARES, " (the noisy label mean)")
     if regression and separable:
         kind = "least squares" if name == "squared" else "the Huber loss"
         if p <= FEW_LEAST_SQUARES:
@@ -206,9 +211,7 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
                 f"{ratio:.3g}: select {options['sparsity']} privately, then {options['n_iter']} "
                 "steps of DP-GD on them")
     if name == "hinge" and ratio < HINGE_FLOOR:
-        return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {HINGE_FLOOR} log p = "
-                f"{HINGE_FLOOR * math.log(max(p, 2)):.3g}: too few records for the budget to learn a feature; the "
-                "constant predictor")
+        return _below_floor(n, p, epsilon, HINGE_FLOOR)
     if name == "hinge":
         radius = HINGE_RADII[ratio >= HINGE_BAND]
         steps = gd_steps(ratio)
@@ -223,10 +226,8 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
     if not separable:
         return "dp-sgd", {}, "a structured norm: DP-SGD with its proximal step"
     factor = FLOOR_FEW if p <= FEW else FLOOR
-    floor = factor * math.log(max(p, 2))
     if name == "logistic" and ratio < factor:
-        return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {factor} log p = {floor:.3g}: too few "
-                "records for the budget to learn a feature; the constant predictor")
+        return _below_floor(n, p, epsilon, factor)
     if name == "logistic" and p <= FEW:
         steps = gd_steps(ratio)
         return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},

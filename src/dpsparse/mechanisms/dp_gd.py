@@ -65,11 +65,12 @@ def _multiplier(n_iter, epsilon, delta, rho, before=()):
 def lipschitz_step(C, multiplier, n, p, n_iter, radius):
     """The step of ``T`` noisy subgradient steps on a loss without smoothness: ``D / (G sqrt(T))``, the minimizer
     over the step of the bound ``D^2 / (2 eta T) + eta G^2 / 2`` on the averaged iterate's excess risk of
-    subgradient descent with subgradients of expected squared norm at most ``G^2`` (Bassily, Smith & Thakurta
-    2014, Theorem 2.4; Nesterov, "Introductory lectures on convex optimization", 2004, Theorem 3.2.2). The mean
-    clipped gradient has norm at most ``C``; the noise adds ``p (2 C multiplier / n)^2`` to its squared norm, so
-    ``G^2 = C^2 (1 + 4 p multiplier^2 / n^2)``. ``D`` is ``radius``, the option ``step_radius``. Public given
-    ``C``.
+    subgradient descent with subgradients of expected squared norm at most ``G^2`` (Nesterov, "Introductory
+    lectures on convex optimization", 2004, Theorem 3.2.2; the noisy gradient descent of Bassily, Smith & Thakurta
+    2014 uses the same step). The mean clipped gradient has norm at most ``C``; the noise adds
+    ``p (2 C multiplier / n)^2`` to its squared norm, so ``G^2 = C^2 (1 + 4 p multiplier^2 / n^2)``. ``D`` is
+    ``radius``, the option ``step_radius``. Public given ``C``. The run returns the last iterate: the average of
+    the second half measured no better on the synthetic families (docs/defaults.md).
 
     Returns
     -------
