@@ -247,6 +247,17 @@ FLOOR_BANDS = (10, 15, 20, 30, 40, 50, 70, 100, 200, 400)
 """Values of ``n epsilon / log p`` of the ``floor-gcd`` study (n set from them)."""
 
 
+def _floor_family(band, p, eps, seed, family, salt):
+    """The floor studies' data: n from ``n epsilon / log p = band``, then the family's draw (``"sparse"``: 5
+    informative features, classes about 75 / 25; ``"dense"``; ``"factor"``; ``"categorical"``)."""
+    n = int(round(band * np.log(p) / eps))
+    data_seed = salt * seed + n + p
+    if family == "categorical":
+        return n, categorical_family(n, p, data_seed)
+    k, offset = (5, 3.0) if family == "sparse" else (p, 1.0)
+    return n, logistic_family(n, p, k, 1.0, data_seed, offset=offset, factor=family == "factor")
+
+
 def study_floor_gcd(quick):
     """The logistic floor on more than ``auto.FEW`` features again, with DP-GCD as the rule now runs it below
     ``GCD_BAND`` (``GCD_FEW_STEPS`` steps, automatic clipping; the ``floor`` study ran 100): DP-GCD beside the
@@ -257,13 +268,7 @@ def study_floor_gcd(quick):
     sizes = itertools.product(FLOOR_BANDS, (300, 1000, 3000), (0.3, 1.0), range(2 if quick else 4),
                               ("sparse", "dense", "factor", "categorical"))
     for band, p, eps, seed, family in sizes:
-        n = int(round(band * np.log(p) / eps))
-        data_seed = 31 * seed + n + p
-        if family == "categorical":
-            Xtr, ytr, Xte, yte = categorical_family(n, p, data_seed)
-        else:
-            k, offset = (5, 3.0) if family == "sparse" else (p, 1.0)
-            Xtr, ytr, Xte, yte = logistic_family(n, p, k, 1.0, data_seed, offset=offset, factor=family == "factor")
+        n, (Xtr, ytr, Xte, yte) = _floor_family(band, p, eps, seed, family, 31)
         bounds = Bounds(-np.ones(p), np.ones(p))
         base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": family, "n eps / log p": band}
         for name, options in (("dp-gcd", {"mechanism": "dp-gcd", "max_iter": auto.GCD_FEW_STEPS,
@@ -273,6 +278,37 @@ def study_floor_gcd(quick):
                               ("constant", {"mechanism": "constant"})):
             est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed, **options)
             rows.append({**base, "mechanism": name, "accuracy": float(_quiet(est.fit, Xtr, ytr).score(Xte, yte))})
+    return rows
+
+
+WIDE_FLOOR_RATIOS = (15, 20, 30, 40, 50, 70)
+"""The values of ``n epsilon / log p`` of ``--study floor-wide-gd`` (n set from them)."""
+
+
+def study_floor_wide_gd(quick):
+    """Below the logistic floor on more than ``auto.FEW`` features (``n epsilon < FLOOR log p``, where the rule
+    releases the constant predictor because DP-GCD did not beat it): DP-GD on every feature (automatic clipping
+    norm, 20, 50 or 200 steps) beside the constant predictor and the rule's DP-GCD (50 steps, started from the
+    constant's intercept), at ``n epsilon / log p`` in ``WIDE_FLOOR_RATIOS``, p = 300, 1000, 3000, epsilon 0.3 and
+    1, the ``floor-gcd`` study's four families; the gain over the constant predictor by family and value."""
+    rows = []
+    sizes = itertools.product(WIDE_FLOOR_RATIOS, (300, 1000, 3000), (0.3, 1.0), range(1 if quick else 2),
+                              ("sparse", "dense", "factor", "categorical"))
+    for band, p, eps, seed, family in sizes:
+        n, (Xtr, ytr, Xte, yte) = _floor_family(band, p, eps, seed, family, 37)
+        bounds = Bounds(-np.ones(p), np.ones(p))
+        constant = float(max(np.mean(yte), 1 - np.mean(yte)))
+        base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": family, "n eps / log p": band}
+        settings = [("constant", {"mechanism": "constant"}),
+                    ("dp-gcd warm", {"mechanism": "dp-gcd", "max_iter": auto.GCD_FEW_STEPS,
+                                     "mechanism_options": {"clipping_norm": "auto", "warm_start": True}})] + [
+            (f"dp-gd T={T}", {"mechanism": "dp-gd", "max_iter": T, "mechanism_options": {"clipping_norm": "auto"}})
+            for T in (20, 50, 200)]
+        for name, options in settings:
+            est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed, **options)
+            rows.append({**base, "setting": name,
+                         "gain": float(_quiet(est.fit, Xtr, ytr).score(Xte, yte)) - constant})
+        print(f"n={n} p={p} epsilon={eps} {family} seed={seed} done", flush=True)
     return rows
 
 
@@ -538,6 +574,85 @@ def study_selection_few(quick):
             m = _quiet(DPLasso(epsilon=eps, bounds=bounds, random_state=seed, loss=loss, **kw).fit, Xtr, ytr)
             rows.append({**base, "setting": name, "gain": float(r2_score(yte, m.predict(Xte))) - constant})
         print(f"n={n} p={p} epsilon={eps} {kind}/{fill} seed={seed} done", flush=True)
+    return rows
+
+
+GD_FEW_STEP_CHOICES = (10, 20, 50, 100, 200)
+"""The numbers of DP-GD steps that ``--study gd-steps-low`` compares."""
+
+GD_FEW_RATIOS = (60, 80, 100, 130, 160, 200, 250, 300, 400, 600, 1000, 2000)
+"""The values of ``n epsilon / log p`` of ``--study gd-steps-low``'s regressions (n set from them, p and epsilon)."""
+
+
+def study_gd_steps_low(quick):
+    """DP-GD's steps where the records are few for the budget (``n epsilon / log p`` from 30 to 3000, below and above
+    the floors): 10, 20, 50, 100 and 200 steps (automatic clipping norm, everything else the rule's) for least
+    squares on at most ``auto.FEW_LEAST_SQUARES`` features (planted dense and 3-sparse regressions, p 3-30, SNR 3,
+    features filling 30 % or all of their range, n set to reach each of ``GD_FEW_RATIOS`` at epsilon 0.3 and 1),
+    the logistic loss (p 10-100) and the hinge loss (p 10 and 100; the four
+    logistic families and the categorical one); the gain over the constant predictor (R^2 for least squares) by
+    family and band of ``n epsilon / log p``, and the noisy label mean's own gain (``constant``)."""
+    rows = []
+    grid = itertools.product(GD_FEW_RATIOS, (3, 5, 10, 20, 30), (0.3, 1.0), ("sparse", "dense"), (0.3, 1.0),
+                             range(1 if quick else 2))
+    for target, p, eps, kind, fill, seed in grid:
+        n = round(target * np.log(p) / eps)
+        ratio = n * eps / np.log(p)
+        k = min(3, p) if kind == "sparse" else p
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, k, 3.0, 23 * seed + n + p + k, fill=fill)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": f"regression {kind}/{fill}",
+                "n eps / log p": round(ratio)}
+        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+        settings = [("constant", {"mechanism": "constant"})] + [
+            (f"T={T}", {"mechanism": "dp-gd", "max_iter": T, "mechanism_options": {"clipping_norm": "auto"}})
+            for T in GD_FEW_STEP_CHOICES]
+        for name, kw in settings:
+            m = _quiet(DPLasso(epsilon=eps, bounds=bounds, random_state=seed, **kw).fit, Xtr, ytr)
+            rows.append({**base, "setting": name, "gain": float(r2_score(yte, m.predict(Xte))) - constant})
+        print(f"n={n} p={p} epsilon={eps} regression {kind}/{fill} seed={seed} done", flush=True)
+    sizes = [s for s in itertools.product((300, 1000, 3000, 10000), (10, 30, 100), (0.1, 0.3, 1.0))
+             if 30 <= s[0] * s[2] / np.log(s[1]) <= 3000]
+    for loss, estimator in (("logistic", DPLogisticRegression), ("hinge", DPLinearSVC)):
+        def settings(p):  # above both floors here: the rule's DP-GD with only its steps changed
+            return [(f"T={T}", {"max_iter": T}) for T in GD_FEW_STEP_CHOICES]
+
+        found = _logistic_gain_rows([s for s in sizes if loss == "logistic" or s[1] != 30], range(1 if quick else 2),
+                                    71, settings, estimator=estimator, families=LOGISTIC_FAMILIES + ["categorical"])
+        rows += [{**r, "family": f"{loss} {r['family']}"} for r in found]
+    return rows
+
+
+SECOND_FEW_RATIOS = (100, 115, 130, 145, 160, 190, 225, 250, 300, 400)
+"""The values of ``n epsilon / log p`` of ``--study second-steps-low`` (n set from them, p and epsilon)."""
+
+
+def study_second_steps_low(quick):
+    """The steps of the least-squares rule's second stage where the records are few for the budget (``n epsilon /
+    log p`` in ``SECOND_FEW_RATIOS``, below the floor too): the rule's two-stage options (the selection of
+    ``auto.least_squares_selection``) with 10, 20 or 50 DP-GD steps, and 5 features selected (where the rule takes
+    3) with 20, beside the constant predictor, on planted 5-
+    and 10-sparse regressions (SNR 3 and 10, features filling 30 % or all of their range), p 300 and 1000, epsilon
+    1; the R^2 gain over the training mean by family and band."""
+    rows = []
+    grid = itertools.product(SECOND_FEW_RATIOS, (300, 1000), (5, 10), (3.0, 10.0), (0.3, 1.0), range(1 if quick else 2))
+    for target, p, k, snr, fill, seed in grid:
+        n = round(target * np.log(p))
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, k, snr, 29 * seed + n + p + k, fill=fill)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        base = {"n": n, "p": p, "epsilon": 1.0, "seed": seed, "family": f"k={k} snr={snr:g} fill={fill}",
+                "n eps / log p": target}
+        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+        options = {key: v for key, v in auto.least_squares_selection(n, p, 1.0).items() if key != "n_iter"}
+        settings = [("constant", {"mechanism": "constant"})] + [
+            (f"T={T}", {"mechanism": "two-stage", "max_iter": T, "mechanism_options": options}) for T in (10, 20, 50)]
+        if options["sparsity"] == 3:
+            settings.append(("5 features T=20", {"mechanism": "two-stage", "max_iter": 20,
+                                                 "mechanism_options": {**options, "sparsity": 5}}))
+        for name, kw in settings:
+            m = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=seed, **kw).fit, Xtr, ytr)
+            rows.append({**base, "setting": name, "gain": float(r2_score(yte, m.predict(Xte))) - constant})
+        print(f"n={n} p={p} {base['family']} seed={seed} done", flush=True)
     return rows
 
 
@@ -910,7 +1025,8 @@ def main(argv=None):
                                         "logistic-mechanism", "logistic-wide", "steps-wide", "alpha",
                                         "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd", "large",
                                         "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
-                                        "fw-radius", "iht-step"],
+                                        "gd-steps-low", "second-steps-low", "floor-wide-gd", "fw-radius",
+                                        "iht-step"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -918,7 +1034,7 @@ def main(argv=None):
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
                       "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
-                      "fw-radius", "iht-step"):
+                      "gd-steps-low", "second-steps-low", "floor-wide-gd", "fw-radius", "iht-step"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -931,6 +1047,9 @@ def main(argv=None):
                            "hinge-step": (study_hinge_step, family_band_table),
                            "gd-steps": (study_gd_steps, family_band_table),
                            "selection-few": (study_selection_few, family_band_table),
+                           "gd-steps-low": (study_gd_steps_low, family_band_table),
+                           "second-steps-low": (study_second_steps_low, family_band_table),
+                           "floor-wide-gd": (study_floor_wide_gd, family_band_table),
                            "fw-radius": (study_fw_radius, band_table),
                            "iht-step": (study_iht_step, wide_table),
                            "logistic-wide": (study_logistic_wide, wide_table),

@@ -6,7 +6,8 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 
 - least squares (and the Huber loss) with a separable penalty: the constant predictor when
   ``n epsilon < FLOOR_LEAST_SQUARES log p``; otherwise DP-GD (its clipping norm set privately) on every feature
-  when there are at most ``FEW_LEAST_SQUARES`` of them, otherwise ``two-stage``: features selected by peeling (the
+  when there are at most ``FEW_LEAST_SQUARES`` of them (its steps growing with ``n epsilon / log p``:
+  ``LEAST_SQUARES_GD_STEPS``), otherwise ``two-stage``: features selected by peeling (the
   labels clipped at ``SELECTION_CLIP`` in the scores), then DP-GD (its clipping norm set privately) on them; how many
   and DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
 - the logistic loss with a separable penalty: on at most ``FEW`` features, the constant predictor when
@@ -19,8 +20,9 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
   subgradients (its clipping norm set privately), where the one-pass noisy SGD stayed within 0.01 of the constant
   (``--study hinge``), with the step ``D / (G sqrt(T))`` of subgradient descent's bound (``dp_gd.lipschitz_step``),
   ``D`` from ``HINGE_RADII`` below and from ``n epsilon = HINGE_BAND log p`` (``--study hinge-step``);
-- the rule's DP-GD in these three branches takes ``GD_STEPS`` steps, and ``GD_MANY_STEPS`` from
-  ``n epsilon = GD_MANY_BAND log p`` (``gd_steps``; ``--study gd-steps``);
+- the rule's DP-GD in the logistic and hinge branches takes ``GD_STEPS`` steps, and ``GD_MANY_STEPS`` from
+  ``n epsilon = GD_MANY_BAND log p`` (``gd_steps``; ``--study gd-steps``); on least squares, fewer below
+  ``n epsilon = 600 log p`` (``least_squares_steps``; ``--study gd-steps-low``);
 - a structured norm: DP-SGD (the prox of the whole norm), DP-GD when a label set bought privately composes with the
   fit in zCDP; any other loss: DP-GCD.
 
@@ -37,21 +39,25 @@ from .base import penalty_capabilities
 
 __all__ = ["FEW", "FEW_LEAST_SQUARES", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GCD_BAND",
            "GCD_FEW_STEPS", "GCD_MANY_BAND", "GCD_MANY_STEPS", "GD_MANY_BAND", "GD_MANY_STEPS", "GD_STEPS",
-           "HINGE_BAND", "HINGE_FLOOR", "HINGE_RADII", "ITERATIONS", "SELECTION_CLIP", "SPARSITY", "SPARSITY_STEPS",
-           "ALPHA", "RULE_ALPHA", "choose", "gd_steps", "least_squares_selection", "penalty_strength"]
+           "HINGE_BAND", "HINGE_FLOOR", "HINGE_RADII", "ITERATIONS", "LEAST_SQUARES_GD_STEPS", "SELECTION_CLIP",
+           "SPARSITY", "SPARSITY_STEPS",
+           "ALPHA", "RULE_ALPHA", "choose", "gd_steps", "least_squares_selection", "least_squares_steps",
+           "penalty_strength"]
 
 SPARSITY = 10
 """Features kept by the selection of the least-squares rule when the records are many for the budget."""
 
-SPARSITY_STEPS = ((225, 3, 0.7, 50), (350, 5, 0.7, 50), (600, SPARSITY, 0.7, 100), (math.inf, SPARSITY, 0.7, 200))
+SPARSITY_STEPS = ((160, 3, 0.7, 20), (225, 3, 0.7, 50), (350, 5, 0.7, 50), (600, SPARSITY, 0.7, 100),
+                  (math.inf, SPARSITY, 0.7, 200))
 """``(bound, sparsity, selection share, steps)``: below ``n epsilon = bound log p`` the least-squares rule selects
 ``sparsity`` features with ``selection share`` of the zCDP budget, then fits them with ``steps`` of DP-GD
-(measured: docs/defaults.md)."""
+(measured: docs/defaults.md; the 20 steps below 160 by ``--study second-steps-low``)."""
 
-FLOOR_FEW, FLOOR, FLOOR_LEAST_SQUARES = 8, 50, 160
+FLOOR_FEW, FLOOR, FLOOR_LEAST_SQUARES = 8, 50, 130
 """Below ``n epsilon = FLOOR_FEW log p`` (at most ``FEW`` features) or ``FLOOR log p`` (more) the logistic rule
 releases the constant predictor, below ``FLOOR_LEAST_SQUARES log p`` the least-squares rule (measured:
-docs/defaults.md)."""
+docs/defaults.md; the least-squares floor moved from 160 to 130 once DP-GD took 20 steps there,
+``--study gd-steps-low`` and ``second-steps-low``)."""
 
 FEW, GD_STEPS, ITERATIONS = 100, 200, 100
 """The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features, DP-GCD (``ITERATIONS`` steps, fewer
@@ -63,6 +69,13 @@ GD_MANY_BAND, GD_MANY_STEPS = 1000, 1000
 loss, least squares on at most ``FEW_LEAST_SQUARES``) takes ``GD_MANY_STEPS`` steps instead of ``GD_STEPS``: there
 1000 steps beat 200 in every band on the synthetic families, and below it 200 beat or tied with 1000
 (``--study gd-steps``, docs/defaults.md)."""
+
+LEAST_SQUARES_GD_STEPS = ((250, 20), (600, 100), (GD_MANY_BAND, GD_STEPS), (math.inf, GD_MANY_STEPS))
+"""``(bound, steps)``: below ``n epsilon = bound log p`` the least-squares rule's DP-GD on every feature takes
+``steps``. The noise of each step adds up in the last iterate along the directions the squared loss barely curves,
+so where the records are few for the budget many steps lose far more than they gain: at ``n epsilon / log p``
+100-200, 200 steps lost 0.35-3.7 of R^2 to the noisy label mean where 20 gained 0.08-0.19; from 250 to 600, 100 steps
+tie with or beat 200 (``--study gd-steps-low``, docs/defaults.md)."""
 
 FEW_LEAST_SQUARES = 30
 """Least squares (and the Huber loss) on at most ``FEW_LEAST_SQUARES`` features: DP-GD on all of them above the
@@ -109,6 +122,12 @@ def gd_steps(ratio):
     """The rule's number of DP-GD steps at ``n epsilon / log p = ratio``: ``GD_STEPS``, or ``GD_MANY_STEPS`` from
     ``GD_MANY_BAND``."""
     return GD_MANY_STEPS if ratio >= GD_MANY_BAND else GD_STEPS
+
+
+def least_squares_steps(ratio):
+    """DP-GD's steps under the least-squares rule on at most ``FEW_LEAST_SQUARES`` features at
+    ``n epsilon / log p = ratio`` (``LEAST_SQUARES_GD_STEPS``; ``gd_steps`` from ``GD_MANY_BAND``)."""
+    return next(steps for bound, steps in LEAST_SQUARES_GD_STEPS if ratio < bound)
 
 
 def penalty_strength(loss, penalty):
@@ -200,7 +219,7 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
     if regression and separable:
         kind = "least squares" if name == "squared" else "the Huber loss"
         if p <= FEW_LEAST_SQUARES:
-            steps = gd_steps(ratio)
+            steps = least_squares_steps(ratio)
             return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
                     f"{kind} on {p} features, n epsilon / log p = {ratio:.3g}: DP-GD on all of them, {steps} steps, "
                     "automatic clipping norm")
