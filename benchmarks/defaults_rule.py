@@ -656,6 +656,51 @@ def study_second_steps_low(quick):
     return rows
 
 
+def study_structured(quick):
+    """Which mechanism for a structured norm (``penalty="group-l2"`` on groups of 5 features, ``"linf"``): the rule's
+    DP-SGD (its defaults) against DP-GD with the proximal step of the whole norm and the rule's steps for the loss
+    (``auto.least_squares_steps``, ``auto.gd_steps``) and automatic clipping norm, on planted regressions (3 or p
+    informative features, SNR 3, features filling 30 % or all of their range; p 10 and 30) and the four logistic
+    families (p 10 and 30), n 1000-20000, epsilon 0.3-3; the gain over the constant predictor (R^2 for least
+    squares) by family and band of ``n epsilon / log p``."""
+    from dpsparse import DPLinearRegression
+
+    rows = []
+    grid = itertools.product((1000, 5000, 20000), (10, 30), (0.3, 1.0, 3.0), ("group-l2", "linf"),
+                             range(1 if quick else 2))
+    for n, p, eps, penalty, seed in grid:
+        ratio = n * eps / np.log(p)
+        groups = [list(range(i, i + 5)) for i in range(0, p, 5)] if penalty == "group-l2" else None
+        common = {"penalty": penalty, "groups": groups, "random_state": seed, "epsilon": eps}
+        for kind, fill in itertools.product(("sparse", "dense"), (0.3, 1.0)):
+            k = 3 if kind == "sparse" else p
+            Xtr, ytr, Xte, yte, _, half = regression_family(n, p, k, 3.0, 41 * seed + n + p + k, fill=fill)
+            bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+            constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+            base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": f"regression {kind}/{fill} {penalty}",
+                    "n eps / log p": round(ratio)}
+            gd = {"mechanism": "dp-gd", "max_iter": auto.least_squares_steps(ratio),
+                  "mechanism_options": {"clipping_norm": "auto"}}
+            for name, kw in (("dp-sgd (rule)", {}), ("dp-gd", gd)):
+                m = _quiet(DPLinearRegression(bounds=bounds, **common, **kw).fit, Xtr, ytr)
+                rows.append({**base, "setting": name, "gain": float(r2_score(yte, m.predict(Xte))) - constant})
+        for family in LOGISTIC_FAMILIES:
+            k, fill, factor = family
+            Xtr, ytr, Xte, yte = logistic_family(n, p, p if k == "dense" else max(k, 1), fill,
+                                                 1000 * seed + n + p + 43, factor=factor)
+            constant = float(max(np.mean(yte), 1 - np.mean(yte)))
+            base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": f"logistic {k}/{fill}/{factor} {penalty}",
+                    "n eps / log p": round(ratio)}
+            gd = {"mechanism": "dp-gd", "max_iter": auto.gd_steps(ratio),
+                  "mechanism_options": {"clipping_norm": "auto"}}
+            for name, kw in (("dp-sgd (rule)", {}), ("dp-gd", gd)):
+                est = DPLogisticRegression(bounds=Bounds(-np.ones(p), np.ones(p)), classes=[0, 1], **common, **kw)
+                accuracy = float(_quiet(est.fit, Xtr, ytr).score(Xte, yte))
+                rows.append({**base, "setting": name, "gain": accuracy - constant})
+        print(f"n={n} p={p} epsilon={eps} {penalty} seed={seed} done", flush=True)
+    return rows
+
+
 def family_band_table(rows):
     """Mean gain over the constant predictor of each setting per band of ``n epsilon / log p`` (edges 30, 100, 300,
     1000), over every family and per family."""
@@ -1025,8 +1070,8 @@ def main(argv=None):
                                         "logistic-mechanism", "logistic-wide", "steps-wide", "alpha",
                                         "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd", "large",
                                         "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
-                                        "gd-steps-low", "second-steps-low", "floor-wide-gd", "fw-radius",
-                                        "iht-step"],
+                                        "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured",
+                                        "fw-radius", "iht-step"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1034,7 +1079,8 @@ def main(argv=None):
     if args.study in ("floor", "floor-regression", "steps", "sparsity", "second-steps", "band", "logistic-mechanism",
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
                       "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
-                      "gd-steps-low", "second-steps-low", "floor-wide-gd", "fw-radius", "iht-step"):
+                      "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured", "fw-radius",
+                      "iht-step"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -1050,6 +1096,7 @@ def main(argv=None):
                            "gd-steps-low": (study_gd_steps_low, family_band_table),
                            "second-steps-low": (study_second_steps_low, family_band_table),
                            "floor-wide-gd": (study_floor_wide_gd, family_band_table),
+                           "structured": (study_structured, family_band_table),
                            "fw-radius": (study_fw_radius, band_table),
                            "iht-step": (study_iht_step, wide_table),
                            "logistic-wide": (study_logistic_wide, wide_table),

@@ -117,11 +117,30 @@ def test_dplasso_on_five_features_with_few_records_for_the_budget_beats_the_labe
 
 def test_with_a_private_label_set_a_structured_norm_takes_a_mechanism_calibrated_in_zcdp():
     """The label set bought privately composes with the fit in zCDP, which DP-SGD's subsampled steps lack."""
-    penalty = norms.build_penalty("group-l2", 1e-3, 30, True, [list(range(30))])
-    name, options, reason = auto.choose(losses.Logistic(), penalty, 400, 30, 1.0, zcdp=True)
+    penalty = norms.build_penalty("group-l2", 1e-3, 300, True, [list(range(300))])
+    name, options, reason = auto.choose(losses.Logistic(), penalty, 400, 300, 1.0, zcdp=True)
     assert name == "dp-gd" and REGISTRY[name].zcdp_calibration and "label set bought privately" in reason
     REGISTRY[name].resolve_options(options)
-    assert auto.choose(losses.Logistic(), penalty, 400, 30, 1.0)[0] == "dp-sgd"
+    assert auto.choose(losses.Logistic(), penalty, 400, 300, 1.0)[0] == "dp-sgd"
+
+
+@pytest.mark.parametrize("loss,penalty,n,p,expected,steps", [
+    (losses.Squared(1.0), "group-l2", 5000, 20, "dp-gd", 1000),  # n epsilon / log p = 1669
+    (losses.Huber(1.0), "linf", 1000, 20, "dp-gd", 100),  # 334
+    (losses.Squared(1.0), "linf", 300, 20, "constant", None),  # 100: below the least-squares floor (130)
+    (losses.Logistic(), "linf", 2000, 30, "dp-gd", 200),  # 588
+    (losses.Logistic(), "group-l2", 5000, 100, "dp-gd", 1000),  # 1086
+    (losses.Logistic(), "group-l2", 20, 100, "constant", None),  # 4.3: below the few features' floor (8)
+    (losses.Squared(1.0), "group-l2", 5000, 31, "dp-sgd", None),  # more than 30 features
+    (losses.Logistic(), "linf", 5000, 101, "dp-sgd", None),  # more than 100
+    (losses.Hinge(), "linf", 5000, 20, "dp-gd", 1000),  # the hinge rule, whatever the norm
+])
+def test_a_structured_norm_on_few_features_takes_dp_gd_with_the_separable_rules_floor_and_steps(loss, penalty, n, p,
+                                                                                              expected, steps):
+    groups = [list(range(i, min(i + 5, p))) for i in range(0, p, 5)] if penalty == "group-l2" else None
+    name, options, reason = auto.choose(loss, norms.build_penalty(penalty, 1e-3, p, True, groups), n, p, 1.0)
+    assert name == expected and options.get("n_iter") == steps
+    REGISTRY[name].resolve_options(options)
 
 
 @pytest.mark.parametrize("make,fit_kw,expected", [

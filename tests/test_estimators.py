@@ -267,7 +267,8 @@ def test_structured_penalties_with_dp_sgd(penalty, groups):
     with pytest.raises(ValueError, match="separable"):
         DPLinearRegression(penalty=penalty, groups=groups, bounds=bounds, mechanism="dp-gcd").fit(X, y)
     default = DPLinearRegression(penalty=penalty, groups=groups, bounds=bounds, random_state=0).fit(X, y)
-    assert default.privacy_report_.mechanism == "dp-sgd"  # mechanism="auto": the prox of the whole norm
+    assert default.privacy_report_.mechanism == "dp-gd"  # mechanism="auto": the prox of the whole norm, few features
+    assert "structured norm on 10 features" in default.privacy_report_.noise["mechanism chosen (mechanism='auto')"]
 
 
 def test_invalid_groups_are_refused_before_the_data_is_touched():
