@@ -522,3 +522,15 @@ def test_a_small_epsilon_fits_with_its_guarantee(epsilon):
         est = DPLogisticRegression(epsilon=epsilon, bounds=data.Bounds(-1.0, 1.0), classes=[0, 1]).fit(X, y)
     report = est.privacy_report_
     assert report.guarantee_holds and report.accountant_epsilon <= epsilon * (1 + 1e-9)
+
+
+def test_an_l1_ratio_that_the_penalty_ignores_warns():
+    X = np.random.default_rng(0).uniform(-1, 1, (600, 5))
+    y = (X[:, 0] > 0).astype(int)
+    bounds = data.Bounds(-1.0, 1.0)
+    with pytest.warns(UserWarning, match="l1_ratio=0.9 is used only with penalty='elasticnet'; penalty='l1'"):
+        DPLogisticRegression(l1_ratio=0.9, bounds=bounds, classes=[0, 1], max_iter=5).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        DPLogisticRegression(l1_ratio=0.9, penalty="elasticnet", bounds=bounds, classes=[0, 1], max_iter=5).fit(X, y)
+        DPLasso(bounds=data.Bounds(-1.0, 1.0, -2.0, 2.0), max_iter=5).fit(X, X[:, 0])

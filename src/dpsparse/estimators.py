@@ -591,6 +591,10 @@ class _DPLinearModel(BaseEstimator):
                 raise ValueError(f"{name} must be a number in {allowed}, got {value!r}")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
+        params = self.get_params(deep=False)  # DPElasticNet and DPLasso take no penalty parameter
+        if params.get("penalty", "elasticnet") != "elasticnet" and params.get("l1_ratio", 0.5) != 0.5:
+            warnings.warn(f"l1_ratio={self.l1_ratio!r} is used only with penalty='elasticnet'; "
+                          f"penalty={self.penalty!r} ignores it", UserWarning, stacklevel=3)
         if self.noise not in NOISE_BACKENDS:
             raise ValueError(f"noise must be one of {', '.join(NOISE_BACKENDS)}, got {self.noise!r}")
         if self.mechanism_options is not None and not isinstance(self.mechanism_options, dict):
@@ -744,7 +748,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         dp-sgd, dp-gd, one-pass-sgd, output, objective, dual-fw; its ball: fw): DP-GCD and DP-CD
         refuse them.
     l1_ratio : float in [0, 1]
-        Used when ``penalty="elasticnet"``.
+        Used when ``penalty="elasticnet"``; set to another value than its default with another penalty, it warns
+        (UserWarning) that the penalty ignores it.
     groups : list of lists of column indices, dict, str (JSON file) or None
         Groups of the group penalties (format in docs/norms.md).
     mechanism : str

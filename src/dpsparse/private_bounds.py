@@ -121,7 +121,8 @@ def tail_share(n, epsilon_q, k):
     if error / n > MAX_TAIL:
         raise ValueError(
             f"bounds='private': declare public bounds instead (Bounds(feature_low=[...], feature_high=[...]) or "
-            f"--bounds FILE: each feature's range from its documentation, docs/bounds.md): {n} records are too "
+            f"--bounds FILE: each feature's range from its documentation, docs/bounds.md; after DPStandardScaler, "
+            f"Bounds(-clip, clip), its output's range): {n} records are too "
             f"few to buy its {k} private quantiles with this share of the budget, which would need about "
             f"{math.ceil(error / MAX_TAIL):,} records (epsilon {epsilon_q:.3g} a selection: each could land "
             f"{error:.0f} records away from its quantile); or raise bounds_share (--bounds-share) or epsilon, or "
