@@ -500,6 +500,23 @@ def study_logistic_cd(quick):
                                families=LOGISTIC_FAMILIES + ["categorical"])
 
 
+def study_gd_warm(quick):
+    """The logistic rule's DP-GD on at most ``auto.FEW`` features started from the constant predictor's intercept
+    (``warm_start``: a noisy label mean, 5 % of the zCDP budget, shrunk towards 0 by twice its noise; DP-GCD's)
+    against its cold start, ``auto.GD_STEPS`` steps and automatic clipping norm, between the floor and
+    ``n epsilon = GD_MANY_BAND log p``; the gain over the constant predictor on the four logistic families and the
+    categorical one (classes about 75 / 25)."""
+    def settings(p):
+        return [(f"dp-gd {'warm' if warm else 'cold'}",
+                 {"mechanism": "dp-gd", "max_iter": auto.GD_STEPS,
+                  "mechanism_options": {"clipping_norm": "auto", "warm_start": warm}}) for warm in (False, True)]
+
+    sizes = itertools.product((300, 1000, 5000), (10, 30, 100), (0.1, 0.3, 1.0))
+    return _logistic_gain_rows(sizes, range(1 if quick else 2), 89, settings,
+                               keep=lambda n, p, eps: auto.FLOOR_FEW <= n * eps / np.log(p) < auto.GD_MANY_BAND,
+                               families=LOGISTIC_FAMILIES + ["categorical"])
+
+
 def study_hinge(quick):
     """Which mechanism for the hinge loss (``DPLinearSVC``): the one-pass noisy SGD (the rule's choice before this
     study), DP-GD with its automatic clipping norm and ``auto.GD_STEPS`` steps (subgradients), and DP-SGD with its
@@ -1085,7 +1102,7 @@ def main(argv=None):
                                         "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd", "large",
                                         "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                                         "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured",
-                                        "logistic-cd", "fw-radius", "iht-step"],
+                                        "logistic-cd", "gd-warm", "fw-radius", "iht-step"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1094,7 +1111,7 @@ def main(argv=None):
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
                       "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                       "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured", "logistic-cd",
-                      "fw-radius", "iht-step"):
+                      "gd-warm", "fw-radius", "iht-step"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -1112,6 +1129,7 @@ def main(argv=None):
                            "floor-wide-gd": (study_floor_wide_gd, family_band_table),
                            "structured": (study_structured, family_band_table),
                            "logistic-cd": (study_logistic_cd, family_band_table),
+                           "gd-warm": (study_gd_warm, family_band_table),
                            "fw-radius": (study_fw_radius, band_table),
                            "iht-step": (study_iht_step, wide_table),
                            "logistic-wide": (study_logistic_wide, wide_table),

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from ..accounting import Ledger, calibrate
-from .base import Mechanism, Plan
+from .base import Mechanism, Option, Plan
 
 SOURCE = ("the Gaussian mechanism on the label mean (Dwork & Roth 2014, Theorem A.1), calibrated by the PLD "
           "accountant (Balle & Wang, ICML 2018), or the Laplace mechanism (Dwork, McSherry, Nissim & Smith 2006) "
@@ -73,6 +73,17 @@ def intercept(mean, classification):
 WARM_SHRINK = 2.0
 """The warm start's noisy label mean is shrunk towards 0 by this many standard deviations of its noise (a soft
 threshold, post-processing): only a label set clearly away from balance moves the start's intercept."""
+
+
+WARM_OPTION = Option("warm_start", "bool", False, "start from the constant predictor's intercept (a noisy label "
+                     "mean, its own share of the budget)")
+"""The option ``warm_start`` of the iterative mechanisms that take it (DP-GCD, DP-GD)."""
+
+
+def warm_details(multiplier, share):
+    """The report's line on the warm start: its release and its share of the zCDP budget."""
+    return (f"the intercept of the constant predictor (the noisy label mean, Gaussian, multiplier {multiplier:.4g}, "
+            f"{share:g} of the zCDP budget)")
 
 
 def warm_start(design, multiplier, loss, noise):

@@ -452,8 +452,7 @@ def _plan(info):
                                f"{m_auto:.4g}, {SHARE:g} of the zCDP budget); each noise scale is the one per unit "
                                "of the threshold times the released threshold")
     if m_warm is not None:
-        details["warm start"] = (f"the intercept of the constant predictor (the noisy label mean, Gaussian, "
-                                 f"multiplier {m_warm:.4g}, {SHARE:g} of the zCDP budget)")
+        details["warm start"] = constant.warm_details(m_warm, SHARE)
     return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
                 iterations=n_iter, details=details, params=params,
                 miss_reason=" once the non-monotone report-noisy-max is accounted for")
@@ -497,8 +496,7 @@ MECHANISM = Mechanism(
                low=0.0, low_open=True, auto=True,
                default_help="'auto' in the estimators and the CLI for the logistic loss; else sup|f'| b_j, which "
                             "clips nothing"),
-        Option("warm_start", "bool", False, "start from the constant predictor's intercept (a noisy label mean, "
-               "its own share of the budget)"),
+        constant.WARM_OPTION,
     ),
     calibrations=CALIBRATIONS,
     loss_needs=("smooth", "Lipschitz"),

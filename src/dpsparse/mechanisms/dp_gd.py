@@ -14,7 +14,9 @@ so each step is a Gaussian mechanism of sensitivity ``2 C``; the ``T`` steps com
 (``Ledger.gaussian``: Gaussian DP composition, exact for Gaussian-only ledgers), and the
 tight calibration finds the smallest ``sigma``. With ``clipping_norm="auto"`` (the default) ``C`` is
 released first (``dp_sgd.auto_clipping_norm``: a Gaussian release of sensitivity 1, ``SHARE`` of the zCDP
-budget, composed in the same ledger) and every step's noise is ``sigma / C`` times it. The data is read
+budget, composed in the same ledger) and every step's noise is ``sigma / C`` times it. With ``warm_start`` the run
+starts from the constant predictor's intercept, a Gaussian release of the label mean with another ``SHARE``
+(``constant.warm_start``, as DP-GCD's), composed before the steps too. The data is read
 only through the sum over rows, so the same run works chunk by chunk on a dask array (docs/scale.md): the
 noise is drawn once per step, on the client, after the reduction.
 """
@@ -28,7 +30,8 @@ import numpy as np
 
 from ..accounting import calibrate
 from ..distributed import is_dask, labels, row_sum
-from ._common import ledger_after, row_norms, share_multiplier
+from . import constant
+from ._common import SHARE, ledger_after, row_norms, share_multiplier
 from .auto import GD_STEPS
 from .base import Mechanism, Option, Plan, n_iter_option
 from .direct import call_direct
@@ -83,7 +86,8 @@ def _plan(info):
     o = info.options
     C, eta = clipping_and_step(info, "dp-gd")
     m_auto = share_multiplier(info) if C == "auto" else None
-    before = () if m_auto is None else (m_auto,)
+    m_warm = share_multiplier(info) if o["warm_start"] else None
+    before = tuple(m for m in (m_auto, m_warm) if m is not None)
     multiplier = _multiplier(o["n_iter"], info.epsilon, info.delta, info.zcdp, before)
     ledger = _ledger(multiplier, o["n_iter"], before)
     if o["learning_rate"] is None and not np.isfinite(info.loss.smoothness):  # None: from the released C
@@ -93,9 +97,12 @@ def _plan(info):
                    f"{o['step_radius']:g} / (C sqrt(T (1 + 4 p m^2 / n^2))), m the noise multiplier (subgradient "
                    "steps on a loss without smoothness)"),
                **noise_details(multiplier, C, m_auto, 2.0, info.row_norm)}
+    if m_warm is not None:
+        details["warm start"] = constant.warm_details(m_warm, SHARE)
     return Plan(ledger=ledger, accountant_epsilon=ledger.epsilon(info.delta), accountant=ledger.accountant,
                 iterations=o["n_iter"], details=details,
-                params={"C": C, "eta": eta, "multiplier": multiplier, "auto_multiplier": m_auto})
+                params={"C": C, "eta": eta, "multiplier": multiplier, "auto_multiplier": m_auto,
+                        "warm_multiplier": m_warm})
 
 
 def _clipped_sum(X, y, w, loss, C, norms):
@@ -117,7 +124,8 @@ def _run(design, plan, noise, callback):
     if eta is None:
         eta = plan.record("learning rate", lipschitz_step(C, q["multiplier"], n, design.p, info.options["n_iter"],
                                                           info.options["step_radius"]))
-    w = np.zeros(design.p)
+    w0 = None if q["warm_multiplier"] is None else constant.warm_start(design, q["warm_multiplier"], info.loss, noise)
+    w = np.zeros(design.p) if w0 is None else w0
     norms = None if is_dask(X) else row_norms(X)
     for t in range(info.options["n_iter"]):
         total = _clipped_sum(X, y, w, info.loss, C, norms)
@@ -143,6 +151,7 @@ MECHANISM = Mechanism(
                "D / (C sqrt(T (1 + 4 p m^2 / n^2))): the model norm of subgradient descent's bound",
                low=0.0, low_open=True,
                default_help="10; under mechanism 'auto', 3 below n epsilon = 100 log p"),
+        constant.WARM_OPTION,
     ),
     calibrations=("tight",),
     loss_needs=(),
