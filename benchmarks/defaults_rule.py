@@ -732,6 +732,30 @@ def study_structured(quick):
     return rows
 
 
+def study_second_steps_many(quick):
+    """The steps of the least-squares rule's second stage where the records are many for the budget (``n epsilon /
+    log p`` from 600, where the rule selects ``auto.SPARSITY`` features and fits them with 200 DP-GD steps): 200,
+    500 and 1000 steps, on planted 5- and 10-sparse regressions (SNR 3 and 30, features filling 30 % or all of their
+    range), n 5000 and 20000, p 300 and 1000, epsilon 1 and 3; the R^2 gain over the training mean by family and
+    band."""
+    rows = []
+    grid = itertools.product((5000, 20000), (300, 1000), (1.0, 3.0), (5, 10), (3.0, 30.0), (0.3, 1.0),
+                             range(1 if quick else 2))
+    for n, p, eps, k, snr, fill, seed in grid:
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, k, snr, 53 * seed + n + p + k, fill=fill)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": f"k={k} snr={snr:g} fill={fill}",
+                "n eps / log p": round(n * eps / np.log(p))}
+        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+        options = {key: v for key, v in auto.least_squares_selection(n, p, eps).items() if key != "n_iter"}
+        for T in (200, 500, 1000):
+            m = _quiet(DPLasso(epsilon=eps, bounds=bounds, random_state=seed, mechanism="two-stage", max_iter=T,
+                               mechanism_options=options).fit, Xtr, ytr)
+            rows.append({**base, "setting": f"T={T}", "gain": float(r2_score(yte, m.predict(Xte))) - constant})
+        print(f"n={n} p={p} epsilon={eps} {base['family']} seed={seed} done", flush=True)
+    return rows
+
+
 def family_band_table(rows):
     """Mean gain over the constant predictor of each setting per band of ``n epsilon / log p`` (edges 30, 100, 300,
     1000), over every family and per family."""
@@ -1102,7 +1126,8 @@ def main(argv=None):
                                         "alpha-regression", "steps-band", "start-imbalanced", "floor-gcd", "large",
                                         "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                                         "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured",
-                                        "logistic-cd", "gd-warm", "fw-radius", "iht-step"],
+                                        "logistic-cd", "gd-warm", "second-steps-many", "fw-radius",
+                                        "iht-step"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1111,7 +1136,7 @@ def main(argv=None):
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
                       "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                       "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured", "logistic-cd",
-                      "gd-warm", "fw-radius", "iht-step"):
+                      "gd-warm", "second-steps-many", "fw-radius", "iht-step"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -1130,6 +1155,7 @@ def main(argv=None):
                            "structured": (study_structured, family_band_table),
                            "logistic-cd": (study_logistic_cd, family_band_table),
                            "gd-warm": (study_gd_warm, family_band_table),
+                           "second-steps-many": (study_second_steps_many, family_band_table),
                            "fw-radius": (study_fw_radius, band_table),
                            "iht-step": (study_iht_step, wide_table),
                            "logistic-wide": (study_logistic_wide, wide_table),

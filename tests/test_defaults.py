@@ -219,6 +219,7 @@ def test_the_rules_dp_gcd_starts_from_the_noisy_label_mean_and_reports_it():
     (2000, 1.0, 5, 50),  # 290
     (5000, 0.5, 10, 100),  # 362: 10 features, 100 DP-GD steps
     (5000, 1.0, 10, 200),  # 724: the planted Lasso of the targets
+    (20000, 1.0, 10, 1000),  # 2895: 1000 DP-GD steps from 1000
 ])
 def test_the_least_squares_rule_selects_fewer_features_when_records_are_few(n, epsilon, sparsity, steps):
     name, options, reason = auto.choose(losses.Squared(1.0), norms.build_penalty("l1", 1e-3, 1000, True), n, 1000,

@@ -49,11 +49,18 @@ __all__ = ["FEW", "FEW_LEAST_SQUARES", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARE
 SPARSITY = 10
 """Features kept by the selection of the least-squares rule when the records are many for the budget."""
 
+GD_MANY_BAND, GD_MANY_STEPS = 1000, 1000
+"""From ``n epsilon = GD_MANY_BAND log p`` the rule's DP-GD (the logistic loss on at most ``FEW`` features, the hinge
+loss, least squares on at most ``FEW_LEAST_SQUARES`` and the second stage of its selection beyond) takes
+``GD_MANY_STEPS`` steps instead of ``GD_STEPS``: there 1000 steps beat 200 in every band on the synthetic families,
+and below it 200 beat or tied with 1000 (``--study gd-steps``, ``--study second-steps-many``, docs/defaults.md)."""
+
 SPARSITY_STEPS = ((160, 3, 0.7, 20), (225, 3, 0.7, 50), (350, 5, 0.7, 50), (600, SPARSITY, 0.7, 100),
-                  (math.inf, SPARSITY, 0.7, 200))
+                  (GD_MANY_BAND, SPARSITY, 0.7, 200), (math.inf, SPARSITY, 0.7, GD_MANY_STEPS))
 """``(bound, sparsity, selection share, steps)``: below ``n epsilon = bound log p`` the least-squares rule selects
 ``sparsity`` features with ``selection share`` of the zCDP budget, then fits them with ``steps`` of DP-GD
-(measured: docs/defaults.md; the 20 steps below 160 by ``--study second-steps-low``)."""
+(measured: docs/defaults.md; the 20 steps below 160 by ``--study second-steps-low``, the 1000 from
+``GD_MANY_BAND`` by ``--study second-steps-many``)."""
 
 FLOOR_FEW, FLOOR, FLOOR_LEAST_SQUARES = 8, 50, 130
 """Below ``n epsilon = FLOOR_FEW log p`` (at most ``FEW`` features) or ``FLOOR log p`` (more) the logistic rule
@@ -65,12 +72,6 @@ FEW, GD_STEPS, ITERATIONS = 100, 200, 100
 """The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features, DP-GCD (``ITERATIONS`` steps, fewer
 below ``GCD_BAND``) on more; the least-squares rule: DP-GD (``GD_STEPS`` steps) on at most
 ``FEW_LEAST_SQUARES`` features (measured: docs/defaults.md)."""
-
-GD_MANY_BAND, GD_MANY_STEPS = 1000, 1000
-"""From ``n epsilon = GD_MANY_BAND log p`` the rule's DP-GD (the logistic loss on at most ``FEW`` features, the hinge
-loss, least squares on at most ``FEW_LEAST_SQUARES``) takes ``GD_MANY_STEPS`` steps instead of ``GD_STEPS``: there
-1000 steps beat 200 in every band on the synthetic families, and below it 200 beat or tied with 1000
-(``--study gd-steps``, docs/defaults.md)."""
 
 LEAST_SQUARES_GD_STEPS = ((250, 20), (600, 100), (GD_MANY_BAND, GD_STEPS), (math.inf, GD_MANY_STEPS))
 """``(bound, steps)``: below ``n epsilon = bound log p`` the least-squares rule's DP-GD on every feature takes
