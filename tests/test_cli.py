@@ -960,3 +960,15 @@ def test_the_summary_names_a_privately_selected_label_set(tmp_path, capsys):
                  "--out", str(tmp_path / "m.json")]) == 0
     out = capsys.readouterr().out
     assert "classes             0, 1: selected privately inside the budget" in out
+
+
+def test_a_noisy_mean_squared_error_clipped_at_zero_says_so():
+    """The private score's noisy mean squared errors are clipped at 0 (post-processing): the terminal must not read
+    as a perfect model there."""
+    from dpsparse.cli import _score_line
+
+    score = {"metric": "r2", "records": 125, "unreliable": True, "model": -3.0, "model_sd": 9.0, "model_mse": 0.0,
+             "mse_sd": 91.0, "constant_mse": 24.74, "constant_mse_sd": 94.0}
+    line = _score_line(score)
+    assert "mean squared error 0 (its noisy value fell below 0 and was clipped: the noise dominates)" in line
+    assert "constant predictor's 24.74" in line
