@@ -247,15 +247,20 @@ FLOOR_BANDS = (10, 15, 20, 30, 40, 50, 70, 100, 200, 400)
 """Values of ``n epsilon / log p`` of the ``floor-gcd`` study (n set from them)."""
 
 
-def _floor_family(band, p, eps, seed, family, salt):
-    """The floor studies' data: n from ``n epsilon / log p = band``, then the family's draw (``"sparse"``: 5
-    informative features, classes about 75 / 25; ``"dense"``; ``"factor"``; ``"categorical"``)."""
-    n = int(round(band * np.log(p) / eps))
-    data_seed = salt * seed + n + p
-    if family == "categorical":
-        return n, categorical_family(n, p, data_seed)
-    k, offset = (5, 3.0) if family == "sparse" else (p, 1.0)
-    return n, logistic_family(n, p, k, 1.0, data_seed, offset=offset, factor=family == "factor")
+def _floor_problems(bands, seeds, salt):
+    """The floor studies' problems: for each ``n epsilon / log p`` in ``bands``, p = 300, 1000, 3000, epsilon 0.3 and
+    1, each seed and family (``"sparse"``: 5 informative features, classes about 75 / 25; ``"dense"``; ``"factor"``;
+    ``"categorical"``), n set from the band: ``(band, p, eps, seed, family, n, (Xtr, ytr, Xte, yte))``."""
+    for band, p, eps, seed, family in itertools.product(bands, (300, 1000, 3000), (0.3, 1.0), seeds,
+                                                        ("sparse", "dense", "factor", "categorical")):
+        n = int(round(band * np.log(p) / eps))
+        data_seed = salt * seed + n + p
+        if family == "categorical":
+            yield band, p, eps, seed, family, n, categorical_family(n, p, data_seed)
+            continue
+        k, offset = (5, 3.0) if family == "sparse" else (p, 1.0)
+        yield band, p, eps, seed, family, n, logistic_family(n, p, k, 1.0, data_seed, offset=offset,
+                                                             factor=family == "factor")
 
 
 def study_floor_gcd(quick):
@@ -265,10 +270,8 @@ def study_floor_gcd(quick):
     ``floor`` study's three families (5 informative features with classes about 75 / 25, every feature informative
     about 60 / 40, the latent factor) and the categorical one (about 75 / 25)."""
     rows = []
-    sizes = itertools.product(FLOOR_BANDS, (300, 1000, 3000), (0.3, 1.0), range(2 if quick else 4),
-                              ("sparse", "dense", "factor", "categorical"))
-    for band, p, eps, seed, family in sizes:
-        n, (Xtr, ytr, Xte, yte) = _floor_family(band, p, eps, seed, family, 31)
+    for band, p, eps, seed, family, n, (Xtr, ytr, Xte, yte) in _floor_problems(FLOOR_BANDS, range(2 if quick else 4),
+                                                                               31):
         bounds = Bounds(-np.ones(p), np.ones(p))
         base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": family, "n eps / log p": band}
         for name, options in (("dp-gcd", {"mechanism": "dp-gcd", "max_iter": auto.GCD_FEW_STEPS,
@@ -292,10 +295,8 @@ def study_floor_wide_gd(quick):
     constant's intercept), at ``n epsilon / log p`` in ``WIDE_FLOOR_RATIOS``, p = 300, 1000, 3000, epsilon 0.3 and
     1, the ``floor-gcd`` study's four families; the gain over the constant predictor by family and value."""
     rows = []
-    sizes = itertools.product(WIDE_FLOOR_RATIOS, (300, 1000, 3000), (0.3, 1.0), range(1 if quick else 2),
-                              ("sparse", "dense", "factor", "categorical"))
-    for band, p, eps, seed, family in sizes:
-        n, (Xtr, ytr, Xte, yte) = _floor_family(band, p, eps, seed, family, 37)
+    for band, p, eps, seed, family, n, (Xtr, ytr, Xte, yte) in _floor_problems(WIDE_FLOOR_RATIOS,
+                                                                               range(1 if quick else 2), 37):
         bounds = Bounds(-np.ones(p), np.ones(p))
         constant = float(max(np.mean(yte), 1 - np.mean(yte)))
         base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": family, "n eps / log p": band}
