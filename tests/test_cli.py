@@ -169,6 +169,21 @@ def test_bad_bounds_and_model_files_are_clear_errors(tmp_path, capsys):
     assert f"bounds file {str(bad)!r}: could not convert" in capsys.readouterr().err
 
 
+def test_the_data_file_may_be_the_positional_argument(tmp_path, capsys):
+    path = tmp_path / "d.csv"
+    rng = np.random.default_rng(0)
+    path.write_text("a,y\n" + "".join(f"{v:.3f},{int(v > 0)}\n" for v in rng.uniform(-1, 1, 200)))
+    out = tmp_path / "m.json"
+    assert main(["fit", str(path), "--target", "y", "--classes", "0,1", "--bounds-from-data", "--out", str(out)]) == 0
+    assert "200 training records" in capsys.readouterr().out
+    assert main(["predict", "--model", str(out), str(path), "--target", "y", "--out", str(tmp_path / "p.csv")]) == 0
+    assert len((tmp_path / "p.csv").read_text().splitlines()) == 200  # one prediction a record
+    assert main(["fit", str(path), "--data", str(tmp_path / "other.csv"), "--target", "y"]) == 2
+    assert "two data files" in capsys.readouterr().err
+    assert main(["predict", "--model", str(out)]) == 2
+    assert "needs the data: a file name, or --data FILE" in capsys.readouterr().err
+
+
 def test_predict_notes_an_svmlight_file_that_looks_like_another_dataset(tmp_path, capsys):
     model = tmp_path / "m.json"
     assert main(["fit", "--out", str(model)]) == 0  # breast cancer: 30 features, classes 0 and 1
@@ -421,7 +436,9 @@ def test_fit_without_bounds_says_the_guarantee_does_not_hold(tmp_path, capsys):
     path.write_text("\n".join(lines) + "\n")
     assert main(["fit", "--data", str(path), "--n-features", "2", "--classes=-1,1", "--out",
                  str(tmp_path / "m.json")]) == 2  # too few
-    assert "too few to buy" in capsys.readouterr().err and not (tmp_path / "m.json").exists()
+    err = capsys.readouterr().err
+    assert "too few to buy" in err and not (tmp_path / "m.json").exists()
+    assert "--bounds FILE" in err and "--bounds-from-data" in err and "Bounds(" not in err  # the CLI's terms
     card = tmp_path / "card.md"
     assert main(["fit", "--data", str(path), "--n-features", "2", "--bounds-from-data", "--out",
                  str(tmp_path / "m.json"), "--report", str(card)]) == 0

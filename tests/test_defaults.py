@@ -109,7 +109,8 @@ def test_dplasso_on_five_features_with_few_records_for_the_budget_beats_the_labe
         half = 5 * y.std()
         est = _quiet(DPLasso(epsilon=0.3, bounds=data.Bounds(-1.0, 1.0, -half, half), random_state=seed).fit,
                      X[:1000], y[:1000])
-        assert "DP-GD on all of them, 20 steps" in est.privacy_report_.noise["mechanism chosen (mechanism='auto')"]
+        reason = est.privacy_report_.noise["mechanism chosen (mechanism='auto')"]
+        assert "DP-GD on all of them, 20 steps" in reason and "steps: 20 below 250, 100 below 600" in reason
         mean_r2 = 1 - np.mean((y[1000:] - y[:1000].mean()) ** 2) / np.var(y[1000:])
         gains.append(est.score(X[1000:], y[1000:]) - mean_r2)
     assert np.mean(gains) > 0.1
@@ -188,6 +189,8 @@ def test_the_logistic_rules_dp_gcd_steps_follow_n_epsilon_over_log_p(n, p, epsil
     assert (n * epsilon >= auto.GCD_MANY_BAND * math.log(p)) == (steps == auto.GCD_MANY_STEPS)
     assert options["warm_start"] == (steps == auto.GCD_FEW_STEPS)
     assert ("started from the constant predictor's intercept" in reason) == options["warm_start"]
+    assert (f"the constant below {auto.FLOOR}; steps: {auto.GCD_FEW_STEPS} below {auto.GCD_BAND}, {auto.ITERATIONS} "
+            f"below {auto.GCD_MANY_BAND}, {auto.GCD_MANY_STEPS} above") in reason  # what n epsilon / log p met
 
 
 def test_the_rules_dp_gcd_starts_from_the_noisy_label_mean_and_reports_it():

@@ -144,8 +144,8 @@ def _parser():
     r.add_argument("model", help="a model file written by 'dpsparse fit'")
     q = sub.add_parser("predict", help="apply a model written by 'dpsparse fit'")
     q.add_argument("--model", required=True, help="the model file (JSON) written by 'dpsparse fit --out'")
-    q.add_argument("--data", required=True, help="the records to predict: a CSV file with the model's columns, an "
-                   "svmlight file, or the raw file of the fit's --schema")
+    _data_arguments(q, "the records to predict: a CSV file with the model's columns, an svmlight file, or the raw "
+                       "file of the fit's --schema")
     q.add_argument("--format", choices=["svmlight", "csv"], help="the data's format (default: from its name)")
     q.add_argument("--target", help="label column of a CSV file (dropped before predicting)")
     q.add_argument("--schema", help="the schema the model was fitted with (a raw CSV file, docs/schema.md)")
@@ -153,7 +153,7 @@ def _parser():
                        formatter_class=_HelpFormatter,
                        description="Names the columns from the first line; reads no value (ranges and categories "
                                    "must be public: fill them in).")
-    t.add_argument("--data", required=True, help="CSV file (optionally .gz)")
+    _data_arguments(t, "CSV file (optionally .gz)")
     t.add_argument("--header", action=argparse.BooleanOptionalAction, default=True,
                    help="the first line names the columns")
     t.add_argument("--delimiter", default=",", help="the one character between fields ('tab' for a tab)")
@@ -163,10 +163,29 @@ def _parser():
     return p
 
 
+def _data_arguments(parser, help, default=None):
+    """The data file, as ``--data FILE`` or as the one positional argument (``dpsparse fit d.csv``):
+    ``_data_given`` merges the two after parsing."""
+    parser.add_argument("data_file", nargs="?", metavar="DATA", help="the same as --data")
+    parser.add_argument("--data", help=help + ("" if default is None else f" (default: {default})"))
+    parser.set_defaults(data_default=default)
+
+
+def _data_given(args):
+    """``args.data`` from ``--data`` or the positional ``DATA`` (one of them; the default where it has one)."""
+    if "data_file" not in args:
+        return
+    if args.data is not None and args.data_file is not None and args.data != args.data_file:
+        raise ValueError(f"two data files: {args.data_file!r} and --data {args.data!r}; give one")
+    args.data = args.data or args.data_file or args.data_default
+    if args.data is None:
+        raise ValueError(f"dpsparse {args.command} needs the data: a file name, or --data FILE")
+
+
 def _add_fit_arguments(f):
     """The data, model and mechanism arguments of ``fit`` and ``sweep``."""
-    f.add_argument("--data", default="breast_cancer",
-                   help="data file (svmlight or CSV, optionally .gz), or a bundled dataset: breast_cancer, diabetes")
+    _data_arguments(f, "data file (svmlight or CSV, optionally .gz), or a bundled dataset: breast_cancer, diabetes",
+                    default="breast_cancer")
     f.add_argument("--format", choices=["svmlight", "csv"], help="file format (default: from the extension)")
     f.add_argument("--n-features", type=int, help="number of features of an svmlight file, >= 1 (default: the "
                    "bounds' n_features or number of ranges): the file lists only the indices its records hold, so "
@@ -213,7 +232,8 @@ def _add_fit_arguments(f):
                    help="residual clipping / Huber threshold (regression), in units of the label range; auto: the "
                         "label range narrowed to the labels' private spread")
     f.add_argument("--bounds", help="public bounds JSON (docs/bounds.md); without it (and without --schema) the "
-                   "bounds are bought privately with --bounds-share of the budget (differentially private quantiles)")
+                   "bounds are bought privately with --bounds-share of the budget (differentially private quantiles: "
+                   "they need a few thousand records at epsilon 1; with fewer the fit is refused, saying how many)")
     f.add_argument("--bounds-share", type=_clip, default="auto",
                    help="share of the budget spent on private bounds (without --bounds) or on narrowing the declared "
                         "ones, in (0, 1), or 'auto' (default: 0.1, or 0.2 where only that makes narrowing affordable)")
@@ -1564,11 +1584,12 @@ def main(argv=None):
     if args.command == "sweep" and args.plot is None:  # beside its results: another --out keeps an earlier figure
         args.plot = str(Path(args.out).with_suffix(".png"))
     try:
+        _data_given(args)
         _check_outputs_spare_inputs(args)
         {"fit": fit, "sweep": sweep, "predict": predict, "audit": audit, "schema": write_schema,
          "report": report}[args.command](args)
     except ValueError as exc:
-        print(f"dpsparse: error: {exc}", file=sys.stderr)
+        print(f"dpsparse: error: {getattr(exc, 'cli', exc)}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader stopped (``dpsparse report m.json | head``): no traceback
         _silence_stdout()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import difflib
 import gzip
 import json
 import math
@@ -841,6 +842,14 @@ def load_svmlight(path, n_features=None, zero_based=False):
     return sp.csr_matrix(X), y
 
 
+def _near_miss(name, header):
+    """``"; did you mean 'x'?"`` for the one header name within a typo of ``name`` (``difflib``'s ratio >= 0.8, case
+    ignored): it shows no more than what the user typed, even where the first line is a record."""
+    lower = {h.lower(): h for h in header}
+    close = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.8)
+    return f"; did you mean {lower[close[0]]!r}?" if close else ""
+
+
 def load_csv(path, target=None):
     """Read a CSV file with a header; ``target`` names the label column.
 
@@ -868,8 +877,9 @@ def load_csv(path, target=None):
                  "--help)")
     if target is not None and target not in header:
         raise ValueError(f"target column {target!r} is not among the {len(header)} names of the header line of "
-                         f"{str(path)!r} (its first line: not shown here, in case it is a record); a file without a "
-                         "header line is read through a schema (dpsparse schema --help)")
+                         f"{str(path)!r}{_near_miss(target, header)} (its other names: not shown here, in case the "
+                         "first line is a record); a file without a header line is read through a schema (dpsparse "
+                         "schema --help)")
     check_no_skipped_records((bool(r) for r in rows), path, header=True)
     rows = [r for r in rows[1:] if r]
     if any(len(r) != len(header) for r in rows):

@@ -989,15 +989,25 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     Parameters
     ----------
     epsilon, delta, alpha, mechanism, max_iter, rule, calibration, bounds, bounds_share,
-    fit_intercept, random_state, verbose
+    fit_intercept, random_state, verbose, mechanism_options, budget, noise
         As in ``DPLogisticRegression``; ``bounds`` must include the label range
         (``bounds="private"`` buys it too).
     l1_ratio : float in [0, 1]
     loss : {"squared", "huber"}
         ``huber``: the Huber loss with threshold ``clip`` instead of the squared loss.
-    clip : float > 0
+    clip : float > 0 or "auto"
         Per-sample residual clipping threshold (Huber threshold), in units of the label
-        mapped onto [-1, 1].
+        mapped onto [-1, 1]. ``"auto"`` (the default): the whole label range, itself narrowed to the labels'
+        private mean and spread (``bounds_share`` of the budget; docs/privacy.md).
+
+    Notes
+    -----
+    The sparsity of the default fit follows the rule of ``mechanism="auto"`` (docs/defaults.md). On more than 30
+    features it selects a few features privately (3 to 10, more where ``n epsilon / log p`` is larger) and fits
+    them: ``support_`` holds at most that many. On at most 30 features it runs DP-GD on every feature with
+    ``alpha`` 1e-4, which was measured to predict better there than any selection: ``support_`` is then usually
+    every feature. For a model on ``k`` features, give ``mechanism="two-stage"`` with
+    ``mechanism_options={"sparsity": k}`` (or ``"dp-iht"``, exactly ``k`` nonzero coefficients).
 
     Attributes
     ----------
@@ -1091,9 +1101,9 @@ class DPLasso(DPElasticNet):
 
     Parameters
     ----------
-    epsilon, delta, alpha, loss, clip, mechanism, max_iter, rule, calibration, bounds,
-    fit_intercept, random_state, verbose
-        As in ``DPElasticNet``.
+    epsilon, delta, alpha, loss, clip, mechanism, max_iter, rule, calibration, bounds, bounds_share,
+    fit_intercept, random_state, verbose, mechanism_options, budget, noise
+        As in ``DPElasticNet`` (its Notes say which features the default keeps).
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha="auto", loss="squared", clip="auto", mechanism="auto",
@@ -1129,7 +1139,7 @@ class DPLinearRegression(DPElasticNet):
     """
 
     def __init__(self, epsilon=1.0, delta=None, alpha="auto", penalty="l1", l1_ratio=0.5, groups=None,
-                 loss="squared", clip="auto", mechanism="auto", max_iter=None, rule="gs-r", calibration="tight",
+                 loss="squared", clip="auto", mechanism="auto", max_iter=None, rule="gs-r", calibration=None,
                  bounds="private", bounds_share="auto", fit_intercept=True, random_state=None, verbose=0,
                  mechanism_options=None, budget=None, noise="auto"):
         self.epsilon = epsilon

@@ -14,6 +14,15 @@ def user_stacklevel():
     return level
 
 
+class InputError(ValueError):
+    """A refused input whose remedy names options: ``str(error)`` in Python's terms (``bounds_share``),
+    ``error.cli`` in the command line's (``--bounds-share``), which ``dpsparse`` prints instead."""
+
+    def __init__(self, message, cli=None):
+        super().__init__(message)
+        self.cli = message if cli is None else cli
+
+
 class PrivacyLeakWarning(UserWarning):
     """A constant that sets a noise scale was computed from the private data.
 

@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from .accounting import Ledger
 from .data import Bounds, design_row_norm, prepare
 from .distributed import is_dask, row_sum
+from .exceptions import InputError
 
 __all__ = ["CANDIDATES", "LABEL_WIDTH", "MAX_FEATURES", "SLOTS", "LabelScaleDesign", "PendingDesign", "affordable",
            "grid_histograms", "rank_error", "selection_epsilon", "selections", "tail_share"]
@@ -119,14 +120,18 @@ def tail_share(n, epsilon_q, k):
     """
     error = rank_error(epsilon_q, k)
     if error / n > MAX_TAIL:
-        raise ValueError(
-            f"bounds='private': declare public bounds instead (Bounds(feature_low=[...], feature_high=[...]) or "
-            f"--bounds FILE: each feature's range from its documentation, docs/bounds.md; after DPStandardScaler, "
-            f"Bounds(-clip, clip), its output's range): {n} records are too "
-            f"few to buy its {k} private quantiles with this share of the budget, which would need about "
-            f"{math.ceil(error / MAX_TAIL):,} records (epsilon {epsilon_q:.3g} a selection: each could land "
-            f"{error:.0f} records away from its quantile); or raise bounds_share (--bounds-share) or epsilon, or "
-            f"read them off the data for an experiment without guarantee (bounds='from-data', --bounds-from-data)")
+        why = (f"{n} records are too few to buy the {k} private quantiles of the bounds with this share of the "
+               f"budget: they would need about {math.ceil(error / MAX_TAIL):,} records (at epsilon {epsilon_q:.3g} a "
+               f"selection, each could land {error:.0f} records away from its quantile)")
+        raise InputError(
+            f"bounds='private': {why}. Declare public bounds instead: Bounds(feature_low=[...], feature_high=[...]), "
+            f"each feature's range from its documentation (docs/bounds.md; after DPStandardScaler, Bounds(-clip, "
+            f"clip), its output's range); or raise bounds_share or epsilon; or, for an experiment without guarantee, "
+            f"bounds='from-data'",
+            cli=f"{why}.\n  Declare public bounds instead: --bounds FILE, each feature's range from its "
+                f"documentation (docs/bounds.md), or --schema FILE for a raw CSV ('dpsparse schema' writes a "
+                f"template);\n  or raise --bounds-share or --epsilon;\n  or, for an experiment without guarantee, "
+                f"--bounds-from-data")
     return float(max(MIN_TAIL, error / (4.0 * n)))
 
 

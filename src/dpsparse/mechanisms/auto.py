@@ -180,6 +180,18 @@ def least_squares_selection(n, p, epsilon):
             "n_iter": steps}
 
 
+def _rule_words(floor, bands, what="steps"):
+    """The numbers the rule compared ``n epsilon / log p`` with, for the report: ``" (the rule, on n epsilon / log p:
+    the constant below 8; steps: 200 below 1000, 1000 above)"`` (``bands``: ``(bound, value)`` pairs, the last bound
+    infinite; a run of equal values named once, by its last bound)."""
+    kept = [(bound, value) for k, (bound, value) in enumerate(bands) if k + 1 == len(bands) or bands[k + 1][1] != value]
+    words = [f"{value} above" if math.isinf(bound) else f"{value} below {bound:g}" for bound, value in kept]
+    return f" (the rule, on n epsilon / log p: the constant below {floor:g}; {what}: {', '.join(words)})"
+
+
+_GD_BANDS = ((GD_MANY_BAND, GD_STEPS), (math.inf, GD_MANY_STEPS))
+
+
 def _below_floor(n, p, epsilon, factor, what=""):
     """The rule's choice below its floor ``n epsilon < factor log p``: the constant predictor, and why."""
     return ("constant", {}, f"n epsilon = {n * epsilon:.3g} is below {factor} log p = "
@@ -196,9 +208,10 @@ def _structured_gd(name, regression, n, p, epsilon, ratio):
     if ratio < floor:
         return _below_floor(n, p, epsilon, floor, " (the noisy label mean)" if regression else "")
     steps = least_squares_steps(ratio) if regression else gd_steps(ratio)
+    bands = LEAST_SQUARES_GD_STEPS if regression else _GD_BANDS
     return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
             f"a structured norm on {p} features, n epsilon / log p = {ratio:.3g}: DP-GD with its proximal step, "
-            f"{steps} steps, automatic clipping norm")
+            f"{steps} steps, automatic clipping norm" + _rule_words(floor, bands))
 
 
 def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
@@ -239,13 +252,14 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
             steps = least_squares_steps(ratio)
             return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
                     f"{kind} on {p} features, n epsilon / log p = {ratio:.3g}: DP-GD on all of them, {steps} steps, "
-                    "automatic clipping norm")
+                    "automatic clipping norm" + _rule_words(FLOOR_LEAST_SQUARES, LEAST_SQUARES_GD_STEPS))
         options = least_squares_selection(n, p, epsilon)
         if name == "huber":  # its derivative is already bounded by its threshold: no label clip in the scores
             del options["selection_clip"]
         return ("two-stage", options, f"{kind} on {p} > {FEW_LEAST_SQUARES} features, n epsilon / log p = "
                 f"{ratio:.3g}: select {options['sparsity']} privately, then {options['n_iter']} "
-                "steps of DP-GD on them")
+                "steps of DP-GD on them" + _rule_words(FLOOR_LEAST_SQUARES, [(b, k) for b, k, _, _ in SPARSITY_STEPS],
+                                                       "features selected"))
     if name == "hinge" and ratio < HINGE_FLOOR:
         return _below_floor(n, p, epsilon, HINGE_FLOOR)
     if name == "hinge":
@@ -253,7 +267,7 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
         steps = gd_steps(ratio)
         return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto", "step_radius": radius},
                 f"hinge loss: DP-GD on its subgradients, {steps} steps, automatic clipping norm, step "
-                f"{radius:g} / (C sqrt(T)) (n epsilon / log p = {ratio:.3g})")
+                f"{radius:g} / (C sqrt(T)) (n epsilon / log p = {ratio:.3g})" + _rule_words(HINGE_FLOOR, _GD_BANDS))
     few = p <= (FEW_LEAST_SQUARES if regression else FEW)
     if not separable and few and (regression or name == "logistic"):
         return _structured_gd(name, regression, n, p, epsilon, ratio)
@@ -270,11 +284,14 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
     if name == "logistic" and p <= FEW:
         steps = gd_steps(ratio)
         return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
-                f"logistic loss on {p} <= {FEW} features: DP-GD, {steps} steps, automatic clipping norm")
+                f"logistic loss on {p} <= {FEW} features, n epsilon / log p = {ratio:.3g}: DP-GD, {steps} steps, "
+                "automatic clipping norm" + _rule_words(FLOOR_FEW, _GD_BANDS))
     if name == "logistic":
         steps = GCD_FEW_STEPS if ratio < GCD_BAND else ITERATIONS if ratio < GCD_MANY_BAND else GCD_MANY_STEPS
         warm = ratio < GCD_BAND and fit_intercept
         return ("dp-gcd", {"n_iter": steps, "clipping_norm": "auto", "warm_start": warm},
                 f"logistic loss on {p} > {FEW} features, n epsilon / log p = {ratio:.3g}: DP-GCD, {steps} steps, "
-                "automatic clipping" + (", started from the constant predictor's intercept" if warm else ""))
+                "automatic clipping" + (", started from the constant predictor's intercept" if warm else "")
+                + _rule_words(FLOOR, ((GCD_BAND, GCD_FEW_STEPS), (GCD_MANY_BAND, ITERATIONS),
+                                      (math.inf, GCD_MANY_STEPS))))
     return "dp-gcd", {}, "a smooth loss with a separable penalty: DP-GCD"
