@@ -9,7 +9,8 @@ from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
 from sklearn.base import clone
 from sklearn.model_selection import cross_val_score, train_test_split
 
-from dpsparse import DPLasso, DPLogisticRegression, PrivacyBudget, data
+from dpsparse import DPLasso, DPLogisticRegression, PrivacyBudget, data, losses, norms
+from dpsparse.accounting import zcdp_budget, zcdp_epsilon
 from dpsparse.exceptions import WeakGuaranteeWarning
 from dpsparse.noise import NoiseSource
 from dpsparse.tuning import DPSearchCV, _Candidate, search_epsilon, search_zcdp
@@ -56,7 +57,6 @@ def test_search_zcdp_is_the_largest_rho_meeting_the_target():
 def test_each_setting_once_composes_its_runs_and_the_constant_in_zcdp():
     """repetitions='each' with K settings: K + 1 rho-zCDP runs, (K + 1) rho in all; with the rule's two settings
     each run has a third of the budget."""
-    from dpsparse.accounting import zcdp_budget, zcdp_epsilon
 
     rho = search_zcdp(1.0, 1e-5, 2, each=True)
     assert search_epsilon(rho, 2, 1e-5, each=True) <= 1.0 < search_epsilon(rho * 1.001, 2, 1e-5, each=True)
@@ -65,21 +65,44 @@ def test_each_setting_once_composes_its_runs_and_the_constant_in_zcdp():
 
 
 @pytest.mark.parametrize("estimator,n,p,eps,key,values", [
-    (DPLogisticRegression(), 400, 30, 1.0, "n_iter", [200, 100]),
-    (DPLogisticRegression(), 5000, 1000, 1.0, "n_iter", [50, 25]),  # 724: below auto.GCD_BAND
-    (DPLogisticRegression(), 8000, 1000, 1.0, "n_iter", [100, 50]),
-    (DPLasso(), 5000, 1000, 1.0, "sparsity", [10, 5]),
+    (DPLogisticRegression(), 400, 30, 1.0, "n_iter", [200, 100]),  # the rule agrees at the share: half its steps
+    (DPLogisticRegression(), 5000, 1000, 1.0, "n_iter", [50, 25]),  # each candidate: 3750 records, epsilon 0.56
+    (DPLogisticRegression(), 16000, 1000, 1.0, "n_iter", [100, 50]),  # 12000 records: above auto.GCD_BAND
+    (DPLasso(), 5000, 1000, 1.0, "sparsity", [5, 10]),  # 5 at the share, 10 at the whole n and epsilon
+    (DPLasso(), 15480, 8, 0.1, "n_iter", [100, 200]),  # cadata's shape: 100 DP-GD steps at the share, 200 whole
 ])
-def test_the_rule_grid_is_the_rules_choice_and_one_neighbour(estimator, n, p, eps, key, values):
+def test_the_rule_grid_is_the_rules_choice_at_a_candidates_share_and_at_the_whole_budget(estimator, n, p, eps, key,
+                                                                                          values):
+    """The rule read at the training part (three quarters of the records) and the epsilon of a third of the zCDP
+    budget (the two settings and the constant predictor's run), then at the whole n and epsilon (or, where the two
+    agree, half the steps or features)."""
     from dpsparse.mechanisms import auto
     from dpsparse.tuning import rule_grid
 
-    name, options, _ = auto.choose(estimator._loss(), estimator._penalty(p, auto.ALPHA), n, p, eps)
-    (grid,) = rule_grid(estimator, n, p, eps)
-    assert grid["mechanism"] == [name] and grid["mechanism_options"][0] == options
-    assert grid["alpha"] == [auto.RULE_ALPHA]  # the rule's strength, which the named mechanism would not get
-    assert [o[key] for o in grid["mechanism_options"]] == values
-    assert rule_grid(DPLasso(), 300, 1000, 1.0) is None  # below the floor the rule releases the constant
+    delta = 1.0 / n**2
+    epsilon_each = zcdp_epsilon(zcdp_budget(eps, delta) / 3, delta)
+    assert 0.45 * eps < epsilon_each < 0.6 * eps  # a third of rho: epsilon about as its square root
+    penalty = estimator._penalty(p, auto.ALPHA)
+    share = auto.choose(estimator._loss(), penalty, n - n // 4, p, epsilon_each)[:2]
+    whole = auto.choose(estimator._loss(), penalty, n, p, eps)[:2]
+    grid = rule_grid(estimator, n, p, eps)
+    assert [(g["mechanism"], g["mechanism_options"]) for g in grid][0] == ([share[0]], [share[1]])
+    assert whole != share or grid[1]["mechanism_options"][0][key] == share[1][key] // 2
+    assert whole == share or grid[1]["mechanism"] == [whole[0]] and grid[1]["mechanism_options"] == [whole[1]]
+    assert all(g["alpha"] == [auto.RULE_ALPHA] for g in grid)  # the rule's strength, which a named mechanism lacks
+    assert [g["mechanism_options"][0][key] for g in grid] == values
+
+
+def test_the_rule_grid_is_empty_where_the_candidates_share_is_below_the_rules_floor():
+    """n = 1000, p = 1000, epsilon 1: the single fit clears the least-squares floor (n epsilon / log p = 145), a
+    candidate (750 records, epsilon 0.53) does not; the search released a model below the constant predictor."""
+    from dpsparse.mechanisms import auto
+    from dpsparse.tuning import rule_grid
+
+    assert auto.choose(losses.Squared(1.0), norms.build_penalty("l1", 1e-4, 1000, True), 1000, 1000, 1.0)[0] != \
+        "constant"
+    assert rule_grid(DPLasso(), 1000, 1000, 1.0) is None
+    assert rule_grid(DPLasso(), 300, 1000, 1.0) is None
 
 
 def test_every_release_of_a_search_is_calibrated_to_the_same_rho():

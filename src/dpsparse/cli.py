@@ -224,10 +224,11 @@ def _add_fit_arguments(f):
                    help="iterations T of the mechanism (its n_iter, max_iter in Python; the budget is split over "
                         "them) (default: the public rule's without --mechanism, else the mechanism's own)")
     f.add_argument("--tune", action=argparse.BooleanOptionalAction,
-                   help="search privately, within each fit's epsilon, between the public rule's choice, the same "
-                        "with half its steps or selected features, and the constant predictor, each with a third of "
-                        "the budget (DPSearchCV, docs/defaults.md); default: off, the rule's single fit, which beat "
-                        "the search in every measured case"),
+                   help="search privately, within each fit's epsilon, between the public rule's choice where each "
+                        "candidate trains (3/4 of the records, a third of the budget), its choice at the whole budget "
+                        "(or half its steps or selected features) and the constant predictor (DPSearchCV, "
+                        "docs/defaults.md); refused where the rule releases the constant at a candidate's share; "
+                        "default: off, the rule's single fit, which beat the search in every measured case"),
     f.add_argument("--clip", type=_clip, default="auto",
                    help="residual clipping / Huber threshold (regression), in units of the label range; auto: the "
                         "label range narrowed to the labels' private spread")
@@ -551,11 +552,12 @@ def _search(args, est, shape, classes, epsilon, seed):
                          "default or given hyperparameters)")
     if fixed:
         raise ValueError(f"--tune searches around the public rule's choice; drop {', '.join(fixed)} or --tune")
-    grid = tuning.rule_grid(est, *shape, epsilon)
+    grid = tuning.rule_grid(est, *shape, epsilon, args.delta)
     if grid is None:
-        raise ValueError(f"--tune: at n = {shape[0]}, p = {shape[1]} and epsilon = {epsilon:g} the public rule "
+        raise ValueError(f"--tune: at n = {shape[0]}, p = {shape[1]} and epsilon = {epsilon:g} the public rule, "
+                         "read where each candidate trains (three quarters of the records, a third of the budget), "
                          "releases the constant predictor or a mechanism without zCDP calibration: nothing to "
-                         "search; drop --tune")
+                         "search; drop --tune (the single fit of the rule's choice)")
     return tuning.DPSearchCV(est, grid, epsilon=epsilon, delta=args.delta, repetitions="each", random_state=seed,
                              noise=args.noise)
 
