@@ -655,6 +655,44 @@ def study_gd_steps_low(quick):
     return rows
 
 
+FLOOR_FEW_RATIOS = (8, 12, 18, 25, 35, 50)
+"""The values of ``n epsilon / log p`` of ``--study gd-steps-floor`` (n set from them, p and epsilon)."""
+
+
+def study_gd_steps_floor(quick):
+    """The logistic rule's DP-GD steps just above its floor on few features (``n epsilon / log p`` in
+    ``FLOOR_FEW_RATIOS``): 10, 20, 50, 100 and the rule's 200 steps, cold and (at 20 and 200) started from the
+    constant predictor's intercept, on the four logistic families and the categorical one (classes about 75 / 25),
+    p 10, 30 and 100, epsilon 0.3 and 1, n set from the ratio; the gain over the constant predictor by family and
+    value of the ratio."""
+    sizes = [(max(20, round(r * np.log(p) / eps)), p, eps) for r in FLOOR_FEW_RATIOS for p in (10, 30, 100)
+             for eps in (0.3, 1.0)]
+
+    def settings(p):
+        cold = [(f"T={T}", {"mechanism": "dp-gd", "max_iter": T, "mechanism_options": {"clipping_norm": "auto"}})
+                for T in (10, 20, 50, 100, 200)]
+        warm = [(f"T={T} warm", {"mechanism": "dp-gd", "max_iter": T,
+                                 "mechanism_options": {"clipping_norm": "auto", "warm_start": True}})
+                for T in (20, 200)]
+        return cold + warm
+
+    rows = _logistic_gain_rows(sizes, range(1 if quick else 3), 83, settings,
+                               families=LOGISTIC_FAMILIES + ["categorical"])
+    return [{**row, "n eps / log p": min(FLOOR_FEW_RATIOS, key=lambda r: abs(r - row["n eps / log p"]))}
+            for row in rows]  # the value the size was set from (n rounds it)
+
+
+def ratio_family_table(rows):
+    """Mean gain over the constant predictor of each setting per value of ``n epsilon / log p``, over every family
+    and per family."""
+    by = {}
+    for r in rows:
+        for family in ("all", r["family"]):
+            by.setdefault((family, r["n eps / log p"]), {}).setdefault(r["setting"], []).append(r["gain"])
+    return [{"family": family, "n eps / log p": x, "fits": len(next(iter(d.values()))),
+             **{name: float(np.mean(v)) for name, v in d.items()}} for (family, x), d in sorted(by.items())]
+
+
 SECOND_FEW_RATIOS = (100, 115, 130, 145, 160, 190, 225, 250, 300, 400)
 """The values of ``n epsilon / log p`` of ``--study second-steps-low`` (n set from them, p and epsilon)."""
 
@@ -1128,7 +1166,7 @@ def main(argv=None):
                                         "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                                         "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured",
                                         "logistic-cd", "gd-warm", "second-steps-many", "fw-radius",
-                                        "iht-step"],
+                                        "iht-step", "gd-steps-floor"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1137,7 +1175,7 @@ def main(argv=None):
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
                       "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                       "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured", "logistic-cd",
-                      "gd-warm", "second-steps-many", "fw-radius", "iht-step"):
+                      "gd-warm", "second-steps-many", "fw-radius", "iht-step", "gd-steps-floor"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -1151,6 +1189,7 @@ def main(argv=None):
                            "gd-steps": (study_gd_steps, family_band_table),
                            "selection-few": (study_selection_few, family_band_table),
                            "gd-steps-low": (study_gd_steps_low, family_band_table),
+                           "gd-steps-floor": (study_gd_steps_floor, ratio_family_table),
                            "second-steps-low": (study_second_steps_low, family_band_table),
                            "floor-wide-gd": (study_floor_wide_gd, family_band_table),
                            "structured": (study_structured, family_band_table),
