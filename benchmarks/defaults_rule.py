@@ -655,6 +655,24 @@ def study_gd_steps_low(quick):
     return rows
 
 
+def study_hinge_wide(quick):
+    """The hinge rule on more than ``auto.FEW`` features, where DP-GCD (the logistic rule's learner there) needs a
+    smooth loss: the rule's DP-GD on every feature beside two-stage (a private selection of 10 or 30 features at the
+    zero model, then DP-GD on them), on the four logistic families and the categorical one, n 1000 and 5000, p 300
+    and 1000, epsilon 0.3, 1 and 3 (above the hinge floor); the gain over the constant predictor by family and band
+    of ``n epsilon / log p``."""
+    sizes = [s for s in itertools.product((1000, 5000), (300, 1000), (0.3, 1.0, 3.0))
+             if s[0] * s[2] >= auto.HINGE_FLOOR * np.log(s[1])]
+
+    def settings(p):
+        return [("rule (DP-GD, every feature)", {})] + [
+            (f"two-stage {k}", {"mechanism": "two-stage", "mechanism_options": {"sparsity": k, "second": "dp-gd"}})
+            for k in (10, 30)]
+
+    return _logistic_gain_rows(sizes, range(1 if quick else 2), 89, settings, estimator=DPLinearSVC,
+                               families=LOGISTIC_FAMILIES + ["categorical"])
+
+
 FLOOR_FEW_RATIOS = (8, 12, 18, 25, 35, 50)
 """The values of ``n epsilon / log p`` of ``--study gd-steps-floor`` (n set from them, p and epsilon)."""
 
@@ -1166,7 +1184,7 @@ def main(argv=None):
                                         "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                                         "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured",
                                         "logistic-cd", "gd-warm", "second-steps-many", "fw-radius",
-                                        "iht-step", "gd-steps-floor"],
+                                        "iht-step", "gd-steps-floor", "hinge-wide"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1175,7 +1193,7 @@ def main(argv=None):
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
                       "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                       "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured", "logistic-cd",
-                      "gd-warm", "second-steps-many", "fw-radius", "iht-step", "gd-steps-floor"):
+                      "gd-warm", "second-steps-many", "fw-radius", "iht-step", "gd-steps-floor", "hinge-wide"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -1190,6 +1208,7 @@ def main(argv=None):
                            "selection-few": (study_selection_few, family_band_table),
                            "gd-steps-low": (study_gd_steps_low, family_band_table),
                            "gd-steps-floor": (study_gd_steps_floor, ratio_family_table),
+                           "hinge-wide": (study_hinge_wide, family_band_table),
                            "second-steps-low": (study_second_steps_low, family_band_table),
                            "floor-wide-gd": (study_floor_wide_gd, family_band_table),
                            "structured": (study_structured, family_band_table),

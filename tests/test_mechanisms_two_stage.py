@@ -68,6 +68,26 @@ def test_replay_stays_within_the_declared_sensitivities():
             assert max(ratios.values()) <= 1.0 + 1e-9
 
 
+def test_the_hinge_loss_selects_then_runs_dp_gd_within_its_declared_sensitivities():
+    """The hinge loss has no curvature bound, which DP-GD's subgradient steps do not need: two-stage takes it with
+    DP-GD second (the selection reads ``f'(0, y) = -y``, bounded by 1) and refuses it with DP-GCD second, naming what
+    the second stage lacks."""
+    bounds, pairs = audit.neighbouring_pairs(n=21, p=4, classification=True)
+    pen = norms.build_penalty("l1", 1e-3, 4, True)
+    worst = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for pair in pairs.values():
+            ratios = audit.sensitivity_replay("two-stage", pair, bounds, losses.Hinge(), pen,
+                                              options={"second": "dp-gd", "sparsity": 2, "n_iter": 3}, repeats=2)
+            for name, ratio in ratios.items():
+                worst[name] = max(worst.get(name, 0.0), ratio)
+    assert worst and max(worst.values()) <= 1.0 + 1e-9 and worst["peeling"] >= 0.9
+    with pytest.raises(ValueError, match="mechanism dp-gcd needs a smooth"):
+        make_plan(MECH, _design(), losses.Hinge(), norms.build_penalty("l1", 1e-3, 20, True), 1.0, 1e-5,
+                  options={"second": "dp-gcd"})
+
+
 @pytest.mark.parametrize("selection_clip", [0.1, 0.25])
 def test_the_least_squares_rules_path_stays_within_its_declared_sensitivities(selection_clip):
     """The selection's scores with the labels clipped at ``selection_clip`` (the squared loss's derivative at the zero

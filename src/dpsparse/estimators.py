@@ -953,8 +953,10 @@ class DPLinearSVC(DPLogisticRegression):
     """Differentially private linear SVM: the hinge loss ``max(0, 1 - y <w, x>)``.
 
     The hinge loss is not smooth: the default ``mechanism="auto"`` runs DP-GD on its subgradients (200 steps, its
-    clipping norm set privately; ``mechanisms.auto.choose``, measured in docs/defaults.md); DP-SGD and the one-pass
-    noisy SGD (Arora, Marinov & Ullah 2020) work too, DP-GCD refuses. Parameters and attributes as in
+    clipping norm set privately; ``mechanisms.auto.choose``, measured in docs/defaults.md); DP-SGD, the one-pass
+    noisy SGD (Arora, Marinov & Ullah 2020) and two-stage (a private selection, then DP-GD on the selected
+    features: ``mechanism="two-stage"``, which on gisette, 5000 features, beat the default by 0.1 at epsilon 1,
+    docs/defaults.md, "The hinge loss on many features") work too, DP-GCD refuses. Parameters and attributes as in
     ``DPLogisticRegression`` (``max_iter`` is unused by the one-pass mechanism, whose number of steps is random),
     without ``predict_proba``.
     """

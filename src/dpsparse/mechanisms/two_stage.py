@@ -189,7 +189,7 @@ MECHANISM = Mechanism(
                "ranking)", low=0.0, low_open=True, high=1.0, default_help="the loss's own clip"),
     ),
     calibrations=("tight",),
-    loss_needs=("smooth", "Lipschitz"),
+    loss_needs=("Lipschitz",),  # the selection reads f'(0); the second stage checks its own needs
     penalty_needs=("separable",),
     plan=_plan, run=_run, check=_check,
     zcdp_calibration=True,
