@@ -1,11 +1,12 @@
 """Shared fixtures: the real datasets of ../shared/data and small synthetic problems."""
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from dpsparse import data
+from dpsparse import audit, data, norms
 
 DATA_DIR = Path(os.environ.get("DPSPARSE_DATA_DIR", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
@@ -91,3 +92,19 @@ def mechanism_loss(name, classification):
     if classification:
         return losses.Logistic()
     return losses.Squared(clip=1.0) if name in REGRESSION_ONLY else losses.Huber(1.0)
+
+
+def worst_replay(name, loss, options, p=3, classification=True, repeats=2):
+    """The largest ratio of each release's change to its declared sensitivity over every neighbouring pair of the
+    shipped audit (``audit.sensitivity_replay``, n = 21, an L1 penalty), by release name."""
+    bounds, pairs = audit.neighbouring_pairs(n=21, p=p, classification=classification)
+    pen = norms.build_penalty("l1", 1e-3, p, True)
+    worst = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for pair in pairs.values():
+            ratios = audit.sensitivity_replay(name, pair, bounds, loss, pen, options=options,
+                                              classification=classification, repeats=repeats)
+            for release, ratio in ratios.items():
+                worst[release] = max(worst.get(release, 0.0), ratio)
+    return worst

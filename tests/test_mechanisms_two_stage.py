@@ -4,7 +4,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import planted_sparse
+from conftest import planted_sparse, worst_replay
 from doubles import RecordingNoise
 from dpsparse import DPLasso, DPLogisticRegression, audit, data, losses, norms
 from dpsparse.mechanisms import REGISTRY, auto, fit_mechanism, make_plan
@@ -72,16 +72,7 @@ def test_the_hinge_loss_selects_then_runs_dp_gd_within_its_declared_sensitivitie
     """The hinge loss has no curvature bound, which DP-GD's subgradient steps do not need: two-stage takes it with
     DP-GD second (the selection reads ``f'(0, y) = -y``, bounded by 1) and refuses it with DP-GCD second, naming what
     the second stage lacks."""
-    bounds, pairs = audit.neighbouring_pairs(n=21, p=4, classification=True)
-    pen = norms.build_penalty("l1", 1e-3, 4, True)
-    worst = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for pair in pairs.values():
-            ratios = audit.sensitivity_replay("two-stage", pair, bounds, losses.Hinge(), pen,
-                                              options={"second": "dp-gd", "sparsity": 2, "n_iter": 3}, repeats=2)
-            for name, ratio in ratios.items():
-                worst[name] = max(worst.get(name, 0.0), ratio)
+    worst = worst_replay("two-stage", losses.Hinge(), {"second": "dp-gd", "sparsity": 2, "n_iter": 3}, p=4)
     assert worst and max(worst.values()) <= 1.0 + 1e-9 and worst["peeling"] >= 0.9
     with pytest.raises(ValueError, match="mechanism dp-gcd needs a smooth"):
         make_plan(MECH, _design(), losses.Hinge(), norms.build_penalty("l1", 1e-3, 20, True), 1.0, 1e-5,
@@ -94,18 +85,9 @@ def test_the_least_squares_rules_path_stays_within_its_declared_sensitivities(se
     model, ``clip(-y_i, c)``) and DP-GD second with its automatic clipping norm: every release's change between
     neighbouring datasets is at most its declared sensitivity, and the pairs that move the labels or the record reach
     it to within 10 % for the selection (its sensitivity is tight)."""
-    bounds, pairs = audit.neighbouring_pairs(n=21, p=4, classification=False)
-    pen = norms.build_penalty("l1", 1e-3, 4, True)
     options = {"second": "dp-gd", "sparsity": 2, "selection_share": 0.7, "selection_clip": selection_clip,
                "n_iter": 3}
-    worst = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for pair in pairs.values():
-            ratios = audit.sensitivity_replay("two-stage", pair, bounds, losses.Squared(clip=1.0), pen,
-                                              options=options, classification=False, repeats=2)
-            for name, ratio in ratios.items():
-                worst[name] = max(worst.get(name, 0.0), ratio)
+    worst = worst_replay("two-stage", losses.Squared(clip=1.0), options, p=4, classification=False)
     assert worst and max(worst.values()) <= 1.0 + 1e-9
     assert worst["peeling"] >= 0.9
 
