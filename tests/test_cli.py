@@ -179,7 +179,7 @@ def test_the_data_file_may_be_the_positional_argument(tmp_path, capsys):
     assert main(["predict", "--model", str(out), str(path), "--target", "y", "--out", str(tmp_path / "p.csv")]) == 0
     assert len((tmp_path / "p.csv").read_text().splitlines()) == 200  # one prediction a record
     assert main(["fit", str(path), "--data", str(tmp_path / "other.csv"), "--target", "y"]) == 2
-    assert "two data files" in capsys.readouterr().err
+    assert "an extra argument" in capsys.readouterr().err
     assert main(["predict", "--model", str(out)]) == 2
     assert "needs the data: a file name, or --data FILE" in capsys.readouterr().err
 
@@ -203,10 +203,12 @@ def test_private_score_and_diagnostics_are_kept_apart(tmp_path, capsys):
     text = capsys.readouterr().out
     assert text.startswith("This model is (2, ") and "-differentially private: replacing any one" in text
     released, diagnostics = text.split("Diagnostics: NOT differentially private")
-    assert re.search(r"private score +held-out accuracy [\d.]+, constant predictor [\d.]+ \(noisy", released)
+    assert re.search(r"private score +held-out accuracy [\d.]+, constant predictor \(the held-out part's majority "
+                     r"class\) [\d.]+ \(noisy", released)
     assert "3 fits, private scores" in released and "together they spend epsilon = 6" in released
     line = next(x for x in diagnostics.splitlines() if x.startswith("held-out accuracy"))
-    assert re.search(r"private [\d.]+ +constant 0\.\d+ +non-private [\d.]+", line)
+    assert re.search(r"private [\d.]+ +constant 0\.\d+ \(the training part's majority class\) +non-private [\d.]+",
+                     line)
     assert "3 fits: accuracy" in diagnostics and "clipped" in diagnostics
     model = json.loads(out.read_text())
     score = model["private_score"]
@@ -989,3 +991,25 @@ def test_a_noisy_mean_squared_error_clipped_at_zero_says_so():
     line = _score_line(score)
     assert "mean squared error 0 (its noisy value fell below 0 and was clipped: the noise dominates)" in line
     assert "constant predictor's 24.74" in line
+    reliable = {**score, "unreliable": False, "model": 1.0, "model_sd": 0.23}  # R^2 = 1 - 0 / variance: the cap
+    line = _score_line(reliable)
+    assert "held-out R^2 near 1, not exactly 1" in line and "R^2 1.000;" in line and "sd 0.23" in line
+    assert "held-out R^2 1.000 (" not in line
+
+
+def test_a_mistyped_option_is_answered_in_one_line(capsys):
+    """argparse prints the whole usage before its error (40 lines for fit): one line names the option instead."""
+    with pytest.raises(SystemExit) as exc:
+        main(["fit", "--epsilon", "one"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    assert "argument --epsilon: invalid float value: 'one'" in err and "'dpsparse fit --help'" in err
+
+
+def test_a_full_support_under_the_default_penalty_says_why_and_how_to_get_fewer(tmp_path, capsys):
+    assert main(["fit", "--out", str(tmp_path / "m.json")]) == 0  # breast cancer: DP-GD on its 30 features
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("features used"))
+    assert line.startswith("features used       30 of 30") and "alpha = 1e-4" in line and "--alpha" in line
+    assert main(["fit", "--out", str(tmp_path / "m.json"), "--alpha", "0.05"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("features used"))
+    assert "alpha = 1e-4" not in line  # a strength the user set: nothing to explain

@@ -127,6 +127,9 @@ def test_csv_loader(tmp_path):
     path.write_text("a,b,label\n3,1,0\n2,,1\n")
     with pytest.raises(ValueError, match=r"column 2 \(of 3\) has missing values \(empty fields\): drop those"):
         data.load(path, target="label")
+    path.write_text("a,b,label\n3,1,0\n2,NaN,1\n")  # a NaN is read as a number: named by its column too
+    with pytest.raises(ValueError, match=r"column 2 \(of 3\) has missing or infinite values .*drop those"):
+        data.load(path, target="label")
     with pytest.raises(ValueError, match="does not exist or is not a file$"):
         data.load(tmp_path / "nope.csv", target="a")
     with pytest.raises(ValueError, match=r"'iris' does not exist .*\(the bundled datasets: breast_cancer, diabetes\)"):

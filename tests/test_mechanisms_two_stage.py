@@ -6,7 +6,7 @@ import pytest
 
 from conftest import planted_sparse, worst_replay
 from doubles import RecordingNoise
-from dpsparse import DPLasso, DPLogisticRegression, audit, data, losses, norms
+from dpsparse import DPLasso, DPLinearSVC, DPLogisticRegression, PrivacyBudget, audit, data, losses, norms
 from dpsparse.mechanisms import REGISTRY, auto, fit_mechanism, make_plan
 
 MECH = REGISTRY["two-stage"]
@@ -74,9 +74,22 @@ def test_the_hinge_loss_selects_then_runs_dp_gd_within_its_declared_sensitivitie
     the second stage lacks."""
     worst = worst_replay("two-stage", losses.Hinge(), {"second": "dp-gd", "sparsity": 2, "n_iter": 3}, p=4)
     assert worst and max(worst.values()) <= 1.0 + 1e-9 and worst["peeling"] >= 0.9
-    with pytest.raises(ValueError, match="mechanism dp-gcd needs a smooth"):
-        make_plan(MECH, _design(), losses.Hinge(), norms.build_penalty("l1", 1e-3, 20, True), 1.0, 1e-5,
-                  options={"second": "dp-gcd"})
+    for second in ("dp-gcd", "output", "adassp"):
+        with pytest.raises(ValueError, match=f"mechanism two-stage with second='{second}': mechanism {second} needs"):
+            make_plan(MECH, _design(), losses.Hinge(), norms.build_penalty("l1", 1e-3, 20, True), 1.0, 1e-5,
+                      options={"second": second})
+
+
+def test_a_second_stage_that_refuses_the_loss_is_refused_before_anything_is_charged():
+    """The private label set is bought before the plan: the second stage's needs are checked with the mechanism's,
+    before it."""
+    X, y, _, bounds = planted_sparse(n=400, p=20, classification=True)
+    budget = PrivacyBudget(1.0, 1e-5)
+    est = DPLinearSVC(mechanism="two-stage", mechanism_options={"second": "output"}, budget=budget, random_state=0,
+                      bounds=bounds)  # no classes: the label set would be bought privately first
+    with pytest.raises(ValueError, match="second='output': mechanism output needs a smooth"):
+        est.fit(X, y)
+    assert budget.spent == []
 
 
 @pytest.mark.parametrize("selection_clip", [0.1, 0.25])

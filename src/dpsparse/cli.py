@@ -63,12 +63,19 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+class _Parser(argparse.ArgumentParser):
+    """A mistyped option answered in one line (argparse prints the usage first: 40 lines for ``fit``)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} ('{self.prog} --help' lists the options)\n")
+
+
 MAX_REPEATS = 100
 COMPARE_LIMIT = 5e6  # stored values of X up to which the non-private comparison runs by default
 
 
 def _parser():
-    p = argparse.ArgumentParser(prog="dpsparse", description="Differentially private sparse learning.")
+    p = _Parser(prog="dpsparse", description="Differentially private sparse learning.")
     p.add_argument("--version", action="version", version=f"dpsparse {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     f = sub.add_parser("fit", help="train a private model and report privacy and accuracy",
@@ -175,9 +182,11 @@ def _data_given(args):
     """``args.data`` from ``--data`` or the positional ``DATA`` (one of them; the default where it has one)."""
     if "data_file" not in args:
         return
-    if args.data is not None and args.data_file is not None and args.data != args.data_file:
-        raise ValueError(f"two data files: {args.data_file!r} and --data {args.data!r}; give one")
-    args.data = args.data or args.data_file or args.data_default
+    if args.data is not None and args.data_file is not None and (os.path.realpath(args.data) !=
+                                                                 os.path.realpath(args.data_file)):
+        raise ValueError(f"an extra argument {args.data_file!r}: the data file is already --data {args.data!r} (a list "
+                         "is one argument, its items joined by commas: --classes 0,1)")
+    args.data = next((d for d in (args.data, args.data_file, args.data_default) if d is not None), None)
     if args.data is None:
         raise ValueError(f"dpsparse {args.command} needs the data: a file name, or --data FILE")
 
@@ -234,7 +243,8 @@ def _add_fit_arguments(f):
                         "label range narrowed to the labels' private spread")
     f.add_argument("--bounds", help="public bounds JSON (docs/bounds.md); without it (and without --schema) the "
                    "bounds are bought privately with --bounds-share of the budget (differentially private quantiles: "
-                   "they need a few thousand records at epsilon 1; with fewer the fit is refused, saying how many)")
+                   "thousands of records at epsilon 1, more with more features; with fewer the fit is refused, saying "
+                   "how many)")
     f.add_argument("--bounds-share", type=_clip, default="auto",
                    help="share of the budget spent on private bounds (without --bounds) or on narrowing the declared "
                         "ones, in (0, 1), or 'auto' (default: 0.1, or 0.2 where only that makes narrowing affordable)")
@@ -989,8 +999,8 @@ def _score_line(score):
         return (f"private score       held-out accuracy not measurable here (noise sd {score['noise_sd']:.2g} "
                 f"{where}: too few held-out records for this epsilon)")
     if score["metric"] == "accuracy":
-        return (f"private score       held-out accuracy {score['model']:.3f}, constant predictor "
-                f"{score['constant']:.3f} (noisy, sd {score['noise_sd']:.2g} each, {where})")
+        return (f"private score       held-out accuracy {score['model']:.3f}, constant predictor (the held-out "
+                f"part's majority class) {score['constant']:.3f} (noisy, sd {score['noise_sd']:.2g} each, {where})")
     if "model_mse" not in score:  # a model file written before the R^2's own spread was released
         return (f"private score       held-out R^2 {score['model']:.3f}, constant predictor 0 ({where})"
                 + ("; the labels' noisy variance fell below its floor: disregard this R^2" if
@@ -1001,6 +1011,10 @@ def _score_line(score):
     if score["unreliable"]:
         return ("private score       held-out R^2 not measurable here (the labels' noisy variance is within "
                 f"{scoring.RELIABLE:g} sd of its noise: too few held-out records for this epsilon); " + mse)
+    if score["model_mse"] == 0:  # 1 - 0 / variance: the cap, not a perfect model
+        return (f"private score       held-out R^2 near 1, not exactly 1 (its noisy mean squared error fell below 0 "
+                f"and was clipped, which reads as R^2 1.000; sd {score['model_sd']:.2g} from the noise), constant "
+                f"predictor 0 by definition; {mse}")
     return (f"private score       held-out R^2 {score['model']:.3f} (sd {score['model_sd']:.2g} from the noise), "
             f"constant predictor 0 by definition; {mse}")
 
@@ -1036,9 +1050,12 @@ def _summary(job, est, release):
         top += f" ({card.unnamed(release)})"
     constant = ("; the constant predictor (a noisy label mean): too few records for this epsilon to learn from the "
                 "features (docs/defaults.md)" if est.privacy_report_.mechanism == "constant" else "")
-    lines.append(f"features used       {release['support']['size']} of {release['support']['features']} (the "
-                 "support: nonzero coefficients)" + (f"; largest over each feature's range: {top}" if top else "")
-                 + constant)
+    support = release["support"]
+    dense = (", every feature: the default penalty strength on few features (alpha = 1e-4, docs/defaults.md) keeps "
+             "them all; --alpha, or --mechanism two-stage --sparsity K, for fewer" if support["size"] == support[
+                 "features"] > 1 and est.alpha == "auto" and est.privacy_report_.mechanism == "dp-gd" else "")
+    lines.append(f"features used       {support['size']} of {support['features']} (the support: nonzero "
+                 f"coefficients{dense})" + (f"; largest over each feature's range: {top}" if top else "") + constant)
     lines += [f"WARNING             {w}" for w in release["warnings"]]
     return lines
 
@@ -1049,7 +1066,8 @@ def _diagnostic_lines(diag, holder):
              "not in the model file or the card)"]
     for k, v in diag["private"].items():
         np_part = f"   non-private {diag['non_private'][k]:.4f}" if isinstance(diag["non_private"], dict) else ""
-        lines.append(f"held-out {k:<10} private {v:.4f}   constant {diag['constant'][k]:.4f}{np_part}")
+        lines.append(f"held-out {k:<10} private {v:.4f}   constant {diag['constant'][k]:.4f} (the training part's "
+                     f"{'majority class' if k == 'accuracy' else 'mean'}){np_part}")
     if "repeats" in diag:
         for k, r in diag["repeats"].items():
             lines.append(f"spread              {len(r['values'])} fits: {k} {r['mean']:.4f} +- {r['std']:.4f} "

@@ -844,7 +844,8 @@ def load_svmlight(path, n_features=None, zero_based=False):
 
 def _near_miss(name, header):
     """``"; did you mean 'x'?"`` for the one header name within a typo of ``name`` (``difflib``'s ratio >= 0.8, case
-    ignored): it shows no more than what the user typed, even where the first line is a record."""
+    ignored). Where the first line is a record (a file without a header line), that is one of its text fields, close
+    to what the user typed; no other field is shown."""
     lower = {h.lower(): h for h in header}
     close = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.8)
     return f"; did you mean {lower[close[0]]!r}?" if close else ""
@@ -877,9 +878,9 @@ def load_csv(path, target=None):
                  "--help)")
     if target is not None and target not in header:
         raise ValueError(f"target column {target!r} is not among the {len(header)} names of the header line of "
-                         f"{str(path)!r}{_near_miss(target, header)} (its other names: not shown here, in case the "
-                         "first line is a record); a file without a header line is read through a schema (dpsparse "
-                         "schema --help)")
+                         f"{str(path)!r}{_near_miss(target, header)} (the line's other fields are not shown: it may "
+                         "be a record, if the file has no header line); a file without a header line is read through "
+                         "a schema (dpsparse schema --help)")
     check_no_skipped_records((bool(r) for r in rows), path, header=True)
     rows = [r for r in rows[1:] if r]
     if any(len(r) != len(header) for r in rows):
@@ -888,11 +889,14 @@ def load_csv(path, target=None):
     t = header.index(target) if target is not None else -1
     values = []
     for k, col in enumerate(cols):
+        what = f"the target column {target!r}" if k == t else f"column {k + 1} (of {len(header)})"
         try:
             values.append(np.array(col, dtype=float))
         except ValueError:
-            what = f"the target column {target!r}" if k == t else f"column {k + 1} (of {len(header)})"
             raise ValueError(f"data file {str(path)!r}: " + _not_numeric(what, k == t, col)) from None
+        if not np.all(np.isfinite(values[-1])):
+            raise ValueError(f"data file {str(path)!r}: {what} has missing or infinite values ('nan', 'inf'): "
+                             f"{MISSING_REMEDY}")
     X = np.column_stack([v for k, v in enumerate(values) if k != t])
     return X, (values[t] if t >= 0 else None), [h for k, h in enumerate(header) if k != t]
 

@@ -459,7 +459,7 @@ class _DPLinearModel(BaseEstimator):
         zcdp = mechanism.zcdp_calibration and mechanism.resolve_calibration(self.calibration) == "tight"
         penalty = self._penalty(X.shape[1])
         loss = self._loss()
-        mechanism.check_compatible(loss, penalty)
+        mechanism.check_compatible(loss, penalty, options)
         noise = make_noise(self.random_state, self.noise)
         kw = dict(epsilon=self.epsilon, delta=delta, calibration=self.calibration, options=options, noise=noise,
                   callback=_Progress(options.get("n_iter"), X.shape[1]) if self.verbose else None, budget=self.budget,

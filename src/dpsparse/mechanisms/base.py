@@ -313,8 +313,17 @@ class Mechanism:
                              f"{list(self.calibrations)}")
         return calibration
 
-    def check_compatible(self, loss, penalty):
-        """ValueError naming what the loss or the penalty lacks."""
+    def check_compatible(self, loss, penalty, options=None):
+        """ValueError naming what the loss or the penalty lacks, or, for a mechanism with a ``second`` stage named in
+        ``options`` (two-stage), what that stage needs of the loss: refused before the fit charges anything."""
+        second = (options or {}).get("second") if "second" in self.option_names else None
+        if second is not None:
+            from . import REGISTRY  # the registry imports this module
+
+            try:
+                REGISTRY[second].check_compatible(loss, None)
+            except ValueError as exc:
+                raise ValueError(f"mechanism {self.name} with second={second!r}: {exc}") from None
         missing = [c for c in self.loss_needs if c not in loss_capabilities(loss)]
         if missing:
             name = getattr(loss, "name", type(loss).__name__)
@@ -418,7 +427,7 @@ def public_info(mechanism, design, loss, penalty, epsilon, delta, calibration=No
         raise ValueError(f"mechanism {mechanism.name} meets a zCDP target with calibration='tight' only, got "
                          f"{calibration!r}")
     options = mechanism.resolve_options(options)
-    mechanism.check_compatible(loss, penalty)
+    mechanism.check_compatible(loss, penalty, options)
     info = PublicInfo(n=int(design.n), p=int(design.p), feature_bounds=np.asarray(design.feature_bounds, dtype=float),
                       row_norm=float(design.row_norm), loss=loss, penalty=penalty, epsilon=float(epsilon),
                       delta=float(delta), calibration=calibration, options=options,
