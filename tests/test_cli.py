@@ -1004,6 +1004,10 @@ def test_a_mistyped_option_is_answered_in_one_line(capsys):
     err = capsys.readouterr().err
     assert exc.value.code == 2 and err.count("\n") == 1
     assert "argument --epsilon: invalid float value: 'one'" in err and "'dpsparse fit --help'" in err
+    with pytest.raises(SystemExit):
+        main(["fit", "--classes", "0", "1", "d.csv"])  # "1" is taken for the data file, "d.csv" left over
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: d.csv; a list is one argument, its items joined by commas" in err
 
 
 def test_a_full_support_under_the_default_penalty_says_why_and_how_to_get_fewer(tmp_path, capsys):

@@ -67,7 +67,9 @@ class _Parser(argparse.ArgumentParser):
     """A mistyped option answered in one line (argparse prints the usage first: 40 lines for ``fit``)."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} ('{self.prog} --help' lists the options)\n")
+        lists = ("; a list is one argument, its items joined by commas (--classes 0,1)"
+                 if message.startswith("unrecognized arguments") else "")
+        self.exit(2, f"{self.prog}: error: {message}{lists} ('{self.prog} --help' lists the options)\n")
 
 
 MAX_REPEATS = 100

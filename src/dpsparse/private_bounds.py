@@ -131,7 +131,7 @@ def tail_share(n, epsilon_q, k):
             f"bounds='from-data'",
             cli=f"{why}.\n  Declare public bounds instead: --bounds FILE, each feature's range from its "
                 f"documentation (docs/bounds.md), or --schema FILE for a raw CSV ('dpsparse schema' writes a "
-                f"template);\n  or raise --bounds-share or --epsilon;\n  or, for an experiment without guarantee, "
+                f"template);\n  or raise --bounds-share or the epsilon;\n  or, for an experiment without guarantee, "
                 f"--bounds-from-data")
     return float(max(MIN_TAIL, error / (4.0 * n)))
 
