@@ -504,8 +504,8 @@ class _DPLinearModel(BaseEstimator):
             check_feature_names(declared.feature_names, columns)
         if declared is not None and not self._classification and declared.label_low is None:
             raise ValueError("bounds: a regression needs a public label range beside the feature ranges: declare "
-                             "label_low and label_high (the range the target can take, from its definition), or "
-                             "leave the bounds out to buy every range privately")
+                             "label_low and label_high (the range the target can take, from its definition), or, "
+                             "with thousands of records, leave the bounds out to buy every range privately")
 
     def _declared_classes(self):
         """``classes=``, else the bounds' ``classes``, else None; a string ("private", "from-data") as given."""
