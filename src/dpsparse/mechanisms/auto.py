@@ -121,16 +121,26 @@ RULE_ALPHA = 1e-4
 (``penalty_strength``)."""
 
 
+_GD_BANDS = ((GD_MANY_BAND, GD_STEPS), (math.inf, GD_MANY_STEPS))
+_GCD_BANDS = ((GCD_BAND, GCD_FEW_STEPS), (GCD_MANY_BAND, ITERATIONS), (math.inf, GCD_MANY_STEPS))
+"""``(bound, steps)`` of the logistic rule's DP-GD and DP-GCD: below ``n epsilon = bound log p``, ``steps``."""
+
+
+def _band_value(bands, ratio):
+    """The value of the first ``(bound, value)`` of ``bands`` whose bound exceeds ``ratio``."""
+    return next(value for bound, value in bands if ratio < bound)
+
+
 def gd_steps(ratio):
     """The rule's number of DP-GD steps at ``n epsilon / log p = ratio``: ``GD_STEPS``, or ``GD_MANY_STEPS`` from
     ``GD_MANY_BAND``."""
-    return GD_MANY_STEPS if ratio >= GD_MANY_BAND else GD_STEPS
+    return _band_value(_GD_BANDS, ratio)
 
 
 def least_squares_steps(ratio):
     """DP-GD's steps under the least-squares rule on at most ``FEW_LEAST_SQUARES`` features at
     ``n epsilon / log p = ratio`` (``LEAST_SQUARES_GD_STEPS``; ``gd_steps`` from ``GD_MANY_BAND``)."""
-    return next(steps for bound, steps in LEAST_SQUARES_GD_STEPS if ratio < bound)
+    return _band_value(LEAST_SQUARES_GD_STEPS, ratio)
 
 
 def penalty_strength(loss, penalty):
@@ -187,9 +197,6 @@ def _rule_words(floor, bands, what="steps"):
     kept = [(bound, value) for k, (bound, value) in enumerate(bands) if k + 1 == len(bands) or bands[k + 1][1] != value]
     words = [f"{value} above" if math.isinf(bound) else f"{value} below {bound:g}" for bound, value in kept]
     return f" (the rule, on n epsilon / log p: the constant below {floor:g}; {what}: {', '.join(words)})"
-
-
-_GD_BANDS = ((GD_MANY_BAND, GD_STEPS), (math.inf, GD_MANY_STEPS))
 
 
 def _below_floor(n, p, epsilon, factor, what=""):
@@ -287,11 +294,10 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
                 f"logistic loss on {p} <= {FEW} features, n epsilon / log p = {ratio:.3g}: DP-GD, {steps} steps, "
                 "automatic clipping norm" + _rule_words(FLOOR_FEW, _GD_BANDS))
     if name == "logistic":
-        steps = GCD_FEW_STEPS if ratio < GCD_BAND else ITERATIONS if ratio < GCD_MANY_BAND else GCD_MANY_STEPS
+        steps = _band_value(_GCD_BANDS, ratio)
         warm = ratio < GCD_BAND and fit_intercept
         return ("dp-gcd", {"n_iter": steps, "clipping_norm": "auto", "warm_start": warm},
                 f"logistic loss on {p} > {FEW} features, n epsilon / log p = {ratio:.3g}: DP-GCD, {steps} steps, "
                 "automatic clipping" + (", started from the constant predictor's intercept" if warm else "")
-                + _rule_words(FLOOR, ((GCD_BAND, GCD_FEW_STEPS), (GCD_MANY_BAND, ITERATIONS),
-                                      (math.inf, GCD_MANY_STEPS))))
+                + _rule_words(FLOOR, _GCD_BANDS))
     return "dp-gcd", {}, "a smooth loss with a separable penalty: DP-GCD"
