@@ -361,3 +361,17 @@ def test_the_pipeline_audit_replays_the_default_fits_and_fails_an_understated_se
         main(["audit", "--pipeline"])
     assert "FAIL: the sensitivity of mean ||x|| (automatic clipping) (classifier, bounds and classes declared, " \
            "origin to corner)" in capsys.readouterr().out
+
+
+def test_dp_gd_with_its_warm_start_passes_the_black_box_audit_and_catches_its_mutant():
+    """The warm start's noisy label mean is a release of its own before DP-GD's step: on the label flip, the black-box
+    lower bound stays within the claim and the mutant (every noise scale x0.25) exceeds it."""
+    bounds, pairs = audit.neighbouring_pairs(n=20, p=3, classification=True)
+    pen = norms.build_penalty("l1", 1e-6, 3, True)
+    options = {**audit.audit_options("dp-gd"), "warm_start": True}
+    kw = dict(epsilon=1.0, delta=1e-3, options=options, runs=3000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        real = audit.black_box_audit("dp-gd", pairs["label flip"], bounds, losses.Logistic(), pen, **kw)
+        mutant = audit.mutation_check("dp-gd", pairs["label flip"], bounds, losses.Logistic(), pen, **kw)
+    assert real.epsilon_lower_bound <= 1.0 < mutant.epsilon_lower_bound
