@@ -813,6 +813,40 @@ def study_second_steps_many(quick):
     return rows
 
 
+def study_gd_many(quick, wide=False):
+    """DP-GD with many steps where the records are many for the budget (``n epsilon / log p`` from
+    ``auto.GD_MANY_BAND``): the rule's choice beside DP-GD with 1000 and 3000 steps (automatic clipping norm; 3000
+    only on at most 100 features, where the rule takes 1000), on the four logistic families and the categorical one,
+    n 5000 and 20000, p 30, 100, 150, 300 and 500, epsilon 1 and 3; ``wide``: n 10000, p 1000 and 3000, DP-GD with
+    1000 steps only. The gain over the constant predictor by family and band of ``n epsilon / log p`` (edges 1000,
+    3000, 10000). Measured with the rule of DP-GCD on more than ``auto.FEW`` features, before ``auto.FEW_MANY``."""
+    ns, ps, steps = ((10_000,), (1000, 3000), (1000,)) if wide else ((5000, 20000), (30, 100, 150, 300, 500),
+                                                                    (1000, 3000))
+    sizes = [s for s in itertools.product(ns, ps, (1.0, 3.0)) if s[0] * s[2] >= auto.GD_MANY_BAND * np.log(s[1])]
+
+    def settings(p):
+        gd = [(f"dp-gd {T}", {"mechanism": "dp-gd", "max_iter": T, "mechanism_options": {"clipping_norm": "auto"}})
+              for T in (steps if p > auto.FEW else (3000,))]
+        return [("rule", {})] + gd
+
+    return _logistic_gain_rows(sizes, range(1 if quick else 2), 97, settings,
+                               families=LOGISTIC_FAMILIES + ["categorical"])
+
+
+def many_band_table(rows):
+    """``family_band_table`` on the bands of many records for the budget (edges 1000, 3000, 10000), by the number
+    of features too (at most 100, 101-300, more)."""
+    by = {}
+    for r in rows:
+        band = next(b for b in (10_000, 3000, 1000, 0) if r["n eps / log p"] >= b)
+        wide = "p <= 100" if r["p"] <= 100 else "p 101-300" if r["p"] <= 300 else "p > 300"
+        for family in ("all", r["family"]):
+            key = (family, band, wide)
+            by.setdefault(key, {}).setdefault(r["setting"], []).append(r["gain"])
+    return [{"family": family, "n eps / log p from": band, "features": wide, "fits": len(next(iter(d.values()))),
+             **{name: float(np.mean(v)) for name, v in d.items()}} for (family, band, wide), d in sorted(by.items())]
+
+
 def family_band_table(rows):
     """Mean gain over the constant predictor of each setting per band of ``n epsilon / log p`` (edges 30, 100, 300,
     1000), over every family and per family."""
@@ -1184,7 +1218,8 @@ def main(argv=None):
                                         "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                                         "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured",
                                         "logistic-cd", "gd-warm", "second-steps-many", "fw-radius",
-                                        "iht-step", "gd-steps-floor", "hinge-wide"],
+                                        "iht-step", "gd-steps-floor", "hinge-wide", "gd-many",
+                                        "gd-many-wide"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1193,7 +1228,8 @@ def main(argv=None):
                       "logistic-wide", "steps-wide", "alpha", "alpha-regression", "steps-band", "start-imbalanced",
                       "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                       "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured", "logistic-cd",
-                      "gd-warm", "second-steps-many", "fw-radius", "iht-step", "gd-steps-floor", "hinge-wide"):
+                      "gd-warm", "second-steps-many", "fw-radius", "iht-step", "gd-steps-floor", "hinge-wide",
+                      "gd-many", "gd-many-wide"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -1209,6 +1245,8 @@ def main(argv=None):
                            "gd-steps-low": (study_gd_steps_low, family_band_table),
                            "gd-steps-floor": (study_gd_steps_floor, ratio_family_table),
                            "hinge-wide": (study_hinge_wide, family_band_table),
+                           "gd-many": (study_gd_many, many_band_table),
+                           "gd-many-wide": (lambda quick: study_gd_many(quick, wide=True), many_band_table),
                            "second-steps-low": (study_second_steps_low, family_band_table),
                            "floor-wide-gd": (study_floor_wide_gd, family_band_table),
                            "structured": (study_structured, family_band_table),

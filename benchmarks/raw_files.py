@@ -66,7 +66,9 @@ def run_one(data_dir, name, out_dir, seed):
         rc = main(argv)
     seconds = time.perf_counter() - start
     if rc != 0:
-        return {"error": err.getvalue().strip().splitlines()[-1], "seconds": seconds}
+        lines = err.getvalue().strip().splitlines()  # the error's first line (the remedies follow on their own)
+        return {"error": next((line for line in lines if line.startswith("dpsparse: error:")), lines[-1]),
+                "seconds": seconds}
     res = json.loads(out.getvalue())
     diag, released = res["diagnostics"], res["released"]  # held-out figures: the data holder's diagnostics
     key = "accuracy" if "accuracy" in diag["private"] else "r2"

@@ -81,6 +81,25 @@ def test_the_rules_dp_gd_takes_more_steps_from_its_band(loss, n, p, epsilon):
     assert f"{steps} steps" in reason and auto.GD_MANY_STEPS > auto.GD_STEPS
 
 
+@pytest.mark.parametrize("n,p,epsilon,mechanism", [
+    (24000, 112, 0.1, "dp-gcd"),  # n epsilon / log p = 509 (adult at epsilon 0.1)
+    (24000, 112, 0.2, "dp-gd"),  # 1017
+    (24000, 112, 1.0, "dp-gd"),  # 5086 (adult at epsilon 1)
+    (20000, 300, 1.0, "dp-gd"),  # 3506
+    (20000, 301, 1.0, "dp-gcd"),  # 3505: more than FEW_MANY features
+    (5000, 300, 1.0, "dp-gcd"),  # 877: below GD_MANY_BAND
+])
+def test_the_logistic_rules_dp_gd_covers_a_few_hundred_features_where_records_are_many(n, p, epsilon, mechanism):
+    """On ``FEW`` to ``FEW_MANY`` features the logistic rule takes DP-GD (``GD_MANY_STEPS`` steps) from
+    ``n epsilon = GD_MANY_BAND log p`` and DP-GCD below it (``--study gd-many``); on more, DP-GCD at every ratio."""
+    name, options, reason = auto.choose(losses.Logistic(), norms.build_penalty("l1", 1e-4, p, True), n, p, epsilon)
+    assert name == mechanism
+    assert (p <= auto.FEW_MANY and n * epsilon >= auto.GD_MANY_BAND * math.log(p)) == (name == "dp-gd")
+    if name == "dp-gd":
+        assert options == {"n_iter": auto.GD_MANY_STEPS, "clipping_norm": "auto"}
+        assert f"DP-GD, {auto.GD_MANY_STEPS} steps" in reason and f"on more than {auto.FEW_MANY} features" in reason
+
+
 @pytest.mark.parametrize("n,p,epsilon,steps", [
     (1000, 5, 0.3, 20),  # n epsilon / log p = 186
     (2000, 8, 0.3, 100),  # 289
@@ -178,9 +197,10 @@ def test_alpha_auto_is_the_measured_strength_under_the_rule_and_the_fixed_one_el
     (8000, 1000, 1.0, auto.ITERATIONS),  # 1158: 100
     (5000, 1000, 0.5, auto.GCD_FEW_STEPS),  # 362: 50
     (24000, 112, 0.1, auto.GCD_FEW_STEPS),  # 509 (adult at epsilon 0.1)
-    (24000, 112, 1.0, auto.ITERATIONS),  # 5086
-    (24000, 112, 2.0, auto.GCD_MANY_STEPS),  # 10,173
-    (100000, 300, 1.0, auto.GCD_MANY_STEPS),  # 17,532
+    (24000, 400, 1.0, auto.ITERATIONS),  # 4006 (on at most FEW_MANY features from 1000: DP-GD)
+    (60000, 1000, 1.0, auto.ITERATIONS),  # 8686
+    (80000, 1000, 1.0, auto.GCD_MANY_STEPS),  # 11,581
+    (200000, 3000, 1.0, auto.GCD_MANY_STEPS),  # 24,980
 ])
 def test_the_logistic_rules_dp_gcd_steps_follow_n_epsilon_over_log_p(n, p, epsilon, steps):
     name, options, reason = auto.choose(losses.Logistic(), norms.build_penalty("l1", 1e-4, p, True), n, p, epsilon)
