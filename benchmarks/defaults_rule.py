@@ -833,12 +833,29 @@ def study_gd_many(quick, wide=False):
                                families=LOGISTIC_FAMILIES + ["categorical"])
 
 
-def many_band_table(rows):
-    """``family_band_table`` on the bands of many records for the budget (edges 1000, 3000, 10000), by the number
-    of features too (at most 100, 101-300, more)."""
+def study_gd_mid(quick):
+    """Below ``auto.GD_MANY_BAND`` on 150 and 300 features (``n epsilon / log p`` 300-1000, adult's 509 at epsilon
+    0.1 among them): the rule's DP-GCD (50 steps from the constant predictor's intercept below ``auto.GCD_BAND``, 100
+    above) beside DP-GD with 200 and 500 steps (automatic clipping norm), on the four logistic families and the
+    categorical one, n 2000-20000, epsilon 0.1-1; the gain over the constant predictor by family and band (edges
+    300, 600)."""
+    sizes = [(2000, 150, 1.0), (5000, 150, 1.0), (10000, 150, 0.3), (20000, 150, 0.1), (2000, 300, 1.0),
+             (5000, 300, 1.0), (10000, 300, 0.3), (20000, 300, 0.1)]
+
+    def settings(p):
+        return [("rule", {})] + [(f"dp-gd {T}", {"mechanism": "dp-gd", "max_iter": T,
+                                                 "mechanism_options": {"clipping_norm": "auto"}}) for T in (200, 500)]
+
+    return _logistic_gain_rows(sizes, range(1 if quick else 2), 101, settings,
+                               families=LOGISTIC_FAMILIES + ["categorical"])
+
+
+def many_band_table(rows, edges=(10_000, 3000, 1000)):
+    """``family_band_table`` on the bands of many records for the budget (``edges``, default 1000, 3000, 10000), by
+    the number of features too (at most 100, 101-300, more)."""
     by = {}
     for r in rows:
-        band = next(b for b in (10_000, 3000, 1000, 0) if r["n eps / log p"] >= b)
+        band = next(b for b in (*edges, 0) if r["n eps / log p"] >= b)
         wide = "p <= 100" if r["p"] <= 100 else "p 101-300" if r["p"] <= 300 else "p > 300"
         for family in ("all", r["family"]):
             key = (family, band, wide)
@@ -1219,7 +1236,7 @@ def main(argv=None):
                                         "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured",
                                         "logistic-cd", "gd-warm", "second-steps-many", "fw-radius",
                                         "iht-step", "gd-steps-floor", "hinge-wide", "gd-many",
-                                        "gd-many-wide"],
+                                        "gd-many-wide", "gd-mid"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1229,7 +1246,7 @@ def main(argv=None):
                       "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                       "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured", "logistic-cd",
                       "gd-warm", "second-steps-many", "fw-radius", "iht-step", "gd-steps-floor", "hinge-wide",
-                      "gd-many", "gd-many-wide"):
+                      "gd-many", "gd-many-wide", "gd-mid"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -1247,6 +1264,7 @@ def main(argv=None):
                            "hinge-wide": (study_hinge_wide, family_band_table),
                            "gd-many": (study_gd_many, many_band_table),
                            "gd-many-wide": (lambda quick: study_gd_many(quick, wide=True), many_band_table),
+                           "gd-mid": (study_gd_mid, lambda rows: many_band_table(rows, (600, 300))),
                            "second-steps-low": (study_second_steps_low, family_band_table),
                            "floor-wide-gd": (study_floor_wide_gd, family_band_table),
                            "structured": (study_structured, family_band_table),
