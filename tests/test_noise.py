@@ -4,6 +4,7 @@ Distribution tests are KS tests at false-alarm rate 1e-3 (a few thousand draws e
 Tests that need opendp skip when it is not importable, or fail under
 DPSPARSE_REQUIRE_DATA=1 (the convention of conftest.shared_data).
 """
+import math
 import os
 import sys
 
@@ -119,6 +120,41 @@ def test_secure_laplace_per_coordinate_scales(secure):
         assert stats.kstest(x[:, j], stats.laplace(scale=s).cdf).pvalue > level
     # the standardized draws pooled are Laplace(1)
     assert stats.kstest((x / scales).ravel(), stats.laplace.cdf).pvalue > level
+
+
+@pytest.mark.parametrize("kind,norm,law", [("gaussian", "l2", stats.norm), ("laplace", "l1", stats.laplace)])
+def test_secure_release_hands_the_value_to_opendp_and_leaves_it_on_its_grid(secure, kind, norm, law):
+    """A release at one scale with its sensitivity in the family's norm is OpenDP's measurement on the value: the
+    output lies on the grid ``2**k`` whatever the value's low bits (Mironov's attack reads them), its noise has the
+    declared law, and a scalar stays a float."""
+    values = np.linspace(-3.0, 3.0, N_DRAWS) + np.pi * 1e-7  # low bits that no grid of 2^-40 or coarser keeps
+    out = secure.release(values, kind, 0.8, sensitivity=0.3, name="test", norm=norm)
+    k = next(key[3] for key in secure._measurements if key[:3] == ("value", kind, 0.8))
+    assert k <= math.log2(0.8) - 50 and np.all(np.mod(out / 2.0**k, 1.0) == 0.0)
+    assert stats.kstest((out - values) / 0.8, law.cdf).pvalue > ALPHA
+    assert isinstance(secure.release(0.25, kind, 0.8, sensitivity=0.3, name="test", norm=norm), float)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "laplace"])
+def test_secure_release_spends_at_most_what_its_ledger_accounts(secure, kind):
+    """OpenDP's privacy map of the value's measurement (which counts the rounding to its grid) at the declared
+    sensitivity is at most the continuous mechanism's that the ledger composes (zCDP ``D^2 / (2 s^2)``, or
+    ``D / s``), and within a millionth of it: the grid and the scale's margin cost nothing measurable."""
+    for size, scale, sensitivity in ((1, 1.0, 1.0), (113, 110.0, 1.9), (10_000, 0.01, 1e-4)):
+        meas = secure._value_measurement(kind, scale, sensitivity, size)
+        claim = sensitivity**2 / (2 * scale**2) if kind == "gaussian" else sensitivity / scale
+        assert claim * (1 - 1e-6) < meas.map(sensitivity) <= claim
+        assert meas.map(sensitivity * (1 + 1e-6)) > claim  # the check compares the right quantities
+
+
+def test_secure_release_adds_a_draw_where_opendp_cannot_take_the_value(secure):
+    """Per-coordinate scales, an undeclared sensitivity or one in another norm keep the draw added in numpy."""
+    values = np.full(N_DRAWS, np.pi)
+    for kw in ({"scale": np.full(N_DRAWS, 0.5), "sensitivity": 1.0, "norm": "l2"},
+               {"scale": 0.5, "sensitivity": float("nan"), "norm": "l2"},
+               {"scale": 0.5, "sensitivity": 1.0, "norm": "linf"}):
+        out = secure.release(values, "gaussian", name="test", **kw)
+        assert stats.kstest((out - values) / 0.5, stats.norm.cdf).pvalue > ALPHA / 3
 
 
 def test_secure_gumbel_max_selects_with_softmax_probabilities(secure):
