@@ -268,23 +268,26 @@ class SecureNoiseSource(NoiseSource):
         self._spaces = {"laplace": (space, self._dp.l1_distance(T=float)),
                         "gaussian": (space, self._dp.l2_distance(T=float))}
 
-    def _measurement(self, family, scale):
-        key = (family, scale)
+    def _cached(self, key, make):
+        """The measurement of ``key``, made by ``make()`` on first use; the least recently used beyond
+        ``max_cached`` evicted."""
         meas = self._measurements.get(key)
         if meas is None:
-            dp = self._dp
-            if family == "noisy max":  # Gumbel noise, argmax returned (the exponential mechanism, zCDP measure)
-                meas = dp.m.make_noisy_max(dp.vector_domain(dp.atom_domain(T=float, nan=False)),
-                                           dp.linf_distance(T=float), dp.zero_concentrated_divergence(), scale=scale)
-            else:
-                make = dp.m.make_laplace if family == "laplace" else dp.m.make_gaussian
-                meas = make(*self._spaces[family], scale=scale)
-            self._measurements[key] = meas
+            meas = self._measurements[key] = make()
             if len(self._measurements) > self.max_cached:
                 self._measurements.popitem(last=False)
         else:
             self._measurements.move_to_end(key)
         return meas
+
+    def _measurement(self, family, scale):
+        dp = self._dp
+        if family == "noisy max":  # Gumbel noise, argmax returned (the exponential mechanism, zCDP measure)
+            return self._cached((family, scale), lambda: dp.m.make_noisy_max(
+                dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.linf_distance(T=float),
+                dp.zero_concentrated_divergence(), scale=scale))
+        make = dp.m.make_laplace if family == "laplace" else dp.m.make_gaussian
+        return self._cached((family, scale), lambda: make(*self._spaces[family], scale=scale))
 
     def _sample(self, family, scale, n):
         """``n`` draws of ``family`` at one scale: one OpenDP call."""
@@ -336,24 +339,21 @@ class SecureNoiseSource(NoiseSource):
         else ValueError. Far coarser than the finest float grid, the draws are 3-4 times faster (docs/noise.md)."""
         spread = math.sqrt(size) if kind == "gaussian" else float(size)
         k = math.floor(min(math.log2(scale) - 50, math.log2(1e-9 * sensitivity / spread)))
-        key = ("value", kind, scale, k, size)
-        meas = self._measurements.get(key)
-        if meas is None:
-            dp = self._dp
-            make, distance = ((dp.m.make_gaussian, dp.l2_distance) if kind == "gaussian"
-                              else (dp.m.make_laplace, dp.l1_distance))
-            meas = make(dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size), distance(T=float),
-                        scale=scale * (1.0 + 2e-9), k=k)
-            claim = sensitivity**2 / (2.0 * scale**2) if kind == "gaussian" else sensitivity / scale
-            if not meas.map(sensitivity) <= claim:
-                raise ValueError(f"OpenDP's {kind} measurement at scale {scale:.6g} on the grid 2^{k} spends "
-                                 f"{meas.map(sensitivity):.6g} at sensitivity {sensitivity:.6g}, more than the "
-                                 f"{claim:.6g} its release is accounted for")
-            self._measurements[key] = meas
-            if len(self._measurements) > self.max_cached:
-                self._measurements.popitem(last=False)
-        else:
-            self._measurements.move_to_end(key)
+        return self._cached(("value", kind, scale, k, size, sensitivity),  # the check is at this sensitivity
+                            lambda: self._checked_value_measurement(kind, scale, sensitivity, size, k))
+
+    def _checked_value_measurement(self, kind, scale, sensitivity, size, k):
+        """``_value_measurement``'s OpenDP measurement, its privacy map checked against the ledger's claim."""
+        dp = self._dp
+        make, distance = ((dp.m.make_gaussian, dp.l2_distance) if kind == "gaussian"
+                          else (dp.m.make_laplace, dp.l1_distance))
+        meas = make(dp.vector_domain(dp.atom_domain(T=float, nan=False), size=size), distance(T=float),
+                    scale=scale * (1.0 + 2e-9), k=k)
+        claim = sensitivity**2 / (2.0 * scale**2) if kind == "gaussian" else sensitivity / scale
+        if not meas.map(sensitivity) <= claim:
+            raise ValueError(f"OpenDP's {kind} measurement at scale {scale:.6g} on the grid 2^{k} spends "
+                             f"{meas.map(sensitivity):.6g} at sensitivity {sensitivity:.6g}, more than the "
+                             f"{claim:.6g} its release is accounted for")
         return meas
 
     def select(self, scores, kind, scale, *, sensitivity, name):
