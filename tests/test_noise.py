@@ -133,6 +133,7 @@ def test_secure_release_hands_the_value_to_opendp_and_leaves_it_on_its_grid(secu
     assert k <= math.log2(0.8) - 50 and np.all(np.mod(out / 2.0**k, 1.0) == 0.0)
     assert stats.kstest((out - values) / 0.8, law.cdf).pvalue > ALPHA
     assert isinstance(secure.release(0.25, kind, 0.8, sensitivity=0.3, name="test", norm=norm), float)
+    assert secure.release(np.empty(0), kind, 0.8, sensitivity=0.3, name="test", norm=norm).shape == (0,)
 
 
 @pytest.mark.parametrize("kind", ["gaussian", "laplace"])

@@ -318,7 +318,8 @@ class SecureNoiseSource(NoiseSource):
         (``_value_measurement``): OpenDP rounds the value to the grid ``2**k``, adds the exact discrete noise and
         rounds once to a float, so no low bit of the value survives in the output (the float addition that the
         other releases still make is docs/noise.md's gap). Any other release adds a draw as before."""
-        if (kind not in _VALUE_NORMS or norm != _VALUE_NORMS[kind] or np.ndim(scale) or not float(scale) > 0
+        if (kind not in _VALUE_NORMS or norm != _VALUE_NORMS[kind] or np.ndim(scale) or not np.size(value)
+                or not float(scale) > 0
                 or not np.ndim(sensitivity) == 0 or not math.isfinite(float(sensitivity))
                 or not float(sensitivity) > 0):
             return super().release(value, kind, scale, sensitivity=sensitivity, name=name, norm=norm,
