@@ -141,7 +141,7 @@ def test_secure_release_spends_at_most_what_its_ledger_accounts(secure, kind):
     """OpenDP's privacy map of the value's measurement (which counts the rounding to its grid) at the declared
     sensitivity is at most the continuous mechanism's that the ledger composes (zCDP ``D^2 / (2 s^2)``, or
     ``D / s``), and within a millionth of it: the grid and the scale's margin cost nothing measurable."""
-    for size, scale, sensitivity in ((1, 1.0, 1.0), (113, 110.0, 1.9), (10_000, 0.01, 1e-4)):
+    for size, scale, sensitivity in ((1, 1.0, 1.0), (113, 110.0, 1.9), (10_000, 0.01, 1e-4), (50, 3e7, 1.0)):
         meas = secure._value_measurement(kind, scale, sensitivity, size)
         claim = sensitivity**2 / (2 * scale**2) if kind == "gaussian" else sensitivity / scale
         assert claim * (1 - 1e-6) < meas.map(sensitivity) <= claim
@@ -153,6 +153,7 @@ def test_secure_release_adds_a_draw_where_opendp_cannot_take_the_value(secure):
     values = np.full(N_DRAWS, np.pi)
     for kw in ({"scale": np.full(N_DRAWS, 0.5), "sensitivity": 1.0, "norm": "l2"},
                {"scale": 0.5, "sensitivity": float("nan"), "norm": "l2"},
+               {"scale": 0.5, "sensitivity": None, "norm": "l2"},
                {"scale": 0.5, "sensitivity": 1.0, "norm": "linf"}):
         out = secure.release(values, "gaussian", name="test", **kw)
         assert stats.kstest((out - values) / 0.5, stats.norm.cdf).pvalue > ALPHA / 3

@@ -320,7 +320,7 @@ class SecureNoiseSource(NoiseSource):
         other releases still make is docs/noise.md's gap). Any other release adds a draw as before."""
         if (kind not in _VALUE_NORMS or norm != _VALUE_NORMS[kind] or np.ndim(scale) or not np.size(value)
                 or not float(scale) > 0
-                or not np.ndim(sensitivity) == 0 or not math.isfinite(float(sensitivity))
+                or sensitivity is None or not np.ndim(sensitivity) == 0 or not math.isfinite(float(sensitivity))
                 or not float(sensitivity) > 0):
             return super().release(value, kind, scale, sensitivity=sensitivity, name=name, norm=norm,
                                    sampling=sampling)
@@ -334,12 +334,13 @@ class SecureNoiseSource(NoiseSource):
     def _value_measurement(self, kind, scale, sensitivity, size):
         """OpenDP's ``make_gaussian`` / ``make_laplace`` on vectors of ``size`` floats, on the grid ``2**k`` with ``k``
         at most ``log2(scale) - 50`` and small enough that rounding to it moves a neighbour's value by at most
-        ``1e-9`` of the sensitivity (``2**k sqrt(size)``, L2; ``2**k size``, L1), at the scale times ``1 + 2e-9``:
+        ``1e-10`` of the sensitivity (``2**k sqrt(size)``, L2; ``2**k size``, L1; a sampled release, charged per
+        contribution, half the sensitivity: ``2e-10`` of it), at the scale times ``1 + 2e-9``:
         its privacy map at ``sensitivity`` (which counts the rounding) is checked to be at most the continuous
         mechanism's that the ledger accounts (zCDP ``sensitivity^2 / (2 scale^2)``, or ``sensitivity / scale``),
         else ValueError. Far coarser than the finest float grid, the draws are 3-4 times faster (docs/noise.md)."""
         spread = math.sqrt(size) if kind == "gaussian" else float(size)
-        k = math.floor(min(math.log2(scale) - 50, math.log2(1e-9 * sensitivity / spread)))
+        k = math.floor(min(math.log2(scale) - 50, math.log2(1e-10 * sensitivity / spread)))
         return self._cached(("value", kind, scale, k, size, sensitivity),  # the check is at this sensitivity
                             lambda: self._checked_value_measurement(kind, scale, sensitivity, size, k))
 
