@@ -241,7 +241,8 @@ class SecureNoiseSource(NoiseSource):
 
     One OpenDP call per vector and per distinct scale (an array of scales is grouped by
     value); measurements are cached by ``(family, scale)`` (the vector domain has no
-    fixed size, so one measurement serves every size), least recently used evicted.
+    fixed size, so one measurement serves every size), and those applied to a value by its family, scale, grid,
+    size and sensitivity; least recently used evicted.
 
     ``release`` at one scale with a declared sensitivity in its family's norm hands the value itself to OpenDP
     (rounded to a grid ``2**k``, exact discrete noise, one rounding: ``_value_measurement``); other releases add
@@ -318,10 +319,8 @@ class SecureNoiseSource(NoiseSource):
         (``_value_measurement``): OpenDP rounds the value to the grid ``2**k``, adds the exact discrete noise and
         rounds once to a float, so no low bit of the value survives in the output (the float addition that the
         other releases still make is docs/noise.md's gap). Any other release adds a draw as before."""
-        if (kind not in _VALUE_NORMS or norm != _VALUE_NORMS[kind] or np.ndim(scale) or not np.size(value)
-                or not float(scale) > 0
-                or sensitivity is None or not np.ndim(sensitivity) == 0 or not math.isfinite(float(sensitivity))
-                or not float(sensitivity) > 0):
+        if not (_VALUE_NORMS.get(kind) == norm and np.size(value) and _positive_number(scale)
+                and _positive_number(sensitivity)):
             return super().release(value, kind, scale, sensitivity=sensitivity, name=name, norm=norm,
                                    sampling=sampling)
         v = np.asarray(value, dtype=float)
@@ -405,6 +404,11 @@ class SecureNoiseSource(NoiseSource):
 _VALUE_NORMS = {"gaussian": "l2", "laplace": "l1"}
 """The families whose releases ``SecureNoiseSource`` hands to OpenDP with the value, and the norm of their
 sensitivity."""
+
+
+def _positive_number(x):
+    """Whether ``x`` is one finite number above 0 (not None, not an array)."""
+    return x is not None and np.ndim(x) == 0 and math.isfinite(float(x)) and float(x) > 0
 
 
 def make_noise(random_state=None, backend="auto"):
