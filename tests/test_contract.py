@@ -1,4 +1,5 @@
 """The mechanism contract: every registered mechanism runs through one call shape and one report path."""
+import dataclasses
 import warnings
 
 import numpy as np
@@ -61,6 +62,23 @@ def test_every_mechanism_is_reproducible_with_a_seed(name):
         w1, _ = fit_mechanism(REGISTRY[name], design, loss, pen, noise=make_noise(3), **kw)
         w2, _ = fit_mechanism(REGISTRY[name], design, loss, pen, noise=make_noise(3), **kw)
     np.testing.assert_array_equal(w1, w2)
+
+
+@pytest.mark.parametrize("name", sorted(set(REGISTRY) - REGRESSION_ONLY))
+def test_labels_of_one_byte_and_weights_of_one_number_give_the_model_of_full_vectors(name):
+    """The estimators hand the mechanisms their labels in {-1, +1} as one byte each and the penalty's weights as
+    ``n_penalized`` (memory: two vectors fewer at a fit's peak): the same model, draw for draw, as float labels and
+    an explicit weight vector."""
+    design, loss, pen, options = _setup(name)
+    assert design.y.dtype == np.float64 and pen.weights.tolist() == [1.0] * 4 + [0.0]
+    small = dataclasses.replace(design, y=design.y.astype(np.int8))
+    explicit = norms.L1(pen.alpha, pen.weights)
+    kw = dict(epsilon=EPS, delta=DELTA, options=options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        w1, _ = fit_mechanism(REGISTRY[name], design, loss, explicit, noise=make_noise(3), **kw)
+        w2, _ = fit_mechanism(REGISTRY[name], small, loss, pen, noise=make_noise(3), **kw)
+    np.testing.assert_allclose(w2, w1, rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))

@@ -22,6 +22,22 @@ def test_prepare_maps_public_ranges_onto_the_unit_box_and_counts_clipping():
     np.testing.assert_array_equal(d.feature_bounds, np.ones(4))
 
 
+def test_binary_labels_stay_one_byte_each_and_every_other_label_becomes_a_float():
+    """The estimators encode two classes as int8 in {-1, +1} (``_encode``): the design keeps them so (a vector of n
+    floats fewer at a fit's peak); regression labels, and float labels, are floats."""
+    from dpsparse import DPLogisticRegression
+
+    X = np.array([[0.0, 5.0, 10.0], [12.0, -1.0, 2.5], [3.0, 3.0, 3.0]])
+    labels = np.array([1, -1, 1], dtype=np.int8)
+    assert data.prepare(X, labels, _bounds(), classification=True).y.dtype == np.int8
+    assert data.prepare(X, labels.astype(float), _bounds(), classification=True).y.dtype == np.float64
+    regression = data.prepare(X, labels, _bounds(label_low=-2.0, label_high=2.0), classification=False)
+    assert regression.y.dtype == np.float64 and regression.y.tolist() == [0.5, -0.5, 0.5]
+    est = DPLogisticRegression(classes=["no", "yes"])
+    assert est._encode(np.array(["yes", "no", "yes"])).tolist() == [1, -1, 1]
+    assert est._encode(np.array(["yes", "no", "yes"])).dtype == np.int8
+
+
 def test_regression_labels_and_coefficients_map_back_to_original_units():
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 10, (50, 3))

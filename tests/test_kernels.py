@@ -131,23 +131,26 @@ def test_gcd_scores_are_the_numpy_scores(rule):
     p = 500
     g, M = rng.normal(0, 1, p), rng.uniform(0.1, 2.0, p)
     w = rng.normal(0, 1, p) * (rng.random(p) < 0.5)
-    pen = norms.ElasticNet(0.3, 0.6, weights=np.r_[rng.uniform(0, 2, p - 1), 0.0])
-    out = np.empty(p)
-    _kernels.gcd_scores(g, w, M, *pen.strengths(p), dp_gcd.RULES.index(rule), out)
-    np.testing.assert_allclose(out, dp_gcd.selection_scores(g, w, M, pen, rule), rtol=1e-14, atol=1e-15)
+    for pen in (norms.ElasticNet(0.3, 0.6, weights=np.r_[rng.uniform(0, 2, p - 1), 0.0]),
+                norms.ElasticNet(0.3, 0.6, n_penalized=p - 1)):  # the estimators' penalty: no vector of weights
+        out = np.empty(p)
+        _kernels.gcd_scores(g, w, M, *pen.weight_entries(p), 0.18, 0.12, dp_gcd.RULES.index(rule), out)
+        # the strengths rounded in another order ((alpha l1_ratio) u_j against (alpha u_j) l1_ratio): gs-q's
+        # square root of a difference carries their last bits to about 1e-14 of a score of order 1
+        np.testing.assert_allclose(out, dp_gcd.selection_scores(g, w, M, pen, rule), rtol=1e-14, atol=1e-13)
 
 
 @pytest.mark.parametrize("rule", dp_gcd.RULES)
 def test_gcd_scores_take_one_number_for_a_quantity_the_same_on_every_coordinate(rule):
-    """``M`` and ``c`` as floats (``_arrays.number_or_array`` of a uniform vector) give the scores of the full
-    vectors: what DP-GCD passes on the bounded design."""
+    """``M`` and the weights as floats (``_arrays.number_or_array`` of a uniform vector), the unpenalized last
+    coordinate as ``k = p - 1``, give the scores of the full vectors: what DP-GCD passes on the bounded design."""
     rng = np.random.default_rng(4)
     p = 300
     g, w = rng.normal(0, 1, p), rng.normal(0, 1, p) * (rng.random(p) < 0.5)
-    a = np.r_[np.full(p - 1, 0.2), 0.0]
     full, numbers = np.empty(p), np.empty(p)
-    _kernels.gcd_scores(g, w, np.full(p, 0.25), a, np.full(p, 0.1), dp_gcd.RULES.index(rule), full)
-    _kernels.gcd_scores(g, w, 0.25, a, 0.1, dp_gcd.RULES.index(rule), numbers)
+    _kernels.gcd_scores(g, w, np.full(p, 0.25), np.r_[np.full(p - 1, 2.0), 0.0], p, 0.1, 0.05,
+                        dp_gcd.RULES.index(rule), full)
+    _kernels.gcd_scores(g, w, 0.25, 2.0, p - 1, 0.1, 0.05, dp_gcd.RULES.index(rule), numbers)
     np.testing.assert_array_equal(numbers, full)
 
 

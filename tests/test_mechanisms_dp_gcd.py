@@ -206,7 +206,7 @@ def test_the_compiled_steps_draw_the_laws_of_the_declared_ones(selection, update
     scores = mod.selection_scores(g, w, M, pen, "gs-q")
     scale, upd = 0.2, np.linspace(0.1, 0.5, p)
     choose = mod._compiled_steps(make_noise(3), N, M, pen, "gs-q", selection,
-                                 scale if selection == "gumbel" else np.full(p, scale), update, upd)
+                                 scale if selection == "gumbel" else np.full(p, scale), update, upd, np.empty(p))
     picks = [choose(t, g, w) for t in range(N)]
     j = np.array([k for k, _ in picks])
     law = np.exp(scores / scale) / np.exp(scores / scale).sum() if selection == "gumbel" else _rnm_law(scores, scale)

@@ -104,3 +104,33 @@ def test_elastic_net_strengths_are_computed_once_read_only_and_follow_the_parame
     pen.weights = None  # frees the array, whose id a new one may take
     pen.weights = np.array([5.0, 5.0, 5.0, 0.0])
     assert pen.value(np.ones(4)) == pytest.approx(30.0)
+
+
+@pytest.mark.parametrize("l1_ratio", [1.0, 0.4, 0.0])
+def test_the_estimators_penalty_keeps_its_weights_as_one_number_and_acts_as_the_weight_vector(l1_ratio):
+    """``n_penalized=k`` (``build_penalty``'s, the intercept last) is the penalty of weights ``[1] * k + [0]``:
+    values, prox, scores' distances, conjugate and strengths, with no vector of weights stored."""
+    rng = np.random.default_rng(3)
+    compact = norms.ElasticNet(0.7, l1_ratio, n_penalized=5)
+    full = norms.ElasticNet(0.7, l1_ratio, weights=np.r_[np.ones(5), 0.0])
+    assert compact._weights is None and compact.weights.tolist() == [1.0] * 5 + [0.0]
+    assert compact.unpenalized.tolist() == [5] and compact.weight_entries(6) == (1.0, 5)
+    assert full.weight_entries(6)[1] == 6
+    w, g, x = rng.normal(size=6), rng.normal(size=6), rng.normal(size=6)
+    assert compact.value(w) == full.value(w)
+    np.testing.assert_array_equal(compact.prox(x, 0.3), full.prox(x, 0.3))
+    assert [compact.prox_1d(x[j], 0.3, j) for j in range(6)] == [full.prox_1d(x[j], 0.3, j) for j in range(6)]
+    np.testing.assert_array_equal(compact.subdiff_distance(g, w), full.subdiff_distance(g, w))
+    assert compact.conjugate(0.01 * g) == full.conjugate(0.01 * g)
+    for a, b in zip(compact.strengths(6), full.strengths(6)):
+        np.testing.assert_array_equal(a, b)
+    built = norms.build_penalty("elasticnet", 0.7, 5, True, l1_ratio=l1_ratio)
+    assert built.weight_entries(6) == (1.0, 5) and norms.build_penalty("l1", 0.7, 5, False).weights is None
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, "3"])
+def test_n_penalized_must_be_a_count_and_goes_without_weights(bad):
+    with pytest.raises(ValueError, match="n_penalized must be an integer >= 0"):
+        norms.ElasticNet(1.0, 0.5, n_penalized=bad)
+    with pytest.raises(ValueError, match="n_penalized must be an integer >= 0 with weights None"):
+        norms.ElasticNet(1.0, 0.5, weights=np.ones(3), n_penalized=2)

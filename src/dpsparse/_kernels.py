@@ -429,22 +429,29 @@ def dense_clipped_rmatvec(X, d, clip, out):
 
 
 @njit(cache=True, error_model="numpy")
-def gcd_scores(g, w, M, a, c, rule, out):
-    """DP-GCD's greedy scores (``dp_gcd.selection_scores``) for the elastic net ``a_j |w_j| + c_j w_j^2 / 2``.
+def gcd_scores(g, w, M, weights, k, a, c, rule, out):
+    """DP-GCD's greedy scores (``dp_gcd.selection_scores``) for the elastic net ``a_j |w_j| + c_j w_j^2 / 2``,
+    ``a_j = a weights_j`` and ``c_j = c weights_j`` on the coordinates ``j < k``, 0 on the others (the penalty's
+    weights as ``ElasticNet.weight_entries`` gives them: no vector of strengths).
 
     Parameters
     ----------
     g, w : float arrays (p,)
         Gradient, iterate.
-    M, a, c : float arrays (p,), or floats (the same on every coordinate)
-        Coordinate smoothness, the penalty's strengths.
+    M, weights : float arrays (p,), or floats (the same on every coordinate)
+        Coordinate smoothness, the penalty's weights.
+    k : int
+        Coordinates from ``k`` on are unpenalized (the intercept).
+    a, c : float
+        The strengths per unit of weight, ``alpha l1_ratio`` and ``alpha (1 - l1_ratio)``.
     rule : int
         0 "gs-r", 1 "gs-s", 2 "gs-q".
     out : float array (p,)
         The scores, written.
     """
     for j in range(out.shape[0]):
-        Mj, aj, cj = _entry(M, j), _entry(a, j), _entry(c, j)
+        uj = (1.0 if j < k else 0.0) * _entry(weights, j)  # weights finite: 0 from k on
+        Mj, aj, cj = _entry(M, j), a * uj, c * uj
         root = math.sqrt(Mj)
         if rule == 1:  # dist(-g_j, d psi_j(w_j)) / sqrt(M_j)
             h = g[j] + cj * w[j]

@@ -713,7 +713,9 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
         clipped_rows = _clip_rows_in_place(Xb, bounds.row_norm, p) if bounds.row_norm is not None else 0
     row_norm = design_row_norm(p, bounds.row_norm, fit_intercept)
     label_scale, label_shift, clipped_labels = 1.0, 0.0, 0
-    yb = np.asarray(y, dtype=float)
+    yb = np.asarray(y)
+    if not (classification and yb.dtype == np.int8):  # the estimators' labels in {-1, +1} stay one byte each
+        yb = np.asarray(y, dtype=float)
     if not classification:
         if bounds.label_low is None:
             raise ValueError("bounds: a regression needs a public label range (label_low, label_high)")

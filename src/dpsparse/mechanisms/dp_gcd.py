@@ -244,19 +244,20 @@ def _derivative(loss):
     from .._kernels import derivatives
 
     code, c = kernel
-    return lambda z, y, out: derivatives(np.asarray(z, dtype=float), np.asarray(y, dtype=float), code, float(c), out)
+    return lambda z, y, out: derivatives(np.asarray(z, dtype=float), np.asarray(y), code, float(c), out)
 
 
-def _gradient(X, y, loss, clip):
+def _gradient(X, y, loss, clip, work=None):
     """The gradient of the average loss at the iterate, ``(w, z) -> g`` (``z = X w`` the margins, None on dask):
-    in memory from the margins; on a dask array one pass over the chunks, the margins recomputed there."""
+    in memory from the margins, the derivatives written into ``work[:n]`` (a new buffer where None); on a dask
+    array one pass over the chunks, the margins recomputed there."""
     n, p = X.shape
     derivative = _derivative(loss)
     if is_dask(X):
         y = labels(X, y)  # one pass over the chunks per step
         return lambda w, z: row_sum(lambda xc, yc: _gradient_sum(xc, derivative(xc @ w, yc, np.empty(len(yc))), clip),
                                     X, y, p) / n
-    out, d = np.empty(p), np.empty(n)  # one buffer for every step's gradient, one for its derivatives
+    out, d = np.empty(p), np.empty(n) if work is None else work[:n]  # every step's gradient, its derivatives
     # each term divided by n inside the sum (the derivatives and the thresholds scaled): no pass over g a step
     clip = None if clip is None else _per_column(np.asarray(clip, dtype=float) / n, p)
 
@@ -301,23 +302,24 @@ def _compiled_selection(noise, n_iter, selection, scales, p):
     return pick
 
 
-def _compiled_steps(noise, n_iter, M, penalty, rule, selection, select_scales, update, update_scales):
-    """``_declared_steps`` compiled: the scores by ``_kernels.gcd_scores`` into one buffer, the selection by
+def _compiled_steps(noise, n_iter, M, penalty, rule, selection, select_scales, update, update_scales, work):
+    """``_declared_steps`` compiled: the scores by ``_kernels.gcd_scores`` into ``work[:p]``, the selection by
     ``_compiled_selection``, the update noise as standard draws for every step up front, times the coordinate's
     scale. The same laws as ``_declared_steps``, from the stream in another order."""
     from .._kernels import gcd_scores
 
     p = M.shape[0]
-    a, c = penalty.strengths(p)
-    M, a, c = (number_or_array(v) for v in (M, a, c))  # one number where uniform: the scores' loop vectorizes
-    scores, code = np.empty(p), RULES.index(rule)
+    u, k = penalty.weight_entries(p)  # the strengths made in the loop from the weights: no vector of them
+    a, c = penalty.alpha * penalty.l1_ratio, penalty.alpha * (1.0 - penalty.l1_ratio)
+    M = number_or_array(M)  # one number where uniform: the scores' loop vectorizes
+    scores, code = work[:p], RULES.index(rule)
     pick = _compiled_selection(noise, n_iter, selection, select_scales, p)
     eta = np.zeros(n_iter)
     if np.any(update_scales > 0):
         eta = noise.rng.standard_normal(n_iter) if update == "gaussian" else noise.rng.laplace(0.0, 1.0, n_iter)
 
     def choose(t, g, w):
-        gcd_scores(g, w, M, a, c, code, scores)
+        gcd_scores(g, w, M, u, k, a, c, code, scores)
         j = pick(t, scores)
         return j, g[j] + update_scales[j] * eta[t]
 
@@ -367,11 +369,15 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
     X = by_columns(X)
     w = np.zeros(p) if w0 is None else np.array(w0, dtype=float)
     M, update_scales = np.asarray(M, dtype=float), np.asarray(update_scales, dtype=float)
-    gradient = _gradient(X, y, loss, clip)
+    # one buffer for the derivatives and the scores: a step's derivatives are spent on its gradient before its
+    # scores are computed (one vector fewer at the peak of a fit's memory)
+    work = np.empty(max(n, p))
+    gradient = _gradient(X, y, loss, clip, work)
     z = None if is_dask(X) else np.zeros(n) if not np.any(w) else np.asarray(X @ w).ravel()
-    if batched(noise) and callable(getattr(penalty, "strengths", None)) and (
+    if batched(noise) and callable(getattr(penalty, "weight_entries", None)) and (
             selection != "gumbel" or np.ndim(select_scales) == 0):
-        choose = _compiled_steps(noise, n_iter, M, penalty, rule, selection, select_scales, update, update_scales)
+        choose = _compiled_steps(noise, n_iter, M, penalty, rule, selection, select_scales, update, update_scales,
+                                 work)
     else:
         choose = _declared_steps(noise, M, penalty, rule, selection, select_scales, update, update_scales,
                                  select_sensitivity, update_sensitivity)

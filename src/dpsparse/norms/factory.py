@@ -91,9 +91,9 @@ def build_penalty(name: str, alpha: float, n_features: int, fit_intercept: bool 
     if groups is not None and name not in ("group-l2", "group-linf"):
         raise ValueError(f"groups go with the penalties 'group-l2' and 'group-linf', not {name!r}")
     if name in PENALTIES:
-        weights = np.r_[np.ones(n_features), [0.0] * fit_intercept]
         extra = {"l1_ratio": l1_ratio} if name == "elasticnet" else {}
-        return make_penalty(name, alpha, weights, **extra)
+        # weight 1 on the features, 0 on the intercept: one number, not a vector of weights
+        return make_penalty(name, alpha, n_penalized=n_features if fit_intercept else None, **extra)
     if name not in STRUCTURED:
         raise ValueError(f"unknown penalty {name!r}; allowed: {list(PENALTY_NAMES)}")
     if name == "linf":

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._arrays import uniform_view
+from .._arrays import number_or_array, uniform_view
 
 __all__ = ["Penalty", "ElasticNet", "L1", "L2", "make_penalty", "PENALTIES", "require"]
 
@@ -99,32 +99,70 @@ class ElasticNet(Penalty):
         Per-coordinate weights; 0 leaves a coordinate unpenalized. None: all ones. Read, not copied: the
         strengths derived from them are computed once (``strengths``), so change them by building a new penalty,
         not in place.
+    n_penalized : int >= 0, or None
+        With ``weights=None``: the first ``n_penalized`` coordinates weigh 1 and every later one (the
+        intercept, last) 0, stored as this one number instead of a vector of weights (the estimators' penalty,
+        ``build_penalty``); ``weights`` then makes the vector on demand.
 
     Raises
     ------
     ValueError
-        alpha < 0 or not finite, l1_ratio outside [0, 1], negative or non-finite weights.
+        alpha < 0 or not finite, l1_ratio outside [0, 1], negative or non-finite weights, ``n_penalized`` not
+        an integer >= 0 or given beside ``weights``.
     """
 
     name = "elasticnet"
     is_separable = True
 
-    def __init__(self, alpha: float = 1.0, l1_ratio: float = 0.5, weights: ArrayLike | None = None):
+    def __init__(self, alpha: float = 1.0, l1_ratio: float = 0.5, weights: ArrayLike | None = None,
+                 n_penalized: int | None = None):
         if not np.isfinite(alpha) or alpha < 0:
             raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
         if not 0.0 <= l1_ratio <= 1.0:
             raise ValueError(f"l1_ratio must be in [0, 1], got {l1_ratio!r}")
+        if n_penalized is not None and (weights is not None or not isinstance(n_penalized, (int, np.integer))
+                                        or n_penalized < 0):
+            raise ValueError(f"n_penalized must be an integer >= 0 with weights None, got {n_penalized!r} with "
+                             f"weights {'None' if weights is None else 'given'}")
+        self.alpha = float(alpha)
+        self.l1_ratio = float(l1_ratio)
+        self.weights = weights
+        self._n_penalized = None if n_penalized is None else int(n_penalized)
+        self._strengths = None  # (key, weights, (a, c)): see strengths
+
+    @property
+    def weights(self) -> np.ndarray | None:
+        """Every coordinate's weight (a new vector where ``n_penalized`` stands for them), or None: all ones."""
+        if self._n_penalized is None:
+            return self._weights
+        return np.r_[np.ones(self._n_penalized), 0.0]
+
+    @weights.setter
+    def weights(self, weights):
         if weights is not None:
             weights = np.asarray(weights, dtype=float)
             if weights.ndim != 1 or not np.all(np.isfinite(weights)) or np.any(weights < 0):
                 raise ValueError("weights must be a 1-d array of finite numbers >= 0")
-        self.alpha = float(alpha)
-        self.l1_ratio = float(l1_ratio)
-        self.weights = weights
-        self._strengths = None  # (key, weights, (a, c)): see strengths
+        self._weights, self._n_penalized = weights, None
+
+    def weight_entries(self, p: int) -> tuple[float | np.ndarray, int]:
+        """The weights as a compiled loop reads them (``_kernels._entry``): ``(u, k)``, coordinate ``j < k``
+        weighing ``u_j`` (``u`` one number where it is the same on every coordinate) and every later one 0. Makes
+        no vector of ``p`` weights where none is stored.
+
+        Parameters
+        ----------
+        p : int
+            Number of coordinates.
+        """
+        if self._n_penalized is not None:
+            return 1.0, self._n_penalized
+        return (1.0 if self._weights is None else number_or_array(self._weights)), p
 
     def _w(self, p):
-        return np.ones(p) if self.weights is None else self.weights
+        if self._n_penalized is not None:
+            return np.r_[np.ones(self._n_penalized), np.zeros(p - self._n_penalized)]
+        return np.ones(p) if self._weights is None else self._weights
 
     def strengths(self, p: int) -> tuple[np.ndarray, np.ndarray]:
         """Per-coordinate strengths of ``psi(w) = sum_j a_j |w_j| + (c_j / 2) w_j^2``.
@@ -137,21 +175,23 @@ class ElasticNet(Penalty):
             ``alpha``, ``l1_ratio`` and weights array: a projection by bisection (objective perturbation's) asks
             for them about 100 times per iteration.
         """
-        key = (p, self.alpha, self.l1_ratio)
+        key = (p, self.alpha, self.l1_ratio, self._n_penalized)
         memo = getattr(self, "_strengths", None)
-        if memo is None or memo[0] != key or memo[1] is not self.weights:
+        if memo is None or memo[0] != key or memo[1] is not self._weights:
             aw = self.alpha * self._w(p)
             c = uniform_view(aw * (1.0 - self.l1_ratio))  # zeros for the L1 norm: one number
             aw *= self.l1_ratio
             for v in (aw, c):
                 v.flags.writeable = False
-            memo = self._strengths = (key, self.weights, (aw, c))  # the weights themselves: an id can be reused
+            memo = self._strengths = (key, self._weights, (aw, c))  # the weights themselves: an id can be reused
         return memo[2]
 
     @property
     def unpenalized(self) -> np.ndarray:
         """Indices of coordinates with weight 0."""
-        return np.array([], dtype=int) if self.weights is None else np.flatnonzero(self.weights == 0)
+        if self._n_penalized is not None:
+            return np.array([self._n_penalized])
+        return np.array([], dtype=int) if self._weights is None else np.flatnonzero(self._weights == 0)
 
     def coordinate_values(self, w: np.ndarray) -> np.ndarray:
         a, c = self.strengths(w.shape[0])
@@ -170,7 +210,10 @@ class ElasticNet(Penalty):
         What coordinate methods (DP-CD, DP-GCD) take at each update instead of the prox of
         the whole vector.
         """
-        wj = 1.0 if self.weights is None else float(self.weights[j])
+        if self._n_penalized is not None:
+            wj = float(j < self._n_penalized)
+        else:
+            wj = 1.0 if self._weights is None else float(self._weights[j])
         a, c = self.alpha * self.l1_ratio * wj, self.alpha * (1.0 - self.l1_ratio) * wj
         return math.copysign(max(abs(value) - step * a, 0.0), value) / (1.0 + step * c)
 
@@ -207,8 +250,8 @@ class L1(ElasticNet):
 
     name = "l1"
 
-    def __init__(self, alpha: float = 1.0, weights: ArrayLike | None = None):
-        super().__init__(alpha, 1.0, weights)
+    def __init__(self, alpha: float = 1.0, weights: ArrayLike | None = None, n_penalized: int | None = None):
+        super().__init__(alpha, 1.0, weights, n_penalized)
 
     def get_params(self) -> dict[str, Any]:
         return {"name": self.name, "alpha": self.alpha}
@@ -219,8 +262,8 @@ class L2(ElasticNet):
 
     name = "l2"
 
-    def __init__(self, alpha: float = 1.0, weights: ArrayLike | None = None):
-        super().__init__(alpha, 0.0, weights)
+    def __init__(self, alpha: float = 1.0, weights: ArrayLike | None = None, n_penalized: int | None = None):
+        super().__init__(alpha, 0.0, weights, n_penalized)
 
     def get_params(self) -> dict[str, Any]:
         return {"name": self.name, "alpha": self.alpha}
