@@ -360,6 +360,22 @@ def test_a_named_coordinate_method_sets_its_clipping_threshold_privately_unless_
     assert "clipping threshold (released)" not in plain.noise and "automatic" not in str(plain)
 
 
+def test_bounds_as_a_tuple_are_bounds_built_from_it():
+    """``bounds=(low, high)`` (and ``(low, high, label_low, label_high)`` for a regressor) fits as ``Bounds(low,
+    high)``: the same model for the same seed."""
+    X, y, _, _ = data.load_bundled("breast_cancer")
+    X = np.clip(X / np.abs(X).max(axis=0), -1.0, 1.0)
+    kw = dict(classes=[0, 1], random_state=0, mechanism="dp-gcd")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = DPLogisticRegression(bounds=(-1.0, 1.0), **kw).fit(X, y)
+        b = DPLogisticRegression(bounds=data.Bounds(-1.0, 1.0), **kw).fit(X, y)
+        r = DPLasso(bounds=(-1.0, 1.0, -2.0, 2.0), random_state=0).fit(X, 2.0 * y - 1.0)
+        s = DPLasso(bounds=data.Bounds(-1.0, 1.0, -2.0, 2.0), random_state=0).fit(X, 2.0 * y - 1.0)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(r.coef_, s.coef_)
+
+
 def test_continuous_labels_for_a_classifier_get_the_remedy():
     with pytest.raises(ValueError, match="continuous values, not class labels.*DPLasso"):
         DPLogisticRegression(classes=[0, 1], bounds=data.Bounds(-1.0, 1.0)).fit(
@@ -376,6 +392,8 @@ def test_continuous_labels_for_a_classifier_get_the_remedy():
      r"needs disjoint groups: column\(s\) \[1\] are in more than one group \(overlapping groups: penalty 'group-linf'"),
     (lambda b: DPLogisticRegression(bounds=b, groups=[[0, 1]]), "groups go with the penalties"),
     (lambda b: DPLogisticRegression(bounds=5), "bounds must be a Bounds"),
+    (lambda b: DPLogisticRegression(bounds=(0.0, 1.0, 2.0)),
+     r"a tuple \(feature_low, feature_high\) .* got a tuple of 3"),
     (lambda b: DPLogisticRegression(bounds={"feature_low": [0] * 3, "feature_high": [1] * 3}),
      "3 feature ranges given for 30 features"),
 ])

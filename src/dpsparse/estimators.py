@@ -325,8 +325,9 @@ def _resolve_bounds(bounds, X, y, regression):
                          "guarantee (bounds='from-data')")
     declared = _declared_bounds(bounds)
     if declared is None:
-        raise ValueError(f"bounds must be a Bounds, a dict, a JSON file path, 'private' or 'from-data', got "
-                         f"{type(bounds).__name__}")
+        raise ValueError("bounds must be a Bounds, a dict, a JSON file path, a tuple (feature_low, feature_high) "
+                         "or (feature_low, feature_high, label_low, label_high), 'private' or 'from-data', got "
+                         + (f"a tuple of {len(bounds)}" if isinstance(bounds, tuple) else type(bounds).__name__))
     return declared
 
 
@@ -343,9 +344,12 @@ def _undeclared_classes(y):
 
 
 def _declared_bounds(bounds):
-    """The public bounds declared by a Bounds, a dict or a JSON file path; None for anything else."""
+    """The public bounds declared by a Bounds, a dict, a JSON file path or a tuple of 2 or 4 (``Bounds``'s first
+    arguments); None for anything else."""
     if isinstance(bounds, Bounds):
         return bounds
+    if isinstance(bounds, tuple) and len(bounds) in (2, 4):
+        return Bounds(*bounds)
     if isinstance(bounds, dict):
         return Bounds.from_dict(bounds)
     if isinstance(bounds, str) and bounds not in ("private", FROM_DATA):
@@ -774,9 +778,12 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     calibration : {"tight", "paper"} or None
         None: the mechanism's default ("tight" wherever it exists; objective perturbation
         has "paper" only; DP-SGD and the one-pass SGD "tight" only).
-    bounds : Bounds, dict, str (JSON file), "private" or "from-data"
-        Public bounds. "private" (the default) buys them with ``bounds_share`` of the
-        budget (differentially private quantiles, ``dpsparse.private_bounds``; at most 1000
+    bounds : Bounds, dict, tuple, str (JSON file), "private" or "from-data"
+        Public bounds. A tuple ``(feature_low, feature_high)`` (a classifier's) or
+        ``(feature_low, feature_high, label_low, label_high)`` is ``Bounds(*bounds)``: numbers
+        (one range for every feature) or one entry per feature. "private" (the default) buys
+        them with ``bounds_share`` of the budget (differentially private quantiles,
+        ``dpsparse.private_bounds``; at most 1000
         features; refused, before the data is read, when the records are too few for the
         budget). "from-data" computes them from the data and voids the guarantee
         (``PrivacyLeakWarning``): experiments only.
