@@ -148,15 +148,29 @@ def test_secure_release_spends_at_most_what_its_ledger_accounts(secure, kind):
         assert meas.map(sensitivity * (1 + 1e-6)) > claim  # the check compares the right quantities
 
 
+@pytest.mark.parametrize("kind", ["gaussian", "laplace"])
+def test_secure_release_refuses_a_grid_whose_rounding_spends_more_than_the_ledger_accounts(secure, kind):
+    """The run-time check is live: on a grid as coarse as a tenth of the scale, rounding a neighbour's value moves
+    it by up to a grid step, which OpenDP's map counts; the map exceeds the ledger's claim and the measurement is
+    refused instead of released."""
+    k = math.floor(math.log2(0.1))
+    with pytest.raises(ValueError, match=f"OpenDP's {kind} measurement at scale 1 on the grid 2\\^{k} spends .* "
+                                         "more than the"):
+        secure._checked_value_measurement(kind, 1.0, 0.5, 10, k)
+
+
 def test_secure_release_adds_a_draw_where_opendp_cannot_take_the_value(secure):
-    """Per-coordinate scales, an undeclared sensitivity or one in another norm keep the draw added in numpy."""
+    """Per-coordinate scales, an undeclared sensitivity or one in another norm keep the draw added in numpy, and
+    make no OpenDP measurement of the value."""
     values = np.full(N_DRAWS, np.pi)
+    secure._measurements.clear()
     for kw in ({"scale": np.full(N_DRAWS, 0.5), "sensitivity": 1.0, "norm": "l2"},
                {"scale": 0.5, "sensitivity": float("nan"), "norm": "l2"},
                {"scale": 0.5, "sensitivity": None, "norm": "l2"},
                {"scale": 0.5, "sensitivity": 1.0, "norm": "linf"}):
         out = secure.release(values, "gaussian", name="test", **kw)
         assert stats.kstest((out - values) / 0.5, stats.norm.cdf).pvalue > ALPHA / 3
+    assert secure._measurements and not any(key[0] == "value" for key in secure._measurements)
 
 
 def test_secure_gumbel_max_selects_with_softmax_probabilities(secure):
