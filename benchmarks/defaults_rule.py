@@ -700,6 +700,23 @@ def study_gd_steps_floor(quick):
             for row in rows]  # the value the size was set from (n rounds it)
 
 
+def study_floor_steps(quick):
+    """``--study gd-steps-floor``'s question on fresh draws and ten seeds: the logistic rule's DP-GD just above its
+    floor on few features with 10, 20 and 200 steps (``n epsilon / log p`` 8, 12, 18 and 25; p 10, 30 and 100;
+    epsilon 0.3 and 1; the four logistic families and the categorical one)."""
+    sizes = [(max(20, round(r * np.log(p) / eps)), p, eps) for r in FLOOR_FEW_RATIOS[:4] for p in (10, 30, 100)
+             for eps in (0.3, 1.0)]
+
+    def settings(p):
+        return [(f"T={T}", {"mechanism": "dp-gd", "max_iter": T, "mechanism_options": {"clipping_norm": "auto"}})
+                for T in (10, 20, 200)]
+
+    rows = _logistic_gain_rows(sizes, range(3, 4 if quick else 13), 97, settings,
+                               families=LOGISTIC_FAMILIES + ["categorical"])
+    return [{**row, "n eps / log p": min(FLOOR_FEW_RATIOS, key=lambda r: abs(r - row["n eps / log p"]))}
+            for row in rows]
+
+
 def ratio_family_table(rows):
     """Mean gain over the constant predictor of each setting per value of ``n epsilon / log p``, over every family
     and per family."""
@@ -1236,7 +1253,7 @@ def main(argv=None):
                                         "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured",
                                         "logistic-cd", "gd-warm", "second-steps-many", "fw-radius",
                                         "iht-step", "gd-steps-floor", "hinge-wide", "gd-many",
-                                        "gd-many-wide", "gd-mid"],
+                                        "gd-many-wide", "gd-mid", "floor-steps"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1246,7 +1263,7 @@ def main(argv=None):
                       "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                       "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured", "logistic-cd",
                       "gd-warm", "second-steps-many", "fw-radius", "iht-step", "gd-steps-floor", "hinge-wide",
-                      "gd-many", "gd-many-wide", "gd-mid"):
+                      "gd-many", "gd-many-wide", "gd-mid", "floor-steps"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -1261,6 +1278,7 @@ def main(argv=None):
                            "selection-few": (study_selection_few, family_band_table),
                            "gd-steps-low": (study_gd_steps_low, family_band_table),
                            "gd-steps-floor": (study_gd_steps_floor, ratio_family_table),
+                           "floor-steps": (study_floor_steps, ratio_family_table),
                            "hinge-wide": (study_hinge_wide, family_band_table),
                            "gd-many": (study_gd_many, many_band_table),
                            "gd-many-wide": (lambda quick: study_gd_many(quick, wide=True), many_band_table),
