@@ -161,7 +161,7 @@ class ElasticNet(Penalty):
 
     def _w(self, p):
         if self._n_penalized is not None:
-            return np.r_[np.ones(self._n_penalized), np.zeros(p - self._n_penalized)]
+            return (np.arange(p) < self._n_penalized).astype(float)
         return np.ones(p) if self._weights is None else self._weights
 
     def strengths(self, p: int) -> tuple[np.ndarray, np.ndarray]:
