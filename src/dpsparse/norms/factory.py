@@ -93,7 +93,8 @@ def build_penalty(name: str, alpha: float, n_features: int, fit_intercept: bool 
     if name in PENALTIES:
         extra = {"l1_ratio": l1_ratio} if name == "elasticnet" else {}
         # weight 1 on the features, 0 on the intercept: one number, not a vector of weights
-        return make_penalty(name, alpha, n_penalized=n_features if fit_intercept else None, **extra)
+        return make_penalty(name, alpha, None if fit_intercept else np.ones(n_features),
+                            n_penalized=n_features if fit_intercept else None, **extra)
     if name not in STRUCTURED:
         raise ValueError(f"unknown penalty {name!r}; allowed: {list(PENALTY_NAMES)}")
     if name == "linf":
