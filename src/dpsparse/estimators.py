@@ -343,6 +343,12 @@ def _undeclared_classes(y):
     return classes
 
 
+def _binary_labels(y, positive):
+    """Two-class labels as +1 (``positive``) and -1, one byte each: a vector of n floats fewer at the peak of a
+    fit's memory (the losses and the compiled loops compute in floats)."""
+    return np.where(y == positive, np.int8(1), np.int8(-1))
+
+
 def _declared_bounds(bounds):
     """The public bounds declared by a Bounds, a dict, a JSON file path or a tuple of 2 or 4 (``Bounds``'s first
     arguments); None for anything else."""
@@ -894,7 +900,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
             if self._multiclass:
                 index = np.searchsorted(classes, y)
                 return np.where(classes[np.minimum(index, classes.size - 1)] == y, index, -1).astype(float)
-            return np.where(y == classes[1], 1.0, -1.0)
+            return _binary_labels(y, classes[1])
         if type_of_target(y) == "continuous":
             raise ValueError("y holds continuous values, not class labels: a classifier needs labels from a set of "
                              "classes (declared by classes= / --classes); for a continuous target use DPLasso or "
@@ -925,9 +931,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         self._multiclass = classes.size > 2
         if self._multiclass:
             return np.searchsorted(classes, y).astype(float)
-        # one byte a label: a vector of n floats fewer at the peak of a fit's memory (the losses and the compiled
-        # loops compute in floats)
-        return np.where(y == classes[1], np.int8(1), np.int8(-1))
+        return _binary_labels(y, classes[1])
 
     def decision_function(self, X):
         """Margins ``X @ coef_.T + intercept_``: shape (n_samples,) for two classes, (n_samples, n_classes)

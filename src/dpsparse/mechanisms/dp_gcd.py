@@ -371,7 +371,7 @@ def gcd(X, y, loss, penalty, M, n_iter, rule, select_scales, update_scales, nois
     M, update_scales = np.asarray(M, dtype=float), np.asarray(update_scales, dtype=float)
     # one buffer for the derivatives and the scores: a step's derivatives are spent on its gradient before its
     # scores are computed (one vector fewer at the peak of a fit's memory)
-    work = np.empty(max(n, p))
+    work = np.empty(p if is_dask(X) else max(n, p))  # on dask the derivatives live in each chunk's task
     gradient = _gradient(X, y, loss, clip, work)
     z = None if is_dask(X) else np.zeros(n) if not np.any(w) else np.asarray(X @ w).ravel()
     if batched(noise) and callable(getattr(penalty, "weight_entries", None)) and (

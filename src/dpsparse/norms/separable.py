@@ -133,9 +133,7 @@ class ElasticNet(Penalty):
     @property
     def weights(self) -> np.ndarray | None:
         """Every coordinate's weight (a new vector where ``n_penalized`` stands for them), or None: all ones."""
-        if self._n_penalized is None:
-            return self._weights
-        return np.r_[np.ones(self._n_penalized), 0.0]
+        return self._weights if self._n_penalized is None else self._w(self._n_penalized + 1)
 
     @weights.setter
     def weights(self, weights):
