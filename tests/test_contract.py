@@ -14,12 +14,13 @@ from dpsparse.noise import make_noise
 EPS, DELTA = 1.0, 1e-5
 
 
-def _setup(name, seed=0, n=120, p=4):
+def _setup(name, seed=0, n=120, p=4, fit_intercept=True):
     classification = name not in REGRESSION_ONLY
     X, y = bounded_problem(n=n, p=p, seed=seed, classification=classification)
     labels = (None, None) if classification else (-1.0, 1.0)
-    design = prepare(X[:, :-1], y, Bounds(-np.ones(p), np.ones(p), *labels, source="test bounds"), classification)
-    penalty = norms.build_penalty("l1", 0.05, p, True)
+    design = prepare(X[:, :-1], y, Bounds(-np.ones(p), np.ones(p), *labels, source="test bounds"), classification,
+                     fit_intercept)
+    penalty = norms.build_penalty("l1", 0.05, p, fit_intercept)
     options = {"n_iter": 3} if "n_iter" in REGISTRY[name].option_names else {}
     return design, mechanism_loss(name, classification), penalty, options
 
@@ -64,13 +65,15 @@ def test_every_mechanism_is_reproducible_with_a_seed(name):
     np.testing.assert_array_equal(w1, w2)
 
 
+@pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("name", sorted(set(REGISTRY) - REGRESSION_ONLY))
-def test_labels_of_one_byte_and_weights_of_one_number_give_the_model_of_full_vectors(name):
-    """The estimators hand the mechanisms their labels in {-1, +1} as one byte each and the penalty's weights as
-    ``n_penalized`` (memory: two vectors fewer at a fit's peak): the same model, draw for draw, as float labels and
-    an explicit weight vector."""
-    design, loss, pen, options = _setup(name)
-    assert design.y.dtype == np.float64 and pen.weights.tolist() == [1.0] * 4 + [0.0]
+def test_labels_of_one_byte_and_weights_of_one_number_give_the_model_of_full_vectors(name, fit_intercept):
+    """The estimators hand the mechanisms their labels in {-1, +1} as one byte each and, with an intercept, the
+    penalty's weights as ``n_penalized`` (memory: two vectors fewer at a fit's peak): the same model, draw for draw,
+    as float labels and an explicit weight vector."""
+    design, loss, pen, options = _setup(name, fit_intercept=fit_intercept)
+    assert design.y.dtype == np.float64 and design.p == 4 + fit_intercept
+    assert pen.weights.tolist() == [1.0] * 4 + [0.0] * fit_intercept
     small = dataclasses.replace(design, y=design.y.astype(np.int8))
     explicit = norms.L1(pen.alpha, pen.weights)
     kw = dict(epsilon=EPS, delta=DELTA, options=options)

@@ -130,7 +130,7 @@ def test_the_estimators_penalty_keeps_its_weights_as_one_number_and_acts_as_the_
     assert norms.build_penalty("l1", 0.7, 5, False).weights.tolist() == [1.0] * 5
 
 
-@pytest.mark.parametrize("bad", [-1, 2.5, "3"])
+@pytest.mark.parametrize("bad", [-1, 2.5, "3", True])
 def test_n_penalized_must_be_a_count_and_goes_without_weights(bad):
     with pytest.raises(ValueError, match="n_penalized must be an integer >= 0"):
         norms.ElasticNet(1.0, 0.5, n_penalized=bad)

@@ -120,8 +120,8 @@ class ElasticNet(Penalty):
             raise ValueError(f"alpha must be a finite number >= 0, got {alpha!r}")
         if not 0.0 <= l1_ratio <= 1.0:
             raise ValueError(f"l1_ratio must be in [0, 1], got {l1_ratio!r}")
-        if n_penalized is not None and (weights is not None or not isinstance(n_penalized, (int, np.integer))
-                                        or n_penalized < 0):
+        if n_penalized is not None and (weights is not None or isinstance(n_penalized, (bool, np.bool_))
+                                        or not isinstance(n_penalized, (int, np.integer)) or n_penalized < 0):
             raise ValueError(f"n_penalized must be an integer >= 0 with weights None, got {n_penalized!r} with "
                              f"weights {'None' if weights is None else 'given'}")
         self.alpha = float(alpha)
