@@ -109,6 +109,27 @@ def test_bounds_bracket_the_quantiles_with_a_large_budget():
     assert design.clipped_values <= 4 * pending.tail * X.size
 
 
+@pytest.mark.filterwarnings("ignore::dpsparse.FixedSeedWarning")
+def test_a_column_of_zeros_and_ones_keeps_its_ones_where_the_records_are_few_for_the_budget():
+    """A one-hot column (30 % ones) and one half zeros, half in [5, 10]: the median lies at 0 or in the empty gap
+    above it, 41-50 grid steps below the upper bound's quantile. The tie-break's slope must not outweigh the data
+    over that way (n = 3000 and epsilon 1 with the default share, where the slope is below one noise scale): with
+    the earlier four-decade slope the one-hot column's upper bound fell to about 1e-4 in 24 of these 30 draws."""
+    n = 3000
+    rng = np.random.default_rng(0)
+    X = np.c_[(rng.random(n) < 0.3).astype(float), np.where(rng.random(n) < 0.5, rng.uniform(5.0, 10.0, n), 0.0)]
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    rho = 0.1 * zcdp_budget(1.0, 1.0 / n**2)
+    highs = []
+    for seed in range(30):
+        b = PendingDesign(X, y, True, True, 0.1).plan_zcdp(rho).release(make_noise(seed)).bounds
+        assert b.feature_low[0] <= 0.0 and b.feature_low[1] <= 0.0
+        highs.append(b.feature_high)
+    highs = np.array(highs)
+    assert np.all(highs[:, 0] >= 1.0) and np.all(highs[:, 1] >= 6.3)  # the 99th percentiles: 1 and 9.9
+    assert np.median(highs[:, 0]) <= 1.25 and np.median(highs[:, 1]) <= 12.5  # within a grid step or two
+
+
 def test_estimator_composes_bounds_and_fit_in_zcdp():
     X, y = _regression(n=20000)
     budget = PrivacyBudget(1.0, 1e-6)
