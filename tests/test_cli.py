@@ -291,7 +291,22 @@ def test_the_card_figure_shows_the_tables_effects_in_the_labels_units(tmp_path, 
                "bounds": {"feature_low": [0.0, -10.0, 0.0], "feature_high": [4.0, 10.0, 1.0]}}
     card.plot_coefficients(tmp_path / "f.png", release)
     np.testing.assert_allclose(bars[0], [-10.0, 4.0, 0.0])  # largest effect first
-    assert [round(e, 6) for _, _, e in card._effects(release)] == [10.0, 4.0, 0.0]
+    assert [round(e, 6) for _, _, e in card._effects(release)] == [-10.0, 4.0, 0.0]  # the table's: signed
+
+
+def test_the_model_files_top_features_are_the_cards_signed_effects(tmp_path):
+    """``support.top`` in model.json holds the card's "effect over half the range": the coefficient in the data's
+    units times half the feature's public range, in the label's units for a regression (not the bounded problem's
+    coefficient, which is that divided by half the label range), signed."""
+    from dpsparse import card
+
+    out = tmp_path / "m.json"
+    assert main(["fit", "--data", "diabetes", "--no-tune", "--epsilon", "5", "--out", str(out)]) == 0
+    release = json.loads(out.read_text())
+    top = {t["feature"]: t["effect over half the range"] for t in release["support"]["top"]}
+    effects = {name: e for name, _, e in card._effects(release)}
+    assert top and all(top[name] == pytest.approx(effects[name], rel=1e-9) for name in top)
+    assert any(e < 0 for e in top.values()) and any(e > 0 for e in top.values())
 
 
 def test_sweep_writes_a_table_json_and_the_privacy_utility_figure(tmp_path, capsys, monkeypatch):
@@ -482,7 +497,7 @@ def test_a_clipping_norm_for_the_hinge_loss_goes_to_its_rules_dp_gd(tmp_path, ca
 
 @pytest.mark.parametrize("args,match", [
     (["--batch-size", "10"], "--batch-size is an option of dp-sgd: name one (--mechanism dp-sgd); without "
-     "--mechanism, mechanism options are taken as dp-gcd's"),
+     "--mechanism a mechanism option sets aside the automatic choice and goes to dp-gcd"),
     (["--clipping-norm", "1", "--mechanism", "one-pass-sgd"],
      "--clipping-norm is an option of dp-gcd, dp-cd, dp-sgd and dp-gd"),
     (["--penalty", "group-linf"], "needs --groups"),
@@ -1017,3 +1032,13 @@ def test_a_full_support_under_the_default_penalty_says_why_and_how_to_get_fewer(
     assert main(["fit", "--out", str(tmp_path / "m.json"), "--alpha", "0.05"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("features used"))
     assert "alpha = 1e-4" not in line  # a strength the user set: nothing to explain
+
+
+def test_a_test_size_without_a_held_out_use_is_refused_before_reading(tmp_path, capsys):
+    """``--test-size`` without ``--private-score`` or ``--diagnostics`` would be ignored (every record trains the
+    model): refused by name, before the file is read."""
+    out = tmp_path / "m.json"
+    assert main(["fit", "--data", str(tmp_path / "missing.csv"), "--test-size", "0.5", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--test-size sets the share held out for --private-score or --diagnostics" in err
+    assert "missing.csv" not in err and not out.exists()

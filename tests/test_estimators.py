@@ -3,6 +3,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.sparse
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import check_estimator
 
@@ -285,7 +286,7 @@ def test_secure_noise_backend_through_the_estimator():
     X, y, bounds = _breast_cancer()
     est = DPLogisticRegression(noise="secure", bounds=bounds, max_iter=10).fit(X, y)
     assert "OpenDP" in est.privacy_report_.noise_source and est.privacy_report_.accounting_holds
-    with pytest.raises(ValueError, match="seed"):
+    with pytest.raises(ValueError, match='noise="secure" cannot use random_state=0.*noise="fast" with a seed'):
         DPLogisticRegression(noise="secure", random_state=0, bounds=bounds).fit(X, y)
 
 
@@ -552,3 +553,25 @@ def test_an_l1_ratio_that_the_penalty_ignores_warns():
         warnings.simplefilter("error", UserWarning)
         DPLogisticRegression(l1_ratio=0.9, penalty="elasticnet", bounds=bounds, classes=[0, 1], max_iter=5).fit(X, y)
         DPLasso(bounds=data.Bounds(-1.0, 1.0, -2.0, 2.0), max_iter=5).fit(X, X[:, 0])
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_without_an_intercept_the_model_passes_through_the_origin_of_the_original_units(sparse):
+    """``fit_intercept=False`` as in scikit-learn: ``intercept_`` 0 and a zero record scored 0, also when the bounds
+    are not centred on 0 (the map onto the bounded design then scales and does not shift: ``data._feature_map``)."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.0, 2.0, (1000, 3))
+    X = scipy.sparse.csr_matrix(X) if sparse else X
+    y_class = (X @ np.array([1.0, -1.0, 0.5]) > 0.5).astype(int)
+    y_real = X @ np.array([1.0, -1.0, 0.5]) + 1.0
+    kw = dict(epsilon=1.0, fit_intercept=False, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clf = DPLogisticRegression(bounds=(0.0, 2.0), classes=[0, 1], **kw).fit(X, y_class)
+        reg = DPLasso(bounds=(0.0, 2.0, 1.0, 4.0), **kw).fit(X, y_real)
+    for est in (clf, reg):
+        assert est.intercept_ == 0.0 and np.any(est.coef_ != 0)
+    zero = np.zeros((1, 3))
+    assert clf.decision_function(zero)[0] == 0.0
+    low, high = reg.label_range_  # the declared [1, 4], tightened privately
+    assert 1.0 <= low < high <= 4.0 and reg.predict(zero)[0] == low  # 0, clipped to the label range

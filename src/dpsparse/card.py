@@ -315,11 +315,13 @@ def _feature_effects(release):
 
 def _effects(release):
     """Per feature: its name, its coefficient(s) in the data's units and the change of the model's score when the
-    feature moves across half its public range (comparable across features); largest first."""
+    feature moves across half its public range (comparable across features; signed for one score, the norm over
+    the classes' scores for several); largest first."""
     coef = np.atleast_2d(np.asarray(release["coef"], dtype=float))
     names, signed = _feature_effects(release)
-    effect = np.linalg.norm(signed, axis=0)
-    order = np.argsort(-effect, kind="stable")
+    size = np.linalg.norm(signed, axis=0)
+    effect = signed[0] if signed.shape[0] == 1 else size  # one score: its sign says which way the feature pushes
+    order = np.argsort(-size, kind="stable")
     return [(names[j], coef[:, j], float(effect[j])) for j in order]
 
 
@@ -404,26 +406,29 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                             "noise, inside the same privacy budget (the held-out records and the training records "
                             "are disjoint, so each record is used by one release only).")] + _score_table(score)
     else:
-        held, validation = data.get("held out for the score", 0), data.get("validation records", 0)
+        held = data.get("held out", data.get("held out for the score", 0))  # the latter: model files of 0.1.0
+        validation = data.get("validation records", 0)
         trained = (f"{held} records were held out for the data holder's own checks (not private, not in this card)"
                    if held else f"the private search scored its candidates on {validation} records, with noise, and "
                    "released only its choice" if validation else "the model was trained on every record")
         evaluation = [("p", f"No evaluation was released: {trained}. `dpsparse fit --private-score` holds out a "
                             "share of the records and releases a noisy score inside the same privacy budget.")]
     effects = _effects(release)
-    shown = [(n, c, e) for n, c, e in effects if e > 0][:COEFFICIENT_ROWS]
+    shown = [(n, c, e) for n, c, e in effects if e != 0][:COEFFICIENT_ROWS]
     coef_rows = [[n, round(float(c[0]), 6) if c.size == 1 else "; ".join(f"{v:.4g}" for v in c), round(e, 4)]
                  for n, c, e in shown]
     by_column = "" if release.get("feature_names") else (f" Features without names are called by their column: "
                                                          f"{unnamed(release)}.")
+    sign = ("positive where the feature raises it" if shown and shown[0][1].size == 1 else
+            "with a score a class, its size over the classes' scores")
     quantitative = [("p", f"The largest coefficients. 'Effect' is the change of the model's {_score_words(release)} "
-                          f"when the feature moves across half its public range: comparable across "
-                          f"features.{by_column}"),
+                          f"when the feature moves across half its public range, comparable across "
+                          f"features: {sign}.{by_column}"),
                     ("table", ["feature", "coefficient (data units)", "effect over half the range"], coef_rows)
                     ] if shown else [("p", "Every coefficient is 0: the model predicts the same for every record "
                                            "(above).")]
     if shown and len(shown) < len(effects):
-        quantitative.append(("p", f"{sum(e > 0 for _, _, e in effects) - len(shown)} more nonzero coefficients "
+        quantitative.append(("p", f"{sum(e != 0 for _, _, e in effects) - len(shown)} more nonzero coefficients "
                                   f"and {sum(e == 0 for _, _, e in effects)} zeros are in the model file."))
     quantitative.append(("figure", "The released model's effects, as in the table: the change of its "
                                    f"{_score_words(release).split(' (')[0]} when a feature moves across half its "

@@ -73,6 +73,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 MAX_REPEATS = 100
+DEFAULT_TEST_SIZE = 0.25  # the share held out for --private-score, --diagnostics and a sweep
 COMPARE_LIMIT = 5e6  # stored values of X up to which the non-private comparison runs by default
 
 
@@ -252,9 +253,9 @@ def _add_fit_arguments(f):
                         "ones, in (0, 1), or 'auto' (default: 0.1, or 0.2 where only that makes narrowing affordable)")
     f.add_argument("--bounds-from-data", action="store_true",
                    help="read the bounds off the data instead: NO privacy guarantee (for experiments only)")
-    f.add_argument("--test-size", type=float, default=0.25,
-                   help="held-out fraction for --private-score, --diagnostics or a sweep, in (0, 1); without "
-                        "them every record trains the model")
+    f.add_argument("--test-size", type=float,
+                   help="held-out fraction for --private-score, --diagnostics or a sweep, in (0, 1) (default 0.25); "
+                        "without them every record trains the model")
     f.add_argument("--seed", type=int, help="seed of the split and the noise (experiments only)")
     f.add_argument("--noise", choices=["auto", "fast", "secure"], default="auto",
                    help="noise backend: OpenDP's floating-point-safe samplers (secure), numpy's (fast); auto: secure "
@@ -517,8 +518,8 @@ def _mechanism_options(args, mechanism):
                 names = ", ".join(owners[:-1]) + " and " + owners[-1] if len(owners) > 1 else owners[0]
                 if args.mechanism is None:  # implied by the option (``_mechanism``): say so, and how to name one
                     raise ValueError(f"{_flag(o.name)} is an option of {names}: name one (--mechanism {owners[0]}); "
-                                     f"without --mechanism, mechanism options are taken as {mechanism}'s, which has "
-                                     f"no {_flag(o.name)}")
+                                     f"without --mechanism a mechanism option sets aside the automatic choice and "
+                                     f"goes to {mechanism}, which has no {_flag(o.name)}")
                 raise ValueError(f"{_flag(o.name)} is an option of {names}, not of {mechanism}")
             options[o.name] = value
     return options
@@ -701,7 +702,9 @@ def _check_flag_pairs(args):
 
 def _check_run_args(args, epsilons):
     """Checks on the arguments before any data is read; returns the warnings on a weak guarantee."""
-    if not 0 < args.test_size < 1:
+    if args.test_size is None:
+        args.test_size = DEFAULT_TEST_SIZE
+    elif not 0 < args.test_size < 1:
         raise ValueError(f"--test-size must be in (0, 1), got {args.test_size}")
     if args.penalty and args.penalty.startswith("group-") and args.groups is None:
         raise ValueError(f"--penalty {args.penalty} needs --groups FILE, a JSON list of column-index lists "
@@ -863,10 +866,11 @@ def _score(job, est, seed):
 
 
 def _top_features(est, names, k=TOP_FEATURES):
-    """The released model's largest coefficients in bounded coordinates: each the change of the decision function
-    when its feature moves across half its public range (the card's "effect over half the range"), comparable
-    across features."""
-    coef = np.atleast_2d(est.coef_bounded_[..., :est.n_features_in_])
+    """The released model's largest effects: the change of its decision function, in its own units (the label's
+    for a regression), when a feature moves across half its public range, as the card's "effect over half the
+    range" (signed; None with a score a class), comparable across features."""
+    b = est.bounds_
+    coef = np.atleast_2d(est.coef_) * (np.asarray(b.feature_high, float) - np.asarray(b.feature_low, float)) / 2.0
     weight = np.abs(coef).max(axis=0)
     order = [j for j in np.argsort(-weight, kind="stable") if weight[j] > 0][:k]
     label = (lambda j: names[j]) if names is not None else (lambda j: f"x{j}")
@@ -894,7 +898,7 @@ def _release(job, est, scores, notes):
         "privacy_report": report.to_dict(),
         "data": {"source": Path(job.args.data).name, "training records": int(job.X_train.shape[0]) - validation,
                  "validation records": validation,
-                 "held out for the score": 0 if job.X_test is None else int(job.X_test.shape[0]),
+                 "held out": 0 if job.X_test is None else int(job.X_test.shape[0]),
                  "features": int(est.n_features_in_),
                  **({"svmlight indices from": 0 if job.args.zero_based else 1} if _svmlight(job.args) else {})},
         "software": __version__,
@@ -936,6 +940,9 @@ def fit(args):
     if args.repeats > 1 and not holdout:
         raise ValueError("--repeats shows the spread of a held-out metric: add --private-score (noisy, inside the "
                          "budget) or --diagnostics (not private)")
+    if args.test_size is not None and not holdout:
+        raise ValueError("--test-size sets the share held out for --private-score or --diagnostics; without them "
+                         "every record trains the model: add one of them, or drop --test-size")
     job = _job(args, [args.epsilon], holdout=holdout)
     shape = _data_shape(job)
     if sweep_results is not None and sweep_results.get("shape", shape) != shape:
@@ -1025,7 +1032,8 @@ def _summary(job, est, release):
     """What a user reads first, all of it released: the guarantee, the data's size, the private score, the
     support, the warnings."""
     counts = release["data"]
-    held = "" if job.X_test is None else f", {job.X_test.shape[0]} held out for the score"
+    use = "the private score" if job.args.private_score else "the data holder's diagnostics"
+    held = "" if job.X_test is None else f", {job.X_test.shape[0]} held out for {use}"
     validation = counts["validation records"]
     searched = f", {validation} validation records of the search" if validation else ""
     lines = [card.guarantee_sentence(est.privacy_report_), "",

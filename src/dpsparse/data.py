@@ -6,7 +6,10 @@ each feature affinely from its public range onto [-1, 1] (sparse input: the same
 implicit as a sparse matrix plus a rank-one shift, ``affine.ShiftedSparse``, never densified),
 clips what falls outside and counts it
 (the rows themselves are never reported), maps labels onto [-1, 1] (regression) or
-{-1, +1} (binary classification) and appends the intercept column of ones.
+{-1, +1} (binary classification) and appends the intercept column of ones. Without an
+intercept the features and labels are only scaled into [-1, 1] (by the largest magnitude of
+their range), never shifted, so that the model passes through the origin of the original
+units, as ``fit_intercept=False`` does in scikit-learn.
 
 Bounds computed from the private data (``bounds_from_data``) raise a
 ``PrivacyLeakWarning``; a fit that uses them carries no privacy guarantee.
@@ -545,7 +548,11 @@ class BoundedDesign:
                    source=source)
 
     def label_range(self):
-        """The public label range in the original units: the preimage of [-1, 1] under the label map."""
+        """The public label range in the original units: the declared one, else the preimage of [-1, 1] under the
+        label map (which, without an intercept, only scales the declared range into [-1, 1])."""
+        b = self.bounds
+        if b is not None and b.label_low is not None:
+            return b.label_low, b.label_high
         return (-1.0 - self.label_shift) / self.label_scale, (1.0 - self.label_shift) / self.label_scale
 
     def to_original(self, w):
@@ -615,12 +622,23 @@ def linear_decision(X, coef, intercept, bounds):
     return out.ravel() if np.ndim(coef) == 1 else out
 
 
-def _feature_map(bounds):
+def _feature_map(bounds, fit_intercept=True):
+    """``(scale, shift)`` of the map ``x' = scale x + shift`` of each feature into [-1, 1]: onto it (its range's
+    centre to 0) with an intercept; without one by scaling only (``x / max(|low|, |high|)``), so that the model
+    passes through the origin of the original units as well (``to_original`` gives the intercept 0)."""
     lo, hi = bounds.feature_low, bounds.feature_high
-    width = hi - lo
-    scale = np.divide(2.0, width, out=np.zeros_like(width), where=width > 0)
-    shift = np.where(width > 0, -1.0 - scale * lo, 0.0)
-    return scale, shift
+    return _interval_map(lo, hi, fit_intercept)
+
+
+def _interval_map(lo, hi, centred):
+    """``(scale, shift)`` taking ``[lo, hi]`` onto [-1, 1] (``centred``), or into it by a scale only; a point
+    interval to 0."""
+    if centred:
+        width = hi - lo
+        scale = np.divide(2.0, width, out=np.zeros_like(width, dtype=float), where=width > 0)
+        return scale, np.where(width > 0, -1.0 - scale * lo, 0.0)
+    reach = np.maximum(np.abs(lo), np.abs(hi))
+    return np.divide(1.0, reach, out=np.zeros_like(reach, dtype=float), where=reach > 0), np.zeros_like(reach, float)
 
 
 def _mapped_dense(X, scale, shift, fit_intercept):
@@ -701,7 +719,7 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
     """
     n, p = X.shape
     bounds = bounds.for_features(p)
-    scale, shift = map(uniform_view, _feature_map(bounds))
+    scale, shift = map(uniform_view, _feature_map(bounds, fit_intercept))
     if distributed.is_dask(X):  # mapped chunk by chunk, lazily
         Xb, clipped, clipped_rows = distributed.prepare(X, bounds, fit_intercept)
     elif sp.issparse(X):  # the same map, kept implicit: never densified
@@ -719,8 +737,8 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
     if not classification:
         if bounds.label_low is None:
             raise ValueError("bounds: a regression needs a public label range (label_low, label_high)")
-        label_scale = 2.0 / (bounds.label_high - bounds.label_low)
-        label_shift = -1.0 - label_scale * bounds.label_low
+        label_scale, label_shift = map(float, _interval_map(np.float64(bounds.label_low),
+                                                            np.float64(bounds.label_high), fit_intercept))
         yb = yb * label_scale + label_shift
         clipped_labels = _clip(yb)
     return BoundedDesign(

@@ -68,7 +68,7 @@ def prepare(X, bounds, fit_intercept):
     from . import data
 
     p = X.shape[1]
-    scale, shift = data._feature_map(bounds)
+    scale, shift = data._feature_map(bounds, fit_intercept)
 
     def block(xc):
         xb = data._mapped_dense(xc, scale, shift, fit_intercept)

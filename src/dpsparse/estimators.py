@@ -470,7 +470,7 @@ class _DPLinearModel(BaseEstimator):
         penalty = self._penalty(X.shape[1])
         loss = self._loss()
         mechanism.check_compatible(loss, penalty, options)
-        noise = make_noise(self.random_state, self.noise)
+        noise = make_noise(self.random_state, self.noise, parameter="noise")
         kw = dict(epsilon=self.epsilon, delta=delta, calibration=self.calibration, options=options, noise=noise,
                   callback=_Progress(options.get("n_iter"), X.shape[1]) if self.verbose else None, budget=self.budget,
                   label=f"{type(self).__name__} ({mechanism.name})")
@@ -802,7 +802,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         and the budget: ``private_bounds.affordable``; measured in docs/defaults.md); the
         share used is ``bounds_share_``.
     fit_intercept : bool
-        Learn an unpenalized intercept (a bounded feature of ones).
+        Learn an unpenalized intercept (a bounded feature of ones). False: the model passes through the origin of
+        the original units (``intercept_`` 0); the features are then scaled into [-1, 1], not centred.
     random_state : None, int or numpy Generator
         None: OS entropy. A fixed seed is for experiments only.
     verbose : int

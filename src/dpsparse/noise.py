@@ -411,7 +411,7 @@ def _positive_number(x):
     return x is not None and np.ndim(x) == 0 and math.isfinite(float(x)) and float(x) > 0
 
 
-def make_noise(random_state=None, backend="auto"):
+def make_noise(random_state=None, backend="auto", parameter="backend"):
     """``NoiseSource`` from None (OS entropy), an int seed, a Generator or a NoiseSource.
 
     Parameters
@@ -422,6 +422,8 @@ def make_noise(random_state=None, backend="auto"):
     backend : {"auto", "fast", "secure"}
         ``"fast"``: numpy PCG64. ``"secure"``: ``SecureNoiseSource`` (OpenDP); it refuses
         a seed or a Generator, since OpenDP draws from OS entropy and is not reproducible.
+    parameter : str
+        The name the caller gives ``backend`` in its errors (the estimators' and ``DPSearchCV``'s ``noise``).
         ``"auto"`` (the default): ``"secure"`` without a seed (a release), ``"fast"`` with one
         (an experiment, already warned).
 
@@ -438,7 +440,7 @@ def make_noise(random_state=None, backend="auto"):
         ``"secure"`` without opendp installed (``pip install "dpsparse[secure]"``).
     """
     if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        raise ValueError(f"{parameter} must be one of {BACKENDS}, got {backend!r}")
     if backend == "auto":  # a release (no seed) gets the exact samplers; a seed is for experiments
         backend = "secure" if random_state is None else "fast"
     if backend == "secure":
@@ -447,11 +449,11 @@ def make_noise(random_state=None, backend="auto"):
         if random_state is None:
             return SecureNoiseSource()
         if isinstance(random_state, NoiseSource):
-            raise ValueError(f'backend="secure" got a non-secure NoiseSource ({random_state.describe()}); '
+            raise ValueError(f'{parameter}="secure" got a non-secure NoiseSource ({random_state.describe()}); '
                              "pass random_state=None")
-        raise ValueError(f'backend="secure" cannot use random_state={random_state!r}: OpenDP draws from '
-                         "OS entropy and is not reproducible; pass random_state=None, or use "
-                         'backend="fast" with a seed for experiments')
+        raise ValueError(f'{parameter}="secure" cannot use random_state={random_state!r}: OpenDP draws from '
+                         f'OS entropy and is not reproducible; pass random_state=None, or use '
+                         f'{parameter}="fast" with a seed for experiments')
     if isinstance(random_state, NoiseSource):
         return random_state
     if random_state is None:

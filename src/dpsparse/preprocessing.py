@@ -135,7 +135,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         delta = 1.0 / n**2 if self.delta is None else self.delta
         check_privacy_params(self.epsilon, delta)
         check_budget(self.budget)
-        noise = make_noise(self.random_state, self.noise)
+        noise = make_noise(self.random_state, self.noise, parameter="noise")
         charge(self.budget, self.epsilon, delta, "DPStandardScaler")
         rho = zcdp_budget(self.epsilon, delta)
         centre, half = (low + high) / 2.0, (high - low) / 2.0

@@ -337,7 +337,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
             bounds_rho = pending.plan_zcdp(pending.share * zcdp_budget(self.epsilon, delta)).ledger.zcdp()
         each = self.repetitions == "each"
         rho = search_zcdp(self.epsilon, delta, mean, bounds_rho=bounds_rho, each=each)
-        noise = make_noise(self.random_state, self.noise)
+        noise = make_noise(self.random_state, self.noise, parameter="noise")
         # the training part's public shape: what the candidates' plans read
         shape = SimpleNamespace(n=n - m, p=design.p, feature_bounds=design.feature_bounds, row_norm=design.row_norm)
         for c in candidates:
