@@ -93,6 +93,18 @@ def test_the_template_reads_the_first_line_only(tmp_path):
         schema.load_schema(tmp_path / "t.json")
 
 
+def test_the_template_names_the_target_it_was_given_or_says_it_took_the_last_column(tmp_path, capsys):
+    a = tmp_path / "a.csv"
+    a.write_text("label,x,y\n0,1,2\n")
+    assert schema.template(a, target="label")["target"]["name"] == "label"
+    last = schema.template(a)
+    assert last["target"]["name"] == "y" and "The target is the last column, 'y'" in last["note"]
+    with pytest.raises(ValueError, match="--target 'z' is not a column of a.csv"):
+        schema.template(a, target="z")
+    assert main(["schema", "--data", str(a), "--out", str(tmp_path / "t.json")]) == 0
+    assert "the target is 'y' (the last column; --target names another)" in capsys.readouterr().out
+
+
 def test_a_header_must_name_the_schema_columns_in_order_and_a_record_is_never_a_header(tmp_path, capsys):
     with_header = {**SCHEMA, "csv": {"header": True, "missing": ["?"]}}
     header = "age,colour,id,gain,y\n"

@@ -168,6 +168,7 @@ def _parser():
                    help="the first line names the columns")
     t.add_argument("--delimiter", default=",", help="the one character between fields ('tab' for a tab)")
     t.add_argument("--comment", help="lines starting with this are skipped (e.g. '|' or '#')")
+    t.add_argument("--target", help="the label column (default: the last one)")
     t.add_argument("--out", help="where to write the template (default: stdout)")
     q.add_argument("--out", help="file for the predictions (default: stdout)")
     return p
@@ -1548,10 +1549,13 @@ def write_schema(args):
         args.out = None
     if args.out:
         _check_out(args.out)
-    text = json.dumps(schema.template(args.data, args.header, args.delimiter, args.comment), indent=1) + "\n"
+    written = schema.template(args.data, args.header, args.delimiter, args.comment, args.target)
+    text = json.dumps(written, indent=1) + "\n"
     if args.out:
         _write_atomic(args.out, text)
-        print(f"schema template written to {args.out}: fill in each column's public type, range or categories")
+        chosen = "" if args.target else " (the last column; --target names another)"
+        print(f"schema template written to {args.out}: fill in each column's public type, range or categories; "
+              f"the target is {written['target']['name']!r}{chosen}")
     else:
         sys.stdout.write(text)
 

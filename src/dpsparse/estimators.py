@@ -561,7 +561,8 @@ class _DPLinearModel(BaseEstimator):
             raise ValueError(f"classes='private': {selected.size} label(s) passed the threshold (a label needs "
                              f"about {private_labels.records_needed(rho_labels, delta_labels):.0f} records at this "
                              "epsilon); declare the classes (classes=[...], --classes in the CLI), or, for a "
-                             "continuous target, use DPLasso or DPLinearRegression (--loss squared)")
+                             "continuous target, use DPLasso or DPLinearRegression (--loss squared). The selection "
+                             f"ran: the budget counts this fit's epsilon {self.epsilon:g} as spent")
         if selected.size > MAX_CLASSES:
             raise ValueError(f"classes='private': {selected.size} labels passed the threshold, more than the "
                              f"{MAX_CLASSES} classes a one-vs-rest fit takes; declare the classes (classes=[...], "
@@ -834,8 +835,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         with ``bounds="from-data"`` (an experiment) the labels are read off the data.
         "from-data" reads them off the data with a ``ClassesFromDataWarning`` (a
         ``PrivacyLeakWarning``: the label set sets the number of fits, and the report says
-        the fit has no guarantee). Without a declared label set more than
-        ``MAX_CLASSES`` (50) distinct values are refused (a continuous target: use a regressor).
+        the fit has no guarantee). Labels read off the data with more than ``MAX_CLASSES`` (50)
+        distinct values are refused (a continuous target: use a regressor). The private selection
+        cannot count distinct values without spending budget: on a continuous target no label passes
+        and the fit is refused after the charge (the budget keeps the whole epsilon, the conservative
+        account, though only the selection's share was spent).
 
     Attributes
     ----------

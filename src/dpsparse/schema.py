@@ -353,13 +353,19 @@ def delimiter_of(text, what="delimiter"):
     return text
 
 
-def template(path, header=True, delimiter=",", comment=None):
+def template(path, header=True, delimiter=",", comment=None, target=None):
     """A schema template for a CSV file, from its first line only.
 
     The column names come from the header (or are ``column_1`` ... without one; lines
     starting with ``comment`` are skipped); every
     column is left ``numeric`` with an unset range. No value is read to guess a range or
     a category: that would leak the data. The user fills in the public metadata.
+    The target is the column named ``target``, or the last one (the note says so).
+
+    Raises
+    ------
+    ValueError
+        An empty file, a bad header, or ``target`` not among the columns.
 
     Returns
     -------
@@ -379,13 +385,17 @@ def template(path, header=True, delimiter=",", comment=None):
         check_header([h.strip() for h in first], path, "without a header line, write the template with --no-header "
                      "(header=False): the columns are then named column_1, column_2, ...")
     names = [h.strip() for h in first] if header else [f"column_{k + 1}" for k in range(len(first))]
+    if target is not None and target not in names:
+        raise ValueError(f"--target {target!r} is not a column of {Path(path).name}: its columns are {names}")
+    chosen = "" if target is not None else (f" The target is the last column, {names[-1]!r}: name another in "
+                                            "'target' (or write the template with --target) if it is not.")
     return {
         "format": FORMAT,
         "note": (f"Template for {Path(path).name}, written from its first line only: no value of the data was read "
                  "to guess a range or a category (that would leak it). For each column, set 'type' to numeric "
                  "(with the public 'range' [low, high], optionally 'transform': 'log1p'), categorical (with its "
-                 "public 'categories') or drop; set the target's 'classes' or 'range'. See docs/schema.md."),
+                 f"public 'categories') or drop; set the target's 'classes' or 'range'.{chosen} See docs/schema.md."),
         "csv": {"header": header, "delimiter": delimiter, "missing": [], "comment": comment},
-        "target": {"name": names[-1], "classes": None},
+        "target": {"name": names[-1] if target is None else target, "classes": None},
         "columns": [{"name": n, "type": "numeric", "range": None} for n in names],
     }
