@@ -325,3 +325,8 @@ def test_the_svmlight_scan_splits_lines_as_scikit_learn_does(tmp_path):
     (tmp_path / "cr.svm").write_bytes(b"0 1:1\r\r\n1 2:1\n")  # a lone carriage return: no line of its own
     for name in ("d.svm.bz2", "cr.svm"):
         assert data.load_svmlight(tmp_path / name, n_features=2)[0].shape == (2, 2)
+
+
+def test_a_dict_of_ranges_is_refused_by_name():
+    with pytest.raises(ValueError, match="bounds: feature_low must be a number or one value per feature.*got a dict"):
+        data.Bounds(feature_low={"a": 0.0}, feature_high={"a": 1.0})

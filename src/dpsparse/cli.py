@@ -1039,7 +1039,7 @@ def _summary(job, est, release):
     searched = f", {validation} validation records of the search" if validation else ""
     lines = [card.guarantee_sentence(est.privacy_report_), "",
              f"data                {job.args.data}: {counts['training records']} training records{searched}{held}, "
-             f"{release['support']['features']} features"]
+             f"{release['support']['features']} feature{'s' if release['support']['features'] != 1 else ''}"]
     if "private_score" in release:
         lines.append(_score_line(release["private_score"]))
     else:

@@ -219,6 +219,10 @@ class Bounds:
 
     def __post_init__(self):
         for name in ("feature_low", "feature_high"):
+            if isinstance(getattr(self, name), dict):
+                raise ValueError(f"bounds: {name} must be a number or one value per feature in the columns' order, "
+                                 "got a dict: give lists in the columns' order (feature_names=[...] may name them; "
+                                 "docs/bounds.md)")
             if np.ndim(getattr(self, name)) > 1:
                 raise ValueError(f"bounds: {name} must be a number or a 1-d array of one value per feature, got an "
                                  f"array of shape {np.shape(getattr(self, name))}")
@@ -853,7 +857,9 @@ def load_svmlight(path, n_features=None, zero_based=False):
         raise read_error(path, exc, "svmlight") from None
     except Exception as exc:  # the parser's words quote the line it failed on: a record, never printed
         text = str(exc)
-        why = (f"it has features beyond the {n_features} declared" if "n_features" in text else
+        why = (f"it has features beyond the {n_features} declared" + (
+                   " (with --zero-based, the last feature of a file whose indices start at 1 is read as one more: "
+                   "drop --zero-based if its indices start at 1)" if zero_based else "") if "n_features" in text else
                "it has a feature index 0, but LIBSVM's indices start at 1; a file written with indices from 0 "
                "(scikit-learn's dump_svmlight_file) is read with --zero-based" if "index 0" in text.lower() else
                "a line is not 'label index:value ...' (not shown here, in case it is a record); a CSV file is read "
