@@ -302,15 +302,20 @@ def _score_words(release):
     return "prediction (in the label's units)"
 
 
+def half_range_effects(coef, low, high):
+    """Each class's signed change of the score when a feature moves across half its public range ``[low, high]``
+    (numbers or one a feature): ``coef`` in the data's units times the half-range, shape (n_classes or 1, p)."""
+    coef = np.atleast_2d(np.asarray(coef, dtype=float))
+    return coef * (np.asarray(high, dtype=float) - np.asarray(low, dtype=float)) / 2.0
+
+
 def _feature_effects(release):
-    """The feature names (``x0``, ... when the file has none) and each class's signed change of the score when a
-    feature moves across half its public range, shape (n_classes or 1, p): comparable across features."""
+    """The feature names (``x0``, ... when the file has none) and ``half_range_effects`` of the released model,
+    shape (n_classes or 1, p): comparable across features."""
     coef = np.atleast_2d(np.asarray(release["coef"], dtype=float))
-    p = coef.shape[1]
     b = release["bounds"] or {}
-    low = np.broadcast_to(np.asarray(b.get("feature_low", -1.0), dtype=float), (p,))
-    high = np.broadcast_to(np.asarray(b.get("feature_high", 1.0), dtype=float), (p,))
-    return release.get("feature_names") or [f"x{j}" for j in range(p)], coef * (high - low) / 2.0
+    effects = half_range_effects(coef, b.get("feature_low", -1.0), b.get("feature_high", 1.0))
+    return release.get("feature_names") or [f"x{j}" for j in range(coef.shape[1])], effects
 
 
 def _effects(release):

@@ -870,8 +870,7 @@ def _top_features(est, names, k=TOP_FEATURES):
     """The released model's largest effects: the change of its decision function, in its own units (the label's
     for a regression), when a feature moves across half its public range, as the card's "effect over half the
     range" (signed; None with a score a class), comparable across features."""
-    b = est.bounds_
-    coef = np.atleast_2d(est.coef_) * (np.asarray(b.feature_high, float) - np.asarray(b.feature_low, float)) / 2.0
+    coef = card.half_range_effects(est.coef_, est.bounds_.feature_low, est.bounds_.feature_high)
     weight = np.abs(coef).max(axis=0)
     order = [j for j in np.argsort(-weight, kind="stable") if weight[j] > 0][:k]
     label = (lambda j: names[j]) if names is not None else (lambda j: f"x{j}")
