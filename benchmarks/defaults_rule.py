@@ -761,6 +761,38 @@ def study_second_steps_low(quick):
     return rows
 
 
+SELECTION_CLIP_RATIOS = (130, 145, 175, 225, 290, 350, 450, 600, 1000)
+"""The values of ``n epsilon / log p`` of ``--study selection-clip``."""
+
+
+def study_selection_clip(quick):
+    """The labels' clip in the least-squares rule's selection scores (``auto.SELECTION_CLIP``, in units of the label
+    range) and the number of features selected: clips 0.05, 0.1 and 0.25 with 3, 5 or 10 features, each with the
+    rule's selection share and steps for its band, on planted 5- and 10-sparse regressions (SNR 3 and 10, features
+    filling 30 % or all of their range), p 300 and 1000, epsilon 1, ``n epsilon / log p`` in
+    ``SELECTION_CLIP_RATIOS``; the R^2 gain over the training mean by family and ratio."""
+    rows = []
+    grid = itertools.product(SELECTION_CLIP_RATIOS, (300, 1000), (5, 10), (3.0, 10.0), (0.3, 1.0),
+                             range(1 if quick else 2))
+    for target, p, k, snr, fill, seed in grid:
+        n = round(target * np.log(p))
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, k, snr, 31 * seed + n + p + k, fill=fill)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        base = {"n": n, "p": p, "epsilon": 1.0, "seed": seed, "family": f"k={k} snr={snr:g} fill={fill}",
+                "n eps / log p": target}
+        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+        options = auto.least_squares_selection(n, p, 1.0)
+        steps = options.pop("n_iter")
+        for clip, sparsity in itertools.product((0.05, 0.1, 0.25), (3, 5, 10)):
+            kw = {"mechanism": "two-stage", "max_iter": steps,
+                  "mechanism_options": {**options, "selection_clip": clip, "sparsity": sparsity}}
+            m = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=seed, **kw).fit, Xtr, ytr)
+            rows.append({**base, "setting": f"clip {clip:g}, {sparsity} features",
+                         "gain": float(r2_score(yte, m.predict(Xte))) - constant})
+        print(f"n={n} p={p} {base['family']} seed={seed} done", flush=True)
+    return rows
+
+
 def study_structured(quick):
     """Which mechanism for a structured norm (``penalty="group-l2"`` on groups of 5 features, ``"linf"``): the rule's
     DP-SGD (its defaults) against DP-GD with the proximal step of the whole norm and the rule's steps for the loss
@@ -1253,7 +1285,7 @@ def main(argv=None):
                                         "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured",
                                         "logistic-cd", "gd-warm", "second-steps-many", "fw-radius",
                                         "iht-step", "gd-steps-floor", "hinge-wide", "gd-many",
-                                        "gd-many-wide", "gd-mid", "floor-steps"],
+                                        "gd-many-wide", "gd-mid", "floor-steps", "selection-clip"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1263,7 +1295,7 @@ def main(argv=None):
                       "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                       "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured", "logistic-cd",
                       "gd-warm", "second-steps-many", "fw-radius", "iht-step", "gd-steps-floor", "hinge-wide",
-                      "gd-many", "gd-many-wide", "gd-mid", "floor-steps"):
+                      "gd-many", "gd-many-wide", "gd-mid", "floor-steps", "selection-clip"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -1284,6 +1316,7 @@ def main(argv=None):
                            "gd-many-wide": (lambda quick: study_gd_many(quick, wide=True), many_band_table),
                            "gd-mid": (study_gd_mid, lambda rows: many_band_table(rows, (600, 300))),
                            "second-steps-low": (study_second_steps_low, family_band_table),
+                           "selection-clip": (study_selection_clip, ratio_family_table),
                            "floor-wide-gd": (study_floor_wide_gd, family_band_table),
                            "structured": (study_structured, family_band_table),
                            "logistic-cd": (study_logistic_cd, family_band_table),

@@ -92,7 +92,7 @@ def test_a_second_stage_that_refuses_the_loss_is_refused_before_anything_is_char
     assert budget.spent == []
 
 
-@pytest.mark.parametrize("selection_clip", [0.1, 0.25])
+@pytest.mark.parametrize("selection_clip", [auto.SELECTION_CLIP, 0.25])
 def test_the_least_squares_rules_path_stays_within_its_declared_sensitivities(selection_clip):
     """The selection's scores with the labels clipped at ``selection_clip`` (the squared loss's derivative at the zero
     model, ``clip(-y_i, c)``) and DP-GD second with its automatic clipping norm: every release's change between

@@ -56,12 +56,12 @@ loss, least squares on at most ``FEW_LEAST_SQUARES`` and the second stage of its
 ``GD_MANY_STEPS`` steps instead of ``GD_STEPS``: there 1000 steps beat 200 in every band on the synthetic families,
 and below it 200 beat or tied with 1000 (``--study gd-steps``, ``--study second-steps-many``, docs/defaults.md)."""
 
-SPARSITY_STEPS = ((160, 3, 0.7, 20), (225, 3, 0.7, 50), (350, 5, 0.7, 50), (600, SPARSITY, 0.7, 100),
+SPARSITY_STEPS = ((160, 3, 0.7, 20), (225, 4, 0.7, 50), (350, 5, 0.7, 50), (600, SPARSITY, 0.7, 100),
                   (GD_MANY_BAND, SPARSITY, 0.7, 200), (math.inf, SPARSITY, 0.7, GD_MANY_STEPS))
 """``(bound, sparsity, selection share, steps)``: below ``n epsilon = bound log p`` the least-squares rule selects
 ``sparsity`` features with ``selection share`` of the zCDP budget, then fits them with ``steps`` of DP-GD
 (measured: docs/defaults.md; the 20 steps below 160 by ``--study second-steps-low``, the 1000 from
-``GD_MANY_BAND`` by ``--study second-steps-many``)."""
+``GD_MANY_BAND`` by ``--study second-steps-many``, the 4 features from 160 by ``--study selection-clip``)."""
 
 FLOOR_FEW, FLOOR, FLOOR_LEAST_SQUARES = 8, 50, 130
 """Below ``n epsilon = FLOOR_FEW log p`` (at most ``FEW`` features) or ``FLOOR log p`` (more) the logistic rule
@@ -115,8 +115,10 @@ support (F1 1.00 with both at ``n epsilon / log p`` = 14,476); from 2000 they ga
 cost the support of the planted problems near 2900 and 5800, where each extra step adds a noisy coordinate
 (measured: docs/defaults.md)."""
 
-SELECTION_CLIP = 0.25
-"""The labels' clip in the selection's scores, in units of the label range (measured: docs/defaults.md)."""
+SELECTION_CLIP = 0.05
+"""The labels' clip in the selection's scores, in units of the label range: about a tenth of the labels' standard
+deviation once the range is narrowed privately, so that the scores weigh the labels' signs more than their sizes
+(measured: ``--study selection-clip``, docs/defaults.md)."""
 
 
 ALPHA = 1e-3
