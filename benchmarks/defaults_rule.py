@@ -761,6 +761,80 @@ def study_second_steps_low(quick):
     return rows
 
 
+def mixed_family(n, groups, seed, numeric=5, n_test=4000):
+    """Survey-like records with numeric answers: ``numeric`` answers in [-1, 1] and ``groups`` categorical answers
+    of 2-16 levels with skewed frequencies (Dirichlet(0.5)), one-hot as 0 / 1; an effect on every column (the levels'
+    heavy-tailed), classes about 75 / 25. Returns the split and the one-hot groups' columns."""
+    rng = np.random.default_rng(seed)
+    rows = n + n_test
+    levels = rng.integers(2, 17, groups)
+    blocks = [np.clip(rng.normal(rng.uniform(-0.5, 0.5, numeric), rng.uniform(0.2, 0.6, numeric), (rows, numeric)),
+                      -1, 1)]
+    effects = [1.5 * rng.standard_normal(numeric)]
+    for size in levels:
+        block = np.zeros((rows, size))
+        block[np.arange(rows), rng.choice(size, rows, p=rng.dirichlet(np.full(size, 0.5)))] = 1.0
+        blocks.append(block)
+        effects.append(rng.standard_normal(size) * rng.exponential(1.0, size))
+    X, w = np.hstack(blocks), np.concatenate(effects)
+    margin = X @ w
+    margin = 3.0 * (margin - margin.mean()) / max(margin.std(), 1e-12) - 1.5
+    y = np.where(rng.random(rows) < 1.0 / (1.0 + np.exp(-margin)), 1, 0)
+    starts = numeric + np.r_[0, np.cumsum(levels)]
+    return X[:n], y[:n], X[n:], y[n:], [list(range(a, b)) for a, b in zip(starts[:-1], starts[1:])]
+
+
+def study_one_hot(quick):
+    """The logistic rule on one-hot answers (``Bounds.one_hot``): the rule without the groups declared (the indicators
+    centred onto [-1, 1], as before them), the rule with them, and DP-GD (the rule's steps for the band, automatic
+    clipping norm) with and without them, on the survey-like families: ``mixed_family`` (5 numeric answers and 8, 20
+    or 40 categorical ones; n 2000-30000) and ``categorical_family`` (answers of 6 levels only, p 30-600; n
+    1000-20000), epsilon 0.1, 0.3 and 1; the held-out accuracy's gain over the majority class by band of ``n
+    epsilon / log p`` and number of features."""
+    problems = []
+    for (n, groups, eps), seed in itertools.product(itertools.product((2000, 10000, 30000), (8, 20, 40),
+                                                                      (0.1, 0.3, 1.0)), range(1 if quick else 2)):
+        problems.append(("mixed", n, eps, seed, lambda n=n, g=groups, s=seed: mixed_family(n, g, 1000 * s + n + g + 7)))
+    for n, p, eps in itertools.product((1000, 5000, 20000), (30, 120, 300, 600), (0.1, 0.3, 1.0)):
+        def categorical(n=n, p=p):
+            Xtr, ytr, Xte, yte = categorical_family(n, p, n + p + 91)
+            return (Xtr + 1) / 2, ytr, (Xte + 1) / 2, yte, [list(range(j, j + 6)) for j in range(0, p, 6)]
+        problems.append(("categorical", n, eps, 0, categorical))
+    rows = []
+    for family, n, eps, seed, make in problems[::3] if quick else problems:
+        Xtr, ytr, Xte, yte, groups = make()
+        p = Xtr.shape[1]
+        indicator = np.zeros(p, bool)
+        indicator[[j for g in groups for j in g]] = True
+        low = np.where(indicator, 0.0, -1.0)
+        plain, grouped = Bounds(low, np.ones(p)), Bounds(low, np.ones(p), one_hot=groups)
+        ratio = n * eps / np.log(p)
+        steps = auto.gd_steps(ratio)
+        constant = float(max(np.mean(yte), 1 - np.mean(yte)))
+        base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": family, "n eps / log p": round(ratio)}
+        settings = [("rule, groups not declared", plain, {}), ("rule, groups declared", grouped, {}),
+                    ("DP-GD, groups declared", grouped, {"mechanism": "dp-gd", "max_iter": steps}),
+                    ("DP-GD, groups not declared", plain, {"mechanism": "dp-gd", "max_iter": steps})]
+        for name, bounds, kw in settings:
+            est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed, **kw)
+            rows.append({**base, "setting": name, "gain": float(_quiet(est.fit, Xtr, ytr).score(Xte, yte)) - constant})
+        print(f"{family} n={n} p={p} epsilon={eps} seed={seed} done", flush=True)
+    return rows
+
+
+def one_hot_table(rows):
+    """Mean gain of each setting by band of ``n epsilon / log p`` (edges 100, 200, 400, 1000) and by ``p`` up to
+    ``FEW`` or above, over both families and per family."""
+    by = {}
+    for r in rows:
+        band = next(b for b in (1000, 400, 200, 100, 0) if r["n eps / log p"] >= b)
+        size = f"p <= {auto.FEW}" if r["p"] <= auto.FEW else f"p > {auto.FEW}"
+        for family in ("all", r["family"]):
+            by.setdefault((family, size, band), {}).setdefault(r["setting"], []).append(r["gain"])
+    return [{"family": family, "features": size, "n eps / log p from": band, "fits": len(next(iter(d.values()))),
+             **{name: float(np.mean(v)) for name, v in d.items()}} for (family, size, band), d in sorted(by.items())]
+
+
 SELECTION_CLIP_RATIOS = (130, 145, 175, 225, 290, 350, 450, 600, 1000)
 """The values of ``n epsilon / log p`` of ``--study selection-clip``."""
 
@@ -1285,7 +1359,7 @@ def main(argv=None):
                                         "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured",
                                         "logistic-cd", "gd-warm", "second-steps-many", "fw-radius",
                                         "iht-step", "gd-steps-floor", "hinge-wide", "gd-many",
-                                        "gd-many-wide", "gd-mid", "floor-steps", "selection-clip"],
+                                        "gd-many-wide", "gd-mid", "floor-steps", "selection-clip", "one-hot"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1295,7 +1369,7 @@ def main(argv=None):
                       "floor-gcd", "large", "bounds-share", "hinge", "hinge-step", "gd-steps", "selection-few",
                       "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured", "logistic-cd",
                       "gd-warm", "second-steps-many", "fw-radius", "iht-step", "gd-steps-floor", "hinge-wide",
-                      "gd-many", "gd-many-wide", "gd-mid", "floor-steps", "selection-clip"):
+                      "gd-many", "gd-many-wide", "gd-mid", "floor-steps", "selection-clip", "one-hot"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -1317,6 +1391,7 @@ def main(argv=None):
                            "gd-mid": (study_gd_mid, lambda rows: many_band_table(rows, (600, 300))),
                            "second-steps-low": (study_second_steps_low, family_band_table),
                            "selection-clip": (study_selection_clip, ratio_family_table),
+                           "one-hot": (study_one_hot, one_hot_table),
                            "floor-wide-gd": (study_floor_wide_gd, family_band_table),
                            "structured": (study_structured, family_band_table),
                            "logistic-cd": (study_logistic_cd, family_band_table),

@@ -330,3 +330,47 @@ def test_the_svmlight_scan_splits_lines_as_scikit_learn_does(tmp_path):
 def test_a_dict_of_ranges_is_refused_by_name():
     with pytest.raises(ValueError, match="bounds: feature_low must be a number or one value per feature.*got a dict"):
         data.Bounds(feature_low={"a": 0.0}, feature_high={"a": 1.0})
+
+
+def _one_hot_bounds(**kw):
+    """Two categorical answers (3 and 2 levels, columns 0-2 and 3-4) and a numeric one on [10, 20]."""
+    return data.Bounds([0, 0, 0, 0, 0, 10.0], [1, 1, 1, 1, 1, 20.0], one_hot=[[0, 1, 2], [3, 4]], **kw)
+
+
+def test_one_hot_groups_keep_their_zeros_and_bound_a_record_by_one_per_group():
+    """The indicators are mapped by scaling only (0 and 1 stay), the numeric column onto [-1, 1]; a record's norm is
+    at most sqrt(groups + other features) = sqrt(3), the design's with the intercept sqrt(4); a record with two ones
+    in a group (outside the declaration) is scaled down to the bound and counted."""
+    b = _one_hot_bounds()
+    assert b.record_norm(6) == pytest.approx(np.sqrt(3)) and b.row_norm is None
+    X = np.array([[1, 0, 0, 0, 1, 20.0], [0, 0, 1, 1, 0, 10.0], [1, 1, 1, 1, 0, 20.0]])
+    d = data.prepare(X, np.array([1.0, -1.0, 1.0]), b, classification=True)
+    np.testing.assert_array_equal(d.X[:2], [[1, 0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 0, -1, 1]])
+    assert d.row_norm == pytest.approx(2.0) and d.clipped_rows == 1
+    assert np.linalg.norm(d.X[2, :6]) == pytest.approx(np.sqrt(3))
+    assert np.all(np.linalg.norm(d.X, axis=1) <= d.row_norm + 1e-12)
+    coef, intercept = d.to_original(np.array([1.0, 2, 3, 4, 5, 0.5, 0.25]))
+    np.testing.assert_allclose(coef, [1, 2, 3, 4, 5, 0.1])  # the numeric column's map: x / 5 - 3
+    assert intercept == pytest.approx(0.25 - 1.5)
+    sparse = data.prepare(sp.csr_matrix(X), np.array([1.0, -1.0, 1.0]), b, classification=True)
+    np.testing.assert_allclose(sparse.X.toarray(), d.X)  # the same map, the indicators' zeros stored as zeros
+    assert sparse.clipped_rows == 1
+
+
+def test_one_hot_groups_with_a_declared_row_norm_take_the_smaller_bound_and_survive_json():
+    b = _one_hot_bounds(row_norm=1.5)
+    assert b.record_norm(6) == 1.5
+    again = data.Bounds.from_dict(json.loads(json.dumps(b.to_dict())))
+    assert again == b and again.one_hot == [[0, 1, 2], [3, 4]]
+    wide = data.Bounds(0.0, 1.0, one_hot=[[0, 1]], exceptions={2: (-1, 3)})  # one range for every feature
+    assert wide.for_features(3).record_norm(3) == pytest.approx(np.sqrt(2))
+
+
+@pytest.mark.parametrize("one_hot,message", [
+    ([[0, 1], [1, 2]], "disjoint"), ([[]], "non-empty list"), ([[-1]], ">= 0"), ("x", "list of groups"),
+    ([[0.5]], "column indices"), ([[0, 6]], "there are 6 features"),
+    ([[0, 5]], r"column 5 must be declared on \[0, 1\]"),
+])
+def test_one_hot_groups_are_checked_by_name(one_hot, message):
+    with pytest.raises(ValueError, match=message):
+        data.Bounds([0, 0, 0, 0, 0, 10.0], [1, 1, 1, 1, 1, 20.0], one_hot=one_hot)

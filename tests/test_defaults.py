@@ -2,6 +2,7 @@
 predictor, the warning on a large delta."""
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -570,3 +571,36 @@ def test_the_huber_loss_follows_the_least_squares_rule_and_its_selection_needs_n
     assert report.mechanism.startswith("two-stage") and "the Huber loss on 60 > 30 features" in report.noise[
         "mechanism chosen (mechanism='auto')"]
     assert est.coef_[0] > 0.5 and est.score(X, y) > 0.6
+
+
+def test_the_logistic_rule_runs_dp_gd_on_one_hot_groups_from_their_band():
+    """With one-hot groups whose records have a small norm, more than ``FEW`` features take DP-GD from
+    ``ONE_HOT_BAND``; below it, or where the groups leave the norm above ``FEW``, DP-GCD as without them."""
+    loss, p = losses.Logistic(), 112
+    pen = norms.build_penalty("l1", 1e-4, p, True)
+    n = int(np.ceil(auto.ONE_HOT_BAND * np.log(p) / 0.1))
+    assert auto.choose(loss, pen, n, p, 0.1, one_hot=14.0)[0] == "dp-gd"
+    assert auto.choose(loss, pen, n - 50, p, 0.1, one_hot=14.0)[0] == "dp-gcd"
+    assert auto.choose(loss, pen, n, p, 0.1, one_hot=auto.FEW + 1.0)[0] == "dp-gcd"
+    assert auto.choose(loss, pen, n, p, 0.1)[0] == "dp-gcd"
+
+
+def test_only_dp_gd_keeps_the_one_hot_groups_and_the_model_is_the_same_function(shared_data):
+    """The rule's DP-GD keeps the declared groups (``bounds_.one_hot``) and its model predicts from the original
+    units; DP-GCD drops them (indicators centred as any feature). Both fits' ``bounds_`` hold public inputs only."""
+    from dpsparse.schema import load_schema
+
+    root = Path(__file__).resolve().parents[1]
+    sch = load_schema(root / "examples" / "adult.schema.json")
+    X, y, _ = sch.read(shared_data / "adult" / "adult.data.gz")
+    X, y = X[:6000], y[:6000]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gd = DPLogisticRegression(epsilon=1.0, bounds=sch.bounds(), random_state=0).fit(X, y)
+        gcd = DPLogisticRegression(epsilon=1.0, bounds=sch.bounds(), random_state=0, mechanism="dp-gcd").fit(X, y)
+    assert gd.privacy_report_.mechanism == "dp-gd" and "one-hot groups" in gd.privacy_report_.noise[
+        "mechanism chosen (mechanism='auto')"]
+    assert gd.bounds_.one_hot == sch.bounds().one_hot and gcd.bounds_.one_hot is None
+    decision = X @ gd.coef_ + gd.intercept_
+    np.testing.assert_allclose(gd.decision_function(X), decision, atol=1e-9)
+    assert gd.score(X, y) > 0.8

@@ -46,6 +46,7 @@ def test_columns_are_encoded_from_the_schema_alone(tmp_path):
     np.testing.assert_allclose(b.feature_high, [100, 1, 1, 1, np.log1p(999)])
     assert b.label_low is None and "public metadata" in b.source
     assert b.feature_names == names  # a warning on a feature names it
+    assert b.one_hot == [[1, 2, 3]] and b.record_norm(5) == pytest.approx(np.sqrt(3))  # 1 group + 2 numeric
     np.testing.assert_array_equal(s.classes, ["no", "yes"])
 
 

@@ -617,7 +617,8 @@ def _reference(est, Xtr, ytr):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippingWarning)  # the fit said it; bought bounds clip their tails
         fixed = {"bounds": est.bounds_, **({"classes": est.classes_} if hasattr(est, "classes_") else {})}
-        design = clone(est).set_params(**fixed)._design(Xtr, ytr)  # the bounds (and classes) of the private model
+        # the bounds (and classes) of the private model, its one-hot groups kept where its fit kept them
+        design = clone(est).set_params(**fixed)._design(Xtr, ytr, one_hot=est.bounds_.one_hot is not None)
     penalty = est._penalty(Xtr.shape[1])
     loss = est.reference_loss()
     ref = solvers.solve_prox(design.X, design.y, loss, penalty, max_iter=REFERENCE_ITERATIONS, check_every=20)

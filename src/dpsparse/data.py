@@ -185,6 +185,16 @@ class Bounds:
     classes : list or None
         The public label set of a classification (2 or more distinct labels), declared with
         the ranges; a classifier without ``classes=`` takes it from here.
+    one_hot : list of lists of int, or None
+        Groups of features (0-based column indices, disjoint) that one-hot encode a categorical
+        answer: each declared on [0, 1], with at most one 1 in a group in every record (what
+        ``schema.Schema.bounds`` declares for its categorical columns). For DP-GD, which adds
+        noise for a bound on the records' norms, their zeros are kept (mapped by scaling only,
+        whatever ``fit_intercept``) and the bound counts each group once: at most
+        ``sqrt(groups + other features)`` (``record_norm``) instead of ``sqrt(p)``; a record
+        above it (one that breaks the declaration) is scaled down to it, like any row above a
+        declared ``row_norm``. The other mechanisms map the indicators as any feature
+        (docs/bounds.md, "One-hot groups").
     n_features : int or None
         The number of features, declared with one range for every feature (with per-feature
         ranges, their number). An svmlight file lists only the indices present in its records,
@@ -203,6 +213,7 @@ class Bounds:
     exceptions: dict | None = None
     classes: list | None = None
     n_features: int | None = None
+    one_hot: list | None = None
     uniform: bool = field(init=False, repr=False, default=False)
 
     def __repr__(self):
@@ -255,6 +266,47 @@ class Bounds:
             if classes.ndim != 1 or classes.size < 2:
                 raise ValueError(f"bounds: classes must list at least 2 distinct labels, got {self.classes!r}")
             self.classes = classes.tolist()
+        self._check_one_hot()
+        if self.one_hot is not None and not self.uniform:
+            self._check_one_hot_columns(self.feature_low.size)
+
+    def _check_one_hot(self):
+        """``one_hot``: disjoint non-empty groups of column indices >= 0, as lists of ints."""
+        if self.one_hot is None:
+            return
+        groups, seen = [], set()
+        for group in self.one_hot if isinstance(self.one_hot, (list, tuple)) else [None]:
+            columns = list(group) if isinstance(group, (list, tuple, np.ndarray)) else None
+            if not columns or any(isinstance(j, bool) or not isinstance(j, (int, np.integer)) or j < 0
+                                  for j in columns):
+                raise ValueError(f"bounds: one_hot must be a list of groups, each a non-empty list of column indices "
+                                 f">= 0 (0-based), got {self.one_hot!r}")
+            twice = sorted(seen.intersection(columns)) or [j for j in columns if columns.count(j) > 1]
+            if twice:
+                raise ValueError(f"bounds: one_hot groups must be disjoint, column {twice[0]} is in two")
+            seen.update(int(j) for j in columns)
+            groups.append([int(j) for j in columns])
+        self.one_hot = groups or None
+
+    def _check_one_hot_columns(self, p):
+        """The one-hot columns exist among ``p`` features and are declared on [0, 1]."""
+        columns = np.array([j for group in self.one_hot for j in group])
+        if columns.max() >= p:
+            raise ValueError(f"bounds: one_hot names column {columns.max()}, but there are {p} features")
+        lo, hi = np.broadcast_to(self.feature_low, (p,)), np.broadcast_to(self.feature_high, (p,))
+        off = columns[(lo[columns] != 0.0) | (hi[columns] != 1.0)]
+        if off.size:
+            j = int(off[0])
+            raise ValueError(f"bounds: one_hot column {j} must be declared on [0, 1], got [{lo[j]:g}, {hi[j]:g}]")
+
+    def record_norm(self, p):
+        """Public bound on the L2 norm of a record of ``p`` features once mapped (``prepare``): the declared
+        ``row_norm``, lowered with one-hot groups to ``sqrt(groups + other features)`` (each group's indicators are
+        0 or 1, at most one of them 1); None when neither bounds it (then ``sqrt(p)`` does)."""
+        if self.one_hot is None:
+            return self.row_norm
+        bound = math.sqrt(len(self.one_hot) + p - sum(len(group) for group in self.one_hot))
+        return bound if self.row_norm is None else min(float(self.row_norm), bound)
 
     def _check_exceptions(self):
         if not self.exceptions:
@@ -324,7 +376,7 @@ class Bounds:
     def from_dict(cls, d):
         """Bounds from a mapping with the keys of the JSON format (see ``docs/bounds.md``)."""
         known = {"feature_low", "feature_high", "label_low", "label_high", "row_norm", "source", "feature_names",
-                 "exceptions", "classes", "n_features"}
+                 "exceptions", "classes", "n_features", "one_hot"}
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"bounds: unknown keys {sorted(unknown)}; allowed: {sorted(known)}")
@@ -374,6 +426,8 @@ class Bounds:
             d["feature_names"] = list(self.feature_names)
         if self.classes is not None:
             d["classes"] = list(self.classes)
+        if self.one_hot is not None:
+            d["one_hot"] = [list(group) for group in self.one_hot]
         if self.uniform:
             d["feature_low"], d["feature_high"] = float(self.feature_low[0]), float(self.feature_high[0])
             d["exceptions"] = {str(j): list(r) for j, r in (self.exceptions or {}).items()}
@@ -629,9 +683,15 @@ def linear_decision(X, coef, intercept, bounds):
 def _feature_map(bounds, fit_intercept=True):
     """``(scale, shift)`` of the map ``x' = scale x + shift`` of each feature into [-1, 1]: onto it (its range's
     centre to 0) with an intercept; without one by scaling only (``x / max(|low|, |high|)``), so that the model
-    passes through the origin of the original units as well (``to_original`` gives the intercept 0)."""
+    passes through the origin of the original units as well (``to_original`` gives the intercept 0). The columns of
+    one-hot groups (``Bounds.one_hot``) are scaled only either way: their zeros stay zeros, which their row-norm
+    bound counts on."""
     lo, hi = bounds.feature_low, bounds.feature_high
-    return _interval_map(lo, hi, fit_intercept)
+    scale, shift = _interval_map(lo, hi, fit_intercept)
+    if fit_intercept and bounds.one_hot is not None:
+        columns = [j for group in bounds.one_hot for j in group]
+        scale[columns], shift[columns] = _interval_map(lo[columns], hi[columns], False)
+    return scale, shift
 
 
 def _interval_map(lo, hi, centred):
@@ -723,17 +783,18 @@ def prepare(X, y, bounds, classification, fit_intercept=True):
     """
     n, p = X.shape
     bounds = bounds.for_features(p)
+    record_norm = bounds.record_norm(p)
     scale, shift = map(uniform_view, _feature_map(bounds, fit_intercept))
     if distributed.is_dask(X):  # mapped chunk by chunk, lazily
         Xb, clipped, clipped_rows = distributed.prepare(X, bounds, fit_intercept)
     elif sp.issparse(X):  # the same map, kept implicit: never densified
         Xb, clipped = affine.from_sparse(X, scale, shift, fit_intercept)
-        clipped_rows = affine.clip_rows(Xb, bounds.row_norm, p) if bounds.row_norm is not None else 0
+        clipped_rows = affine.clip_rows(Xb, record_norm, p) if record_norm is not None else 0
     else:
         Xb = _mapped_dense(X, scale, shift, fit_intercept)
         clipped = _clip(Xb[:, :p])  # the features, not the ones
-        clipped_rows = _clip_rows_in_place(Xb, bounds.row_norm, p) if bounds.row_norm is not None else 0
-    row_norm = design_row_norm(p, bounds.row_norm, fit_intercept)
+        clipped_rows = _clip_rows_in_place(Xb, record_norm, p) if record_norm is not None else 0
+    row_norm = design_row_norm(p, record_norm, fit_intercept)
     label_scale, label_shift, clipped_labels = 1.0, 0.0, 0
     yb = np.asarray(y)
     if not (classification and yb.dtype == np.int8):  # the estimators' labels in {-1, +1} stay one byte each

@@ -69,12 +69,13 @@ def prepare(X, bounds, fit_intercept):
 
     p = X.shape[1]
     scale, shift = data._feature_map(bounds, fit_intercept)
+    record_norm = bounds.record_norm(p)
 
     def block(xc):
         xb = data._mapped_dense(xc, scale, shift, fit_intercept)
         counts = np.array([data._clip(xb[:, :p]), 0, int(np.count_nonzero(~np.isfinite(xc)))])
-        if bounds.row_norm is not None:
-            counts[1] = data._clip_rows_in_place(xb, bounds.row_norm, p)
+        if record_norm is not None:
+            counts[1] = data._clip_rows_in_place(xb, record_norm, p)
         return xb, counts
 
     Xb = X.map_blocks(lambda xc: block(xc)[0], chunks=(X.chunks[0], (p + fit_intercept,)), dtype=float)

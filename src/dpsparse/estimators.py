@@ -8,6 +8,7 @@ in the bounded coordinates. ``privacy_report_`` says what the fit guarantees.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -478,7 +479,7 @@ class _DPLinearModel(BaseEstimator):
                   else None)
         # the constant predictor reads no feature: nothing to tighten
         design = self._design(X, y, None if mechanism.name == "constant" else (self.epsilon, kw["delta"], zcdp,
-                                                                              kw.get("zcdp")))
+                                                                              kw.get("zcdp")), mechanism.one_hot)
         if self._multiclass:
             if kw["callback"] is not None:
                 kw["callback"].classes = self._fit_classes.size
@@ -637,8 +638,10 @@ class _DPLinearModel(BaseEstimator):
             return mechanism, self._mechanism_options(mechanism), None
         if self.mechanism_options:
             raise ValueError("mechanism_options need a named mechanism: mechanism='auto' chooses its own options")
+        one_hot = self.bounds.for_features(p) if isinstance(self.bounds, Bounds) and self.bounds.one_hot else None
         name, options, reason = auto.choose(self._loss(), self._penalty(p, auto.ALPHA), n, p, self.epsilon,
-                                            self.fit_intercept, zcdp=self._classification and self._private_classes())
+                                            self.fit_intercept, zcdp=self._classification and self._private_classes(),
+                                            one_hot=None if one_hot is None else one_hot.record_norm(p) ** 2)
         mechanism = get(name)
         if self.max_iter is not None and "n_iter" in mechanism.option_names:
             reason += f"; max_iter={self.max_iter} given: {self.max_iter} steps instead"
@@ -671,13 +674,15 @@ class _DPLinearModel(BaseEstimator):
         mechanism.resolve_options(options)
         return options
 
-    def _design(self, X, y, budget=None):
+    def _design(self, X, y, budget=None, one_hot=False):
         """The training data mapped onto the bounds (``data.prepare``), or a ``PendingDesign`` whose bounds are
         bought privately (``bounds="private"``); sets ``classes_``.
 
         ``budget``: ``(epsilon, delta, zcdp, rho)`` of the fit (``zcdp``: whether its mechanism composes in zCDP;
         ``rho``: its zCDP budget when a private label set took a share first, else None).
-        With it, declared bounds are tightened privately where that is affordable (``_tightened``)."""
+        With it, declared bounds are tightened privately where that is affordable (``_tightened``).
+        ``one_hot``: whether the mechanism keeps declared one-hot groups (``Mechanism.one_hot``); otherwise their
+        indicators are mapped as any feature."""
         yi = self._encode(y)
         bounds = _resolve_bounds(self.bounds, X, y, not self._classification)
         if isinstance(bounds, Bounds) and bounds.public:
@@ -685,16 +690,19 @@ class _DPLinearModel(BaseEstimator):
         self.bounds_share_ = self._share()
         if isinstance(bounds, str):
             return PendingDesign(X, yi, self._classification, self.fit_intercept, self.bounds_share_)
+        tightening = None
         if budget is not None and bounds.public:
             shares = AUTO_BOUNDS_SHARES if _is_auto(self.bounds_share) else (self.bounds_share,)
             tightening = next((s for s in shares if self._tightened(bounds, X, budget, s)), None)
-            if tightening is not None:
-                self.bounds_share_ = tightening
-                return PendingDesign(X, yi, self._classification, self.fit_intercept, tightening,
-                                     within=bounds.for_features(X.shape[1]))
-            pending = self._pending_labels(X, yi, bounds)
-            if pending is not None:
-                return pending
+        if tightening is not None:
+            self.bounds_share_ = tightening
+            return PendingDesign(X, yi, self._classification, self.fit_intercept, tightening,
+                                 within=bounds.for_features(X.shape[1]))
+        if bounds.one_hot is not None and not one_hot:
+            bounds = dataclasses.replace(bounds, one_hot=None)
+        pending = self._pending_labels(X, yi, bounds) if budget is not None and bounds.public else None
+        if pending is not None:
+            return pending
         return prepare(X, yi, bounds, self._classification, self.fit_intercept)
 
     def _share(self):
@@ -707,9 +715,9 @@ class _DPLinearModel(BaseEstimator):
 
     def _tightened(self, bounds, X, budget, share):
         """Whether declared ``bounds`` are tightened by private quantiles with ``share`` of the budget
-        (``private_bounds.affordable``): no row-norm bound, and enough records for that share to place every
-        quantile within ``TIGHTEN_ERROR`` of the records. Public inputs only."""
-        if bounds.row_norm is not None:
+        (``private_bounds.affordable``): no row-norm bound (nor one-hot groups, whose ranges are exact), and enough
+        records for that share to place every quantile within ``TIGHTEN_ERROR`` of the records. Public inputs only."""
+        if bounds.row_norm is not None or bounds.one_hot is not None:
             return False
         epsilon, delta, zcdp, rho = budget
         rho = zcdp_budget(epsilon, delta) if rho is None else rho  # what a private label set left

@@ -106,13 +106,18 @@ class Schema:
 
     def bounds(self):
         """The public ``Bounds`` of the encoded features, with the label range of a regression or the classes of a
-        classification."""
-        ranges = [r for c in self.features for r in c.encoded_range()]
-        lo, hi = map(list, zip(*ranges))
+        classification; each categorical column's indicators (its categories and ``other``: exactly one is 1) form
+        a one-hot group (``Bounds.one_hot``)."""
+        ranges = [c.encoded_range() for c in self.features]
+        lo, hi = map(list, zip(*(r for block in ranges for r in block)))
+        starts = np.cumsum([0] + [len(block) for block in ranges])
+        one_hot = [list(range(start, start + len(block))) for c, start, block in zip(self.features, starts, ranges)
+                   if c.type == "categorical"]
         label = self.target.range or (None, None)
         classes = None if self.classes is None else self.classes.tolist()
         return Bounds(feature_low=lo, feature_high=hi, label_low=label[0], label_high=label[1], classes=classes,
-                      feature_names=self.feature_names, source=f"schema {self.source} (public metadata)")
+                      feature_names=self.feature_names, one_hot=one_hot or None,
+                      source=f"schema {self.source} (public metadata)")
 
     def read(self, path, with_target=True):
         """Read and encode a CSV file.

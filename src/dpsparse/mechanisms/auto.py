@@ -42,7 +42,8 @@ from .base import penalty_capabilities
 
 __all__ = ["FEW", "FEW_LEAST_SQUARES", "FEW_MANY", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "GCD_BAND",
            "GCD_FEW_STEPS", "GCD_MANY_BAND", "GCD_MANY_STEPS", "GD_MANY_BAND", "GD_MANY_STEPS", "GD_STEPS",
-           "HINGE_BAND", "HINGE_FLOOR", "HINGE_RADII", "ITERATIONS", "LEAST_SQUARES_GD_STEPS", "SELECTION_CLIP",
+           "HINGE_BAND", "HINGE_FLOOR", "HINGE_RADII", "ITERATIONS", "LEAST_SQUARES_GD_STEPS", "ONE_HOT_BAND",
+           "SELECTION_CLIP",
            "SPARSITY", "SPARSITY_STEPS",
            "ALPHA", "RULE_ALPHA", "choose", "gd_steps", "least_squares_selection", "least_squares_steps",
            "penalty_strength"]
@@ -78,6 +79,13 @@ families gain most). On 500 features the two are mixed (DP-GD -0.013 from 1000, 
 docs/defaults.md)."""
 
 FEW, GD_STEPS, ITERATIONS = 100, 200, 100
+
+ONE_HOT_BAND = 400
+"""On more than ``FEW`` features declared in one-hot groups (``data.Bounds.one_hot``) whose records' squared norm is
+at most ``FEW`` (groups plus other features), the logistic rule runs DP-GD (its steps ``gd_steps``) from
+``n epsilon = ONE_HOT_BAND log p``: with the groups' zeros kept, DP-GD's noise follows that norm, not ``p``. On the
+survey-like synthetic families (one-hot answers, with and without numeric ones) it ties DP-GCD (the rule otherwise)
+from 400 and gains 0.016-0.021 from 1000; below 400 it loses (``--study one-hot``, docs/defaults.md)."""
 """The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features, DP-GCD (``ITERATIONS`` steps, fewer
 below ``GCD_BAND``) on more; the least-squares rule: DP-GD (``GD_STEPS`` steps) on at most
 ``FEW_LEAST_SQUARES`` features (measured: docs/defaults.md)."""
@@ -232,7 +240,7 @@ def _structured_gd(name, regression, n, p, epsilon, ratio):
             f"{steps} steps, automatic clipping norm" + _rule_words(floor, bands))
 
 
-def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
+def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False, one_hot=None):
     """The mechanism of ``mechanism="auto"``.
 
     Parameters
@@ -248,6 +256,9 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
         The fit composes in zCDP with a private step before it (a label set bought privately): a mechanism
         calibrated in zCDP only. It changes the choice for a structured norm (DP-GD instead of DP-SGD, whose
         subsampled steps have no zCDP calibration).
+    one_hot : float or None
+        With one-hot groups declared (``data.Bounds.one_hot``): the bound on the records' squared norm they give
+        (``Bounds.record_norm(p) ** 2``, public), which DP-GD's noise follows (``ONE_HOT_BAND``); None otherwise.
 
     Returns
     -------
@@ -304,6 +315,12 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False):
         return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
                 f"logistic loss on {p} <= {FEW} features, n epsilon / log p = {ratio:.3g}: DP-GD, {steps} steps, "
                 "automatic clipping norm" + _rule_words(FLOOR_FEW, _GD_BANDS))
+    if name == "logistic" and one_hot is not None and one_hot <= FEW and ratio >= ONE_HOT_BAND:
+        steps = gd_steps(ratio)
+        return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
+                f"logistic loss on {p} features in one-hot groups, records of squared norm at most {one_hot:.3g} <= "
+                f"{FEW}, n epsilon / log p = {ratio:.3g} from {ONE_HOT_BAND}: DP-GD, {steps} steps, automatic "
+                "clipping norm" + _rule_words(FLOOR, _GD_BANDS))
     if name == "logistic" and p <= FEW_MANY and ratio >= GD_MANY_BAND:
         return ("dp-gd", {"n_iter": GD_MANY_STEPS, "clipping_norm": "auto"},
                 f"logistic loss on {p} <= {FEW_MANY} features, n epsilon / log p = {ratio:.3g} from {GD_MANY_BAND}: "

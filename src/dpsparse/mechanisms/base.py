@@ -270,6 +270,11 @@ class Mechanism:
         Whether it runs on a dask array chunk by chunk (``dpsparse.distributed``): it reads
         the data only through sums over rows (one pass each) or rows gathered a batch at a
         time; a callable when it depends on the options (two-stage: on its second mechanism).
+    one_hot : bool
+        Whether it keeps the zeros of declared one-hot groups (``data.Bounds.one_hot``) and adds noise for their
+        lower bound on the records' norms: a mechanism whose noise follows that bound (DP-GD). The others map the
+        indicators onto [-1, 1] as any feature (DP-GCD's per-coordinate steps take the declared range as the
+        curvature, which centred indicators meet).
     """
 
     name: str
@@ -285,6 +290,7 @@ class Mechanism:
     check: Callable | None = None
     zcdp_calibration: bool = False
     dask: bool | Callable = False
+    one_hot: bool = False
 
     def runs_on_dask(self, options):
         """Whether it runs on a dask array with these (resolved) options."""

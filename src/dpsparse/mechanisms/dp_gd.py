@@ -159,6 +159,7 @@ MECHANISM = Mechanism(
     plan=_plan, run=_run,
     zcdp_calibration=True,
     dask=True,
+    one_hot=True,
 )
 
 
