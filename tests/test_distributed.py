@@ -140,6 +140,25 @@ def test_same_seed_same_model_as_in_memory_classification(client, gathered, mech
         assert sum(gathered) == 0  # no rows, not even chunk by chunk
 
 
+def test_one_hot_groups_on_dask_give_the_in_memory_dp_gd(client, gathered):
+    """One-hot groups (zeros kept, a record bounded by one per group) map the chunks as they map the array in
+    memory, a record outside its declaration (two ones in a group) scaled down in both: the same DP-GD model."""
+    rng = np.random.default_rng(4)
+    n = 3000
+    answers = np.zeros((n, 5))
+    answers[np.arange(n), rng.integers(0, 3, n)] = 1.0
+    answers[np.arange(n), 3 + rng.integers(0, 2, n)] = 1.0
+    answers[0] = 1.0
+    X = np.c_[answers, rng.uniform(10, 20, n)]
+    y = np.where(X[:, 0] + X[:, 3] + 0.3 * rng.standard_normal(n) > 1, 1, 0)
+    bounds = data.Bounds([0, 0, 0, 0, 0, 10.0], [1, 1, 1, 1, 1, 20.0], one_hot=[[0, 1, 2], [3, 4]], classes=[0, 1])
+    kw = dict(bounds=bounds, mechanism="dp-gd", max_iter=3, random_state=2)
+    on_dask = DPLogisticRegression(**kw).fit(da.from_array(X, chunks=(700, 6)), y)
+    in_memory = DPLogisticRegression(**kw).fit(X, y)
+    np.testing.assert_allclose(on_dask.coef_bounded_, in_memory.coef_bounded_, rtol=1e-9, atol=1e-12)
+    assert on_dask.bounds_.one_hot == [[0, 1, 2], [3, 4]] and sum(gathered) == 0
+
+
 def test_output_perturbation_regression_and_a_structured_norm(client, gathered):
     """The solver of the passes handles the Huber loss of a clipped regression and any penalty with a prox."""
     X, y, bounds = _regression(n=2000)
