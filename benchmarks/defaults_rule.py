@@ -728,6 +728,20 @@ def ratio_family_table(rows):
              **{name: float(np.mean(v)) for name, v in d.items()}} for (family, x), d in sorted(by.items())]
 
 
+def _planted_by_ratio(ratios, salt, quick):
+    """Planted 5- and 10-sparse regressions (SNR 3 and 10, features filling 30 % or all of their range), p 300 and
+    1000, epsilon 1, n set to reach each ``n epsilon / log p`` of ``ratios``; 1 seed (``quick``) or 2: ``(n, p, seed,
+    split, bounds, row base, the training mean's R^2)`` for each."""
+    grid = itertools.product(ratios, (300, 1000), (5, 10), (3.0, 10.0), (0.3, 1.0), range(1 if quick else 2))
+    for target, p, k, snr, fill, seed in grid:
+        n = round(target * np.log(p))
+        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, k, snr, salt * seed + n + p + k, fill=fill)
+        base = {"n": n, "p": p, "epsilon": 1.0, "seed": seed, "family": f"k={k} snr={snr:g} fill={fill}",
+                "n eps / log p": target}
+        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+        yield n, p, seed, (Xtr, ytr, Xte, yte), Bounds(-np.ones(p), np.ones(p), -half, half), base, constant
+
+
 SECOND_FEW_RATIOS = (100, 115, 130, 145, 160, 190, 225, 250, 300, 400)
 """The values of ``n epsilon / log p`` of ``--study second-steps-low`` (n set from them, p and epsilon)."""
 
@@ -740,14 +754,7 @@ def study_second_steps_low(quick):
     and 10-sparse regressions (SNR 3 and 10, features filling 30 % or all of their range), p 300 and 1000, epsilon
     1; the R^2 gain over the training mean by family and band."""
     rows = []
-    grid = itertools.product(SECOND_FEW_RATIOS, (300, 1000), (5, 10), (3.0, 10.0), (0.3, 1.0), range(1 if quick else 2))
-    for target, p, k, snr, fill, seed in grid:
-        n = round(target * np.log(p))
-        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, k, snr, 29 * seed + n + p + k, fill=fill)
-        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
-        base = {"n": n, "p": p, "epsilon": 1.0, "seed": seed, "family": f"k={k} snr={snr:g} fill={fill}",
-                "n eps / log p": target}
-        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+    for n, p, seed, (Xtr, ytr, Xte, yte), bounds, base, constant in _planted_by_ratio(SECOND_FEW_RATIOS, 29, quick):
         options = {key: v for key, v in auto.least_squares_selection(n, p, 1.0).items() if key != "n_iter"}
         settings = [("constant", {"mechanism": "constant"})] + [
             (f"T={T}", {"mechanism": "two-stage", "max_iter": T, "mechanism_options": options}) for T in (10, 20, 50)]
@@ -846,15 +853,8 @@ def study_selection_clip(quick):
     filling 30 % or all of their range), p 300 and 1000, epsilon 1, ``n epsilon / log p`` in
     ``SELECTION_CLIP_RATIOS``; the R^2 gain over the training mean by family and ratio."""
     rows = []
-    grid = itertools.product(SELECTION_CLIP_RATIOS, (300, 1000), (5, 10), (3.0, 10.0), (0.3, 1.0),
-                             range(1 if quick else 2))
-    for target, p, k, snr, fill, seed in grid:
-        n = round(target * np.log(p))
-        Xtr, ytr, Xte, yte, _, half = regression_family(n, p, k, snr, 31 * seed + n + p + k, fill=fill)
-        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
-        base = {"n": n, "p": p, "epsilon": 1.0, "seed": seed, "family": f"k={k} snr={snr:g} fill={fill}",
-                "n eps / log p": target}
-        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+    for n, p, seed, (Xtr, ytr, Xte, yte), bounds, base, constant in _planted_by_ratio(SELECTION_CLIP_RATIOS, 31,
+                                                                                      quick):
         options = auto.least_squares_selection(n, p, 1.0)
         steps = options.pop("n_iter")
         for clip, sparsity in itertools.product((0.05, 0.1, 0.25), (3, 5, 10)):
