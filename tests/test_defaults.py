@@ -585,9 +585,9 @@ def test_the_logistic_rule_runs_dp_gd_on_one_hot_groups_from_their_band():
     assert auto.choose(loss, pen, n, p, 0.1)[0] == "dp-gcd"
 
 
-def test_only_dp_gd_keeps_the_one_hot_groups_and_the_model_is_the_same_function(shared_data):
+def test_dp_gd_and_dp_sgd_keep_the_one_hot_groups_and_the_model_is_the_same_function(shared_data):
     """The rule's DP-GD keeps the declared groups (``bounds_.one_hot``) and its model predicts from the original
-    units; DP-GCD drops them (indicators centred as any feature). Both fits' ``bounds_`` hold public inputs only."""
+    units; DP-SGD keeps them too; DP-GCD drops them (indicators centred as any feature)."""
     from dpsparse.schema import load_schema
 
     root = Path(__file__).resolve().parents[1]
@@ -598,9 +598,10 @@ def test_only_dp_gd_keeps_the_one_hot_groups_and_the_model_is_the_same_function(
         warnings.simplefilter("ignore")
         gd = DPLogisticRegression(epsilon=1.0, bounds=sch.bounds(), random_state=0).fit(X, y)
         gcd = DPLogisticRegression(epsilon=1.0, bounds=sch.bounds(), random_state=0, mechanism="dp-gcd").fit(X, y)
+        sgd = DPLogisticRegression(epsilon=1.0, bounds=sch.bounds(), random_state=0, mechanism="dp-sgd").fit(X, y)
     assert gd.privacy_report_.mechanism == "dp-gd" and "one-hot groups" in gd.privacy_report_.noise[
         "mechanism chosen (mechanism='auto')"]
-    assert gd.bounds_.one_hot == sch.bounds().one_hot and gcd.bounds_.one_hot is None
+    assert gd.bounds_.one_hot == sgd.bounds_.one_hot == sch.bounds().one_hot and gcd.bounds_.one_hot is None
     decision = X @ gd.coef_ + gd.intercept_
     np.testing.assert_allclose(gd.decision_function(X), decision, atol=1e-9)
     assert gd.score(X, y) > 0.8

@@ -188,8 +188,8 @@ class Bounds:
     one_hot : list of lists of int, or None
         Groups of features (0-based column indices, disjoint) that one-hot encode a categorical
         answer: each declared on [0, 1], with at most one 1 in a group in every record (what
-        ``schema.Schema.bounds`` declares for its categorical columns). For DP-GD, which adds
-        noise for a bound on the records' norms, their zeros are kept (mapped by scaling only,
+        ``schema.Schema.bounds`` declares for its categorical columns). For DP-GD and DP-SGD, which
+        add noise for a bound on the records' norms, their zeros are kept (mapped by scaling only,
         whatever ``fit_intercept``) and the bound counts each group once: at most
         ``sqrt(groups + other features)`` (``record_norm``) instead of ``sqrt(p)``; a record
         above it (one that breaks the declaration) is scaled down to it, like any row above a

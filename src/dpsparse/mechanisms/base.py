@@ -272,9 +272,9 @@ class Mechanism:
         time; a callable when it depends on the options (two-stage: on its second mechanism).
     one_hot : bool
         Whether it keeps the zeros of declared one-hot groups (``data.Bounds.one_hot``) and adds noise for their
-        lower bound on the records' norms: a mechanism whose noise follows that bound (DP-GD). The others map the
-        indicators onto [-1, 1] as any feature (DP-GCD's per-coordinate steps take the declared range as the
-        curvature, which centred indicators meet).
+        lower bound on the records' norms: a mechanism whose noise follows that bound (DP-GD, DP-SGD). The others
+        map the indicators onto [-1, 1] as any feature (DP-GCD's per-coordinate steps take the declared range as
+        the curvature, which centred indicators meet).
     """
 
     name: str

@@ -250,6 +250,7 @@ MECHANISM = Mechanism(
     penalty_needs=("prox",),
     plan=_plan, run=_run,
     dask=True,
+    one_hot=True,
 )
 
 
