@@ -367,8 +367,9 @@ def test_one_hot_groups_with_a_declared_row_norm_take_the_smaller_bound_and_surv
 
 
 @pytest.mark.parametrize("one_hot,message", [
-    ([[0, 1], [1, 2]], "disjoint"), ([[]], "non-empty list"), ([[-1]], ">= 0"), ("x", "list of groups"),
-    ([[0.5]], "column indices"), ([[0, 6]], "there are 6 features"),
+    ([[0, 1], [1, 2]], "disjoint"), ([[0, 0]], "names column 0 twice"), ([[]], "non-empty list"), ([[-1]], ">= 0"),
+    ("x", "list of groups"),
+    ([[0.5]], "integer column indices"), ([[0, 6]], "there are 6 features"),
     ([[0, 5]], r"column 5 must be declared on \[0, 1\]"),
 ])
 def test_one_hot_groups_are_checked_by_name(one_hot, message):

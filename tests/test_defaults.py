@@ -602,6 +602,34 @@ def test_dp_gd_and_dp_sgd_keep_the_one_hot_groups_and_the_model_is_the_same_func
     assert gd.privacy_report_.mechanism == "dp-gd" and "one-hot groups" in gd.privacy_report_.noise[
         "mechanism chosen (mechanism='auto')"]
     assert gd.bounds_.one_hot == sgd.bounds_.one_hot == sch.bounds().one_hot and gcd.bounds_.one_hot is None
+    assert gd.privacy_report_.noise["one-hot groups"].startswith("8 declared and kept")
+    assert "not kept by dp-gcd" in gcd.privacy_report_.noise["one-hot groups"]
     decision = X @ gd.coef_ + gd.intercept_
     np.testing.assert_allclose(gd.decision_function(X), decision, atol=1e-9)
     assert gd.score(X, y) > 0.8
+
+
+def test_groups_a_mechanism_does_not_keep_change_nothing_and_multi_hot_records_warn():
+    """DP-GCD with one-hot groups declared is the fit without them (the declared ranges narrowed privately where
+    affordable, the same model for the same seed); records with two ones in a group warn the data holder."""
+    rng = np.random.default_rng(0)
+    n = 20000
+    X = np.zeros((n, 5))
+    X[np.arange(n), rng.integers(0, 3, n)] = 1.0
+    X[:, 3:] = rng.uniform(-1.5, 1.5, (n, 2))
+    y = np.where(X[:, 0] + X[:, 3] + 0.5 * rng.standard_normal(n) > 0.5, 1, 0)
+    low, high = [0, 0, 0, -5, -5], [1, 1, 1, 5, 5]
+    fits = []
+    for groups in (None, [[0, 1, 2]]):
+        bounds = data.Bounds(low, high, classes=[0, 1], one_hot=groups)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits.append(DPLogisticRegression(epsilon=1.0, bounds=bounds, mechanism="dp-gcd", random_state=1).fit(X, y))
+    plain, grouped = fits
+    assert plain.bounds_.feature_high[3] < 5  # narrowed privately
+    np.testing.assert_array_equal(grouped.bounds_.feature_high, plain.bounds_.feature_high)
+    np.testing.assert_array_equal(grouped.coef_, plain.coef_)
+    X[: n // 10, :3] = 1.0  # a tenth of the records answer all three
+    with pytest.warns(UserWarning, match=r"2000 records \(10%\) hold more than one nonzero value in a declared"):
+        DPLogisticRegression(epsilon=1.0, bounds=data.Bounds(low, high, classes=[0, 1], one_hot=[[0, 1, 2]]),
+                             random_state=1).fit(X, y)

@@ -85,6 +85,22 @@ def check_feature_names(declared, names):
 _USER = 4  # the stack level of the user's ``fit`` seen from ``clipping_warnings`` (its caller's ``_design``)
 
 
+def _warn_multi_hot(X, groups):
+    """Warn (``ClippingWarning``) when more than ``CLIPPED_WARNING_SHARE`` of the records hold more than one
+    nonzero value in a declared one-hot group: columns that are not one-hot (several answers at once), whose records a
+    mechanism keeping the groups scales down to their norm bound. Counted on the private data, for the data holder."""
+    broken = np.zeros(X.shape[0], dtype=bool)
+    for group in groups:
+        block = X[:, group]
+        broken |= np.asarray((block != 0).sum(axis=1)).ravel() > 1
+    count = int(broken.sum())
+    if count > CLIPPED_WARNING_SHARE * X.shape[0]:
+        warnings.warn(f"{count} records ({count / X.shape[0]:.0%}) hold more than one nonzero value in a declared "
+                      "one-hot group (bounds' one_hot): DP-GD and DP-SGD scale them down to the groups' norm bound; "
+                      f"check that each group's columns encode one answer ({HOLDER_ONLY})", ClippingWarning,
+                      stacklevel=_USER)
+
+
 def clipping_warnings(X, y, bounds):
     """Warn (``ClippingWarning``) when more than ``CLIPPED_WARNING_SHARE`` of the stored feature values, of one
     feature's rows (the warning names up to three such features), or of the labels lie outside the declared
@@ -118,6 +134,8 @@ def clipping_warnings(X, y, bounds):
         warnings.warn(f"{many.size} feature(s) have more than {CLIPPED_WARNING_SHARE:.0%} of their values outside "
                       f"the declared bounds, clipped: {said}; check that their bounds match their units "
                       f"({HOLDER_ONLY})", ClippingWarning, stacklevel=_USER)
+    if full.one_hot is not None:
+        _warn_multi_hot(X, full.one_hot)
     if bounds.label_low is not None:
         labels = np.asarray(y, dtype=float)
         outside = int(np.sum((labels < bounds.label_low) | (labels > bounds.label_high)))
@@ -226,6 +244,8 @@ class Bounds:
             ranges = f"{lo.size} {ranges}"
         extra = [f"{k}={getattr(self, k)!r}" for k in ("label_low", "label_high", "row_norm", "classes")
                  if getattr(self, k) is not None]
+        if self.one_hot is not None:
+            extra.append(f"{len(self.one_hot)} one-hot groups")
         return f"Bounds({', '.join([ranges, *extra, f'source={self.source!r}'])})"
 
     def __post_init__(self):
@@ -275,15 +295,18 @@ class Bounds:
         if self.one_hot is None:
             return
         groups, seen = [], set()
-        for group in self.one_hot if isinstance(self.one_hot, (list, tuple)) else [None]:
+        for group in self.one_hot if isinstance(self.one_hot, (list, tuple, np.ndarray)) else [None]:
             columns = list(group) if isinstance(group, (list, tuple, np.ndarray)) else None
             if not columns or any(isinstance(j, bool) or not isinstance(j, (int, np.integer)) or j < 0
                                   for j in columns):
-                raise ValueError(f"bounds: one_hot must be a list of groups, each a non-empty list of column indices "
-                                 f">= 0 (0-based), got {self.one_hot!r}")
-            twice = sorted(seen.intersection(columns)) or [j for j in columns if columns.count(j) > 1]
-            if twice:
-                raise ValueError(f"bounds: one_hot groups must be disjoint, column {twice[0]} is in two")
+                raise ValueError(f"bounds: one_hot must be a list of groups, each a non-empty list of integer column "
+                                 f"indices >= 0 (0-based), got {self.one_hot!r}")
+            repeated = [j for j in columns if columns.count(j) > 1]
+            if repeated:
+                raise ValueError(f"bounds: one_hot group {columns} names column {repeated[0]} twice")
+            shared = sorted(seen.intersection(columns))
+            if shared:
+                raise ValueError(f"bounds: one_hot groups must be disjoint, column {shared[0]} is in two groups")
             seen.update(int(j) for j in columns)
             groups.append([int(j) for j in columns])
         self.one_hot = groups or None

@@ -310,6 +310,16 @@ def note_classes_from_data(report):
     report.classes_public = False
 
 
+def _one_hot_words(groups, design, p, name):
+    """The report's line on declared one-hot groups: kept by the fit's mechanism (their norm bound), or not."""
+    bounds = getattr(design, "bounds", None)
+    if bounds is not None and bounds.one_hot is not None:
+        return (f"{len(groups)} declared and kept: their columns' zeros stay, and a record's norm is at most "
+                f"{bounds.record_norm(p):.4g}, one per group and per other feature (docs/bounds.md)")
+    return (f"{len(groups)} declared, not kept by {name}: their columns are mapped onto [-1, 1] as any feature "
+            "(DP-GD and DP-SGD keep them; docs/bounds.md)")
+
+
 def _is_auto(value):
     """Whether a parameter is the string ``"auto"`` (its rule's choice)."""
     return isinstance(value, str) and value == "auto"
@@ -497,6 +507,9 @@ class _DPLinearModel(BaseEstimator):
             note_classes_from_data(report)
         if reason is not None:
             report.noise = {"mechanism chosen (mechanism='auto')": reason, **report.noise}
+        declared = self.bounds.one_hot if isinstance(self.bounds, Bounds) else None
+        if declared:
+            report.noise["one-hot groups"] = _one_hot_words(declared, design, X.shape[1], mechanism.name)
         report.warnings += weak
         note_sklearn_context(report, self.budget)
         self._set_fitted(design, w)
@@ -690,6 +703,8 @@ class _DPLinearModel(BaseEstimator):
         self.bounds_share_ = self._share()
         if isinstance(bounds, str):
             return PendingDesign(X, yi, self._classification, self.fit_intercept, self.bounds_share_)
+        if bounds.one_hot is not None and not one_hot:
+            bounds = dataclasses.replace(bounds, one_hot=None)
         tightening = None
         if budget is not None and bounds.public:
             shares = AUTO_BOUNDS_SHARES if _is_auto(self.bounds_share) else (self.bounds_share,)
@@ -698,8 +713,6 @@ class _DPLinearModel(BaseEstimator):
             self.bounds_share_ = tightening
             return PendingDesign(X, yi, self._classification, self.fit_intercept, tightening,
                                  within=bounds.for_features(X.shape[1]))
-        if bounds.one_hot is not None and not one_hot:
-            bounds = dataclasses.replace(bounds, one_hot=None)
         pending = self._pending_labels(X, yi, bounds) if budget is not None and bounds.public else None
         if pending is not None:
             return pending
@@ -715,8 +728,9 @@ class _DPLinearModel(BaseEstimator):
 
     def _tightened(self, bounds, X, budget, share):
         """Whether declared ``bounds`` are tightened by private quantiles with ``share`` of the budget
-        (``private_bounds.affordable``): no row-norm bound (nor one-hot groups, whose ranges are exact), and enough
-        records for that share to place every quantile within ``TIGHTEN_ERROR`` of the records. Public inputs only."""
+        (``private_bounds.affordable``): no row-norm bound (nor one-hot groups kept by the mechanism: their bound
+        counts on the declared [0, 1]), and enough records for that share to place every quantile within
+        ``TIGHTEN_ERROR`` of the records. Public inputs only."""
         if bounds.row_norm is not None or bounds.one_hot is not None:
             return False
         epsilon, delta, zcdp, rho = budget

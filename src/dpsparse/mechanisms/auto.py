@@ -318,9 +318,9 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False, one_hot
     if name == "logistic" and one_hot is not None and one_hot <= FEW and ratio >= ONE_HOT_BAND:
         steps = gd_steps(ratio)
         return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
-                f"logistic loss on {p} features in one-hot groups, records of squared norm at most {one_hot:.3g} <= "
-                f"{FEW}, n epsilon / log p = {ratio:.3g} from {ONE_HOT_BAND}: DP-GD, {steps} steps, automatic "
-                "clipping norm" + _rule_words(FLOOR, _GD_BANDS))
+                f"logistic loss on {p} features with one-hot groups declared, a record's squared norm at most "
+                f"{one_hot:.3g} (one per group and per other feature) <= {FEW}, n epsilon / log p = {ratio:.3g} from "
+                f"{ONE_HOT_BAND}: DP-GD, {steps} steps, automatic clipping norm" + _rule_words(FLOOR, _GD_BANDS))
     if name == "logistic" and p <= FEW_MANY and ratio >= GD_MANY_BAND:
         return ("dp-gd", {"n_iter": GD_MANY_STEPS, "clipping_norm": "auto"},
                 f"logistic loss on {p} <= {FEW_MANY} features, n epsilon / log p = {ratio:.3g} from {GD_MANY_BAND}: "
