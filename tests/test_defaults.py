@@ -633,3 +633,13 @@ def test_groups_a_mechanism_does_not_keep_change_nothing_and_multi_hot_records_w
     with pytest.warns(UserWarning, match=r"2000 records \(10%\) hold more than one nonzero value in a declared"):
         DPLogisticRegression(epsilon=1.0, bounds=data.Bounds(low, high, classes=[0, 1], one_hot=[[0, 1, 2]]),
                              random_state=1).fit(X, y)
+
+
+def test_the_label_range_step_plans_with_the_one_hot_groups_bound():
+    """A regressor's label-range step (``clip="auto"``) plans the fit on the row-norm bound the design will have:
+    with one-hot groups, one per group and per other feature, the intercept included."""
+    X = np.array([[1.0, 0.0, 0.0, 3.0], [0.0, 1.0, 0.0, -2.0], [0.0, 0.0, 1.0, 0.5]])
+    y = np.array([1.0, -1.0, 0.5])
+    bounds = data.Bounds([0, 0, 0, -5], [1, 1, 1, 5], -3.0, 3.0, one_hot=[[0, 1, 2]])
+    pending = LabelScaleDesign(X, y, bounds, True, 0.1)
+    assert pending.row_norm == pytest.approx(data.prepare(X, y, bounds, False).row_norm) == pytest.approx(np.sqrt(3))

@@ -448,7 +448,8 @@ class LabelScaleDesign(PendingDesign):
 
     @property
     def row_norm(self):
-        return design_row_norm(self.X.shape[1], self.bounds.row_norm, self.fit_intercept)
+        """The design's bound, as ``prepare`` will give it (a declared ``row_norm``, one-hot groups)."""
+        return design_row_norm(self.X.shape[1], self.bounds.record_norm(self.X.shape[1]), self.fit_intercept)
 
     def plan_zcdp(self, rho):
         """Gaussian noise of zCDP ``rho`` on the two sums (L2 sensitivity 2; Bun & Steinke 2016, Prop. 1.6)."""
