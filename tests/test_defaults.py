@@ -36,7 +36,8 @@ def _quiet(f, *a, **k):
     (losses.Squared(1.0), "l1", 800, 30, "dp-gd"),  # at most 30 features: no selection
     (losses.Squared(1.0), "l1", 5000, 31, "two-stage"),
     (losses.Squared(1.0), "l1", 1000, 1000, "two-stage"),  # n epsilon / log p = 145: above the floor (130)
-    (losses.Squared(1.0), "l1", 850, 1000, "constant"),  # 123: below it
+    (losses.Squared(1.0), "l1", 850, 1000, "two-stage"),  # 123: above the selection's own floor (110)
+    (losses.Squared(1.0), "l1", 740, 1000, "constant"),  # 107: below it
     (losses.Squared(1.0), "l1", 230, 5, "dp-gd"),  # 143
     (losses.Squared(1.0), "l1", 200, 5, "constant"),  # 124
     (losses.Hinge(), "l1", 5000, 50, "dp-gd"),
@@ -643,3 +644,18 @@ def test_the_label_range_step_plans_with_the_one_hot_groups_bound():
     bounds = data.Bounds([0, 0, 0, -5], [1, 1, 1, 5], -3.0, 3.0, one_hot=[[0, 1, 2]])
     pending = LabelScaleDesign(X, y, bounds, True, 0.1)
     assert pending.row_norm == pytest.approx(data.prepare(X, y, bounds, False).row_norm) == pytest.approx(np.sqrt(3))
+
+
+def test_the_selection_has_its_own_least_squares_floor():
+    """Least squares on more than ``FEW_LEAST_SQUARES`` features selects from ``FLOOR_SELECTION log p``; on fewer
+    features, and for the Huber loss, the noisy label mean stays below ``FLOOR_LEAST_SQUARES log p``."""
+    def chosen(loss, n, p):
+        return auto.choose(loss, norms.build_penalty("l1", 1e-4, p, True), n, p, 1.0)[0]
+
+    p = 1000
+    at = int(np.ceil(auto.FLOOR_SELECTION * np.log(p)))
+    assert chosen(losses.Squared(1.0), at, p) == "two-stage" and chosen(losses.Squared(1.0), at - 5, p) == "constant"
+    assert chosen(losses.Huber(0.5), at, p) == "constant"
+    few = int(np.ceil(auto.FLOOR_SELECTION * np.log(20)))
+    assert chosen(losses.Squared(1.0), few, 20) == "constant"
+    assert auto.FLOOR_SELECTION < auto.FLOOR_LEAST_SQUARES
