@@ -792,6 +792,14 @@ def mixed_family(n, groups, seed, numeric=5, n_test=4000):
     return X[:n], y[:n], X[n:], y[n:], [list(range(a, b)) for a, b in zip(starts[:-1], starts[1:])]
 
 
+def _survey_bounds(p, groups):
+    """Bounds of a survey-like family's ``p`` columns (the one-hot ``groups`` on [0, 1], the others on [-1, 1]):
+    without the groups declared, and with them."""
+    low = -np.ones(p)
+    low[[j for g in groups for j in g]] = 0.0
+    return Bounds(low, np.ones(p)), Bounds(low, np.ones(p), one_hot=groups)
+
+
 def study_one_hot(quick):
     """The logistic rule on one-hot answers (``Bounds.one_hot``): the rule without the groups declared (the indicators
     centred onto [-1, 1], as before them), the rule with them, and DP-GD (the rule's steps for the band, automatic
@@ -812,10 +820,7 @@ def study_one_hot(quick):
     for family, n, eps, seed, make in problems[::3] if quick else problems:
         Xtr, ytr, Xte, yte, groups = make()
         p = Xtr.shape[1]
-        indicator = np.zeros(p, bool)
-        indicator[[j for g in groups for j in g]] = True
-        low = np.where(indicator, 0.0, -1.0)
-        plain, grouped = Bounds(low, np.ones(p)), Bounds(low, np.ones(p), one_hot=groups)
+        plain, grouped = _survey_bounds(p, groups)
         ratio = n * eps / np.log(p)
         steps = auto.gd_steps(ratio)
         constant = float(max(np.mean(yte), 1 - np.mean(yte)))
@@ -838,14 +843,11 @@ def study_one_hot_sgd(quick):
     for n, groups, eps in itertools.product((2000, 10000, 30000), (8, 20, 40), (0.1, 1.0)):
         Xtr, ytr, Xte, yte, columns = mixed_family(n, groups, n + groups + 11)
         p = Xtr.shape[1]
-        indicator = np.zeros(p, bool)
-        indicator[[j for g in columns for j in g]] = True
-        low = np.where(indicator, 0.0, -1.0)
+        plain, grouped = _survey_bounds(p, columns)
         constant = float(max(np.mean(yte), 1 - np.mean(yte)))
         base = {"n": n, "p": p, "epsilon": eps, "seed": 0, "family": "mixed",
                 "n eps / log p": round(n * eps / np.log(p))}
-        for name, bounds in (("DP-SGD, groups not declared", Bounds(low, np.ones(p))),
-                             ("DP-SGD, groups declared", Bounds(low, np.ones(p), one_hot=columns))):
+        for name, bounds in (("DP-SGD, groups not declared", plain), ("DP-SGD, groups declared", grouped)):
             est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=0, mechanism="dp-sgd")
             rows.append({**base, "setting": name, "gain": float(_quiet(est.fit, Xtr, ytr).score(Xte, yte)) - constant})
         print(f"n={n} p={p} epsilon={eps} done", flush=True)

@@ -651,10 +651,10 @@ class _DPLinearModel(BaseEstimator):
             return mechanism, self._mechanism_options(mechanism), None
         if self.mechanism_options:
             raise ValueError("mechanism_options need a named mechanism: mechanism='auto' chooses its own options")
-        one_hot = self.bounds.for_features(p) if isinstance(self.bounds, Bounds) and self.bounds.one_hot else None
+        grouped = isinstance(self.bounds, Bounds) and self.bounds.one_hot is not None
         name, options, reason = auto.choose(self._loss(), self._penalty(p, auto.ALPHA), n, p, self.epsilon,
                                             self.fit_intercept, zcdp=self._classification and self._private_classes(),
-                                            one_hot=None if one_hot is None else one_hot.record_norm(p) ** 2)
+                                            one_hot=self.bounds.record_norm(p) ** 2 if grouped else None)
         mechanism = get(name)
         if self.max_iter is not None and "n_iter" in mechanism.option_names:
             reason += f"; max_iter={self.max_iter} given: {self.max_iter} steps instead"
