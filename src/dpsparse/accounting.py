@@ -169,7 +169,6 @@ class Ledger:
                          multiplier=float(sigma) / float(contribution))
 
     def _pld_step(self, kind, params, grid):
-        from dp_accounting import privacy_accountant
         from dp_accounting.pld import common
         from dp_accounting.pld import privacy_loss_distribution as pld
 
@@ -178,9 +177,7 @@ class Ledger:
         if kind == "gaussian":
             return pld.from_gaussian_mechanism(params["multiplier"], value_discretization_interval=grid)
         if kind == "poisson_gaussian":
-            return pld.from_gaussian_mechanism(
-                params["multiplier"], sampling_prob=params["q"], value_discretization_interval=grid,
-                neighboring_relation=privacy_accountant.NeighboringRelation.REPLACE_ONE)
+            return _poisson_gaussian_pld(params["multiplier"], params["q"], grid)
         return pld.from_privacy_parameters(common.DifferentialPrivacyParameters(params["epsilon"], 0.0),
                                            value_discretization_interval=grid)
 
@@ -400,6 +397,44 @@ class LoggedDraw:
     sampling: tuple | None = None
     epsilon: float | None = None
     delta: float | None = None
+
+
+def _poisson_gaussian_pld(multiplier, q, grid):
+    """dp-accounting's PLD of a Poisson-subsampled Gaussian step under replace-one adjacency (what its
+    ``from_gaussian_mechanism(multiplier, sampling_prob=q, neighboring_relation=REPLACE_ONE)`` builds: the
+    pessimistic connect-the-dots PMF, Doroshenko et al., "Connect the dots", PoPETs 2022), with the inverse
+    privacy loss at the grid's points computed in one array pass instead of one Python call a point.
+
+    The loss, its bounds, CDFs and the PMF are dp-accounting's; only the inverse is ours, the closed form of its
+    ``GaussianPrivacyLoss._inverse_privacy_loss_replace`` (``x = sigma^2 (-sign(e) asinh(alpha sinh(|e| / 2)) -
+    e / 2)``, ``alpha = exp(1 / (2 sigma^2)) (1 - q) / q``) in the same log-space steps. The calibration of DP-SGD
+    builds this PLD 5 times, each on 7,000-15,000 points at 10 us a Python call (0.35 s of a 0.6 s first call).
+    """
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+
+    loss = plm.GaussianPrivacyLoss(multiplier, sampling_prob=q, adjacency_type=plm.AdjacencyType.REPLACE)
+    bounds = loss.connect_dots_bounds()
+    lower, upper = math.floor(bounds.epsilon_lower / grid), math.ceil(bounds.epsilon_upper / grid)
+    eps = np.arange(lower, upper + 1) * grid
+    x = _replace_inverse_loss(eps, multiplier, q)
+    deltas = np.clip(loss.mu_upper_cdf(x) - np.exp(eps + loss.mu_lower_log_cdf(x)), 0.0, 1.0)
+    return pld.PrivacyLossDistribution(pld_pmf.create_pmf_pessimistic_connect_dots_fixed_gap(
+        grid, lower, upper, deltas))
+
+
+def _replace_inverse_loss(eps, multiplier, q):
+    """The largest ``x`` whose privacy loss is at least ``eps`` (an array), for the Gaussian of std ``multiplier``
+    and sensitivity 1 subsampled at rate ``q < 1`` under replacement: dp-accounting's closed form, vectorized."""
+    if q == 1.0:
+        return -eps * multiplier**2 / 2.0
+    log_alpha = 0.5 / multiplier**2 + math.log1p(-q) - math.log(q)
+    half = np.abs(eps) / 2.0
+    with np.errstate(divide="ignore"):  # at eps = 0 the log of sinh is -inf, and the inverse 0
+        log_sinh = log_alpha + half + np.log1p(-np.exp(-2.0 * half)) - math.log(2.0)
+    asinh = np.logaddexp(0.5 * np.logaddexp(0.0, 2.0 * log_sinh), log_sinh)
+    return multiplier**2 * (-np.sign(eps) * asinh - eps / 2.0)
 
 
 def _event_of(d):
