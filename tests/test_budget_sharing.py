@@ -12,7 +12,7 @@ from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
 from sklearn.model_selection import GridSearchCV, cross_val_score, cross_validate, validation_curve
 
-from dpsparse import DPLogisticRegression, PrivacyBudget, data
+from dpsparse import DPLasso, DPLogisticRegression, PrivacyBudget, data
 from dpsparse.accounting import BudgetExceededError
 
 
@@ -132,6 +132,35 @@ def test_a_pipeline_step_that_learns_without_noise_voids_the_guarantee():
         pipe = make_pipeline(PolynomialFeatures(1, include_bias=False),
                              clone(last).set_params(bounds=bounds)).fit(X, y)
         assert pipe[-1].privacy_report_.inputs_private
+
+
+def test_a_label_transformer_that_learns_without_noise_voids_the_guarantee():
+    """TransformedTargetRegressor with StandardScaler fits the labels' exact mean and deviation, which the model then
+    carries: the fit warns at the user's line and its report says NO guarantee; with a stateless ``func`` and
+    ``inverse_func`` (or no transformer) it does not."""
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    from dpsparse.exceptions import PrivacyLeakWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (600, 4))
+    y = X @ [2.0, -1.0, 0.5, 0.0] + 0.1 * rng.standard_normal(600)
+    reg = DPLasso(epsilon=1.0, bounds=data.Bounds(-1.0, 1.0, -4.0, 4.0), random_state=0)
+    for scaler in (StandardScaler(), MinMaxScaler()):
+        name = type(scaler).__name__.lower()
+        with pytest.warns(PrivacyLeakWarning, match=f"step\\(s\\) {name} \\(TransformedTargetRegressor") as caught:
+            fitted = TransformedTargetRegressor(regressor=clone(reg), transformer=scaler).fit(X, y)
+        assert {w.filename for w in caught if issubclass(w.category, PrivacyLeakWarning)} == {__file__}
+        report = fitted.regressor_.privacy_report_
+        assert not report.inputs_private and not report.guarantee_holds
+    reg.set_params(random_state=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        fitted = TransformedTargetRegressor(regressor=clone(reg), func=np.tanh, inverse_func=np.arctanh,
+                                            check_inverse=False).fit(X, y)
+        assert fitted.regressor_.privacy_report_.guarantee_holds
+        assert TransformedTargetRegressor(regressor=clone(reg)).fit(X, y).regressor_.privacy_report_.guarantee_holds
 
 
 def test_the_call_stack_check_sees_nested_pipelines_composites_and_every_tool_that_chooses():

@@ -133,13 +133,16 @@ def _sklearn_context():
                 _several_fits(frame.f_locals.get("self"), module, kinds, pending)
             if module.startswith(_CHOOSES_ELSEWHERE) or type(frame.f_locals.get("self")).__name__ == "RFECV":
                 kinds.add("search")
-            pipeline = frame.f_locals.get("self")
-            if module == "sklearn.pipeline" and isinstance(pipeline, Pipeline) and id(pipeline) not in pipelines:
+            tool = frame.f_locals.get("self")
+            if module == "sklearn.pipeline" and isinstance(tool, Pipeline) and id(tool) not in pipelines:
                 # the step being fitted: the loop's index in ``_fit`` (its innermost frame), else the final estimator
-                pipelines.add(id(pipeline))
-                upto = frame.f_locals.get("step_idx", len(pipeline.steps) - 1)
-                learned += [name for name, step in pipeline.steps[:upto] if _learns_without_noise(step)]
-                spent += [x for name, step in pipeline.steps[:upto] for x in _spent_by(name, step)]
+                pipelines.add(id(tool))
+                upto = frame.f_locals.get("step_idx", len(tool.steps) - 1)
+                learned += [name for name, step in tool.steps[:upto] if _learns_without_noise(step)]
+                spent += [x for name, step in tool.steps[:upto] for x in _spent_by(name, step)]
+            if module == "sklearn.compose._target" and id(tool) not in pipelines:
+                pipelines.add(id(tool))
+                learned += _label_transformer_learned(tool)
         elif seen and user is None:
             user = level
         frame, level = frame.f_back, level + 1
@@ -148,6 +151,17 @@ def _sklearn_context():
     if pending:
         kinds.add("several")
     return kinds, list(dict.fromkeys(learned)), spent, user or 2, parallel
+
+
+def _label_transformer_learned(tool):
+    """The name, in a list, of a ``TransformedTargetRegressor``'s label transformer that learns from the labels
+    without noise (``StandardScaler``'s exact mean and deviation, ``MinMaxScaler``'s extremes: the fitted model
+    carries them, and every label the fit sees depends on the others); an empty list for none (``func`` and
+    ``inverse_func`` alone) or one that learns nothing (``_learns_without_noise``)."""
+    transformer = getattr(tool, "transformer", None)
+    if type(tool).__name__ != "TransformedTargetRegressor" or not _learns_without_noise(transformer):
+        return []
+    return [f"{type(transformer).__name__.lower()} (TransformedTargetRegressor's transformer of the labels)"]
 
 
 def _several_fits(tool, module, kinds, pending):
@@ -264,9 +278,9 @@ def note_sklearn_context(report, budget):
     if spent:
         report.noise = {**report.noise, "pipeline total": _pipeline_total(spent, report)}
     if learned:
-        note = (f"the pipeline's step(s) {', '.join(learned)} before this fit learned from the same records without "
-                "noise: the pipeline carries those statistics and every record's features depend on the others, so "
-                "NO differential-privacy guarantee holds; dpsparse.preprocessing has private scalers "
+        note = (f"the step(s) {', '.join(learned)} before this fit learned from the same records without noise: the "
+                "fitted pipeline or model carries those statistics and every record's features or label depend on "
+                "the others, so NO differential-privacy guarantee holds; dpsparse.preprocessing has private scalers "
                 "(docs/sklearn.md)")
         report.inputs_private = False
         report.warnings.append(note)
