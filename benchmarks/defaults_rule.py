@@ -1278,6 +1278,79 @@ def study_bounds_share(quick):
     return rows
 
 
+def raw_family(kind, n, p, seed, n_test=2000, classification=False):
+    """Records in their own units, for the private bounds (nothing declared): ``uniform`` (each feature uniform on
+    a range of random centre and width 10^-2 to 10^3), ``lognormal`` (sigma 0.5-1.2), ``mixed`` (uniform, an
+    income-like lognormal, Poisson counts and 0/1 answers with 10-50 % ones, in turn) or ``outliers`` (Gaussians
+    with 1 % of values 20 times as far); the label a planted linear function of the standardized features (all
+    of them, weights of both signs) plus noise (SNR 4), or a logistic draw from it. Returns the split."""
+    rng = np.random.default_rng(seed)
+    N = n + n_test
+    if kind == "uniform":
+        width = 10.0 ** rng.uniform(-2, 3, p)
+        X = (rng.uniform(-0.5, 0.5, (N, p)) + rng.uniform(-1, 1, p)) * width
+    elif kind == "lognormal":
+        X = rng.lognormal(rng.uniform(-1, 3, p), rng.uniform(0.5, 1.2, p), (N, p))
+    elif kind == "mixed":
+        makers = (lambda: rng.uniform(-1, 1, N), lambda: rng.lognormal(10, 0.7, N), lambda: rng.poisson(3, N),
+                  lambda: rng.random(N) < rng.uniform(0.1, 0.5))
+        X = np.column_stack([makers[j % 4]() for j in range(p)]).astype(float)
+    else:
+        X = rng.standard_normal((N, p)) * (1.0 + 19.0 * (rng.random((N, p)) < 0.01))
+    Z = (X - X.mean(0)) / X.std(0)
+    signal = Z @ (rng.choice([-1.0, 1.0], p) * rng.uniform(0.5, 1.5, p))
+    if classification:
+        y = (rng.random(N) < 1.0 / (1.0 + np.exp(-signal / signal.std() * 2.0))).astype(float)
+    else:
+        y = signal + signal.std() / 2.0 * rng.standard_normal(N)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+def study_private_tail(quick):
+    """The level of the private bounds' outer quantiles (``private_bounds.TAIL_DIVISOR``: the tail is ``r / (D n)``
+    of the records, ``r`` the selections' rank error), where nothing is declared: D 4, 3 and 2, and D 2 for the
+    label only, on ``raw_family``'s four families, DPLasso and DPLogisticRegression (classes declared) at their
+    defaults, p 5 and 15, (n, epsilon) from (3000, 1) to (30000, 0.3); the gain over the constant predictor (R^2
+    minus the training mean's, accuracy minus the majority class's). A fit refused for too few records counts as
+    the constant."""
+    import dpsparse.private_bounds as pb
+
+    settings = (("D 4", 4.0, 4.0), ("D 3", 3.0, 3.0), ("D 2", 2.0, 2.0), ("D 2 label, 4 features", 4.0, 2.0))
+    quantile = pb.PendingDesign._quantile
+
+    def relevel(features, label):
+        def select(self, counts, level, noise, name, anchor=None):
+            if level != 0.5:
+                tail = max(pb.MIN_TAIL, self.tail * pb.TAIL_DIVISOR / (label if name.endswith("label") else features))
+                level = tail if level < 0.5 else 1.0 - tail
+            return quantile(self, counts, level, noise, name, anchor)
+        return select
+
+    sizes = ((3000, 1.0), (10000, 0.5), (10000, 1.0), (30000, 0.3)) if not quick else ((3000, 1.0), (10000, 1.0))
+    rows = []
+    for (n, eps), p, kind, seed in itertools.product(sizes, (5, 15), ("uniform", "lognormal", "mixed", "outliers"),
+                                                     range(1 if quick else 3)):
+        for classification in (False, True):
+            Xtr, ytr, Xte, yte = raw_family(kind, n, p, 1000 * seed + n + p, classification=classification)
+            constant = (float(max(np.mean(yte), 1 - np.mean(yte))) if classification
+                        else float(r2_score(yte, np.full_like(yte, np.mean(ytr)))))
+            base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "n eps / log p": round(n * eps / np.log(p)),
+                    "family": f"{kind} {'logistic' if classification else 'least squares'}"}
+            for name, features, label in settings:
+                pb.PendingDesign._quantile = relevel(features, label)
+                est = (DPLogisticRegression(epsilon=eps, classes=[0, 1], random_state=seed) if classification
+                       else DPLasso(epsilon=eps, random_state=seed))
+                try:
+                    score = float(_quiet(est.fit, Xtr, ytr).score(Xte, yte))
+                except ValueError:  # refused: too few records for the bounds
+                    score = constant
+                finally:
+                    pb.PendingDesign._quantile = quantile
+                rows.append({**base, "setting": name, "gain": score - constant})
+        print(f"n={n} epsilon={eps} p={p} {kind} seed {seed} done", flush=True)
+    return rows
+
+
 def large_table(rows):
     """Each problem's gain per setting (the rule's steps x1)."""
     by = {}
@@ -1408,7 +1481,7 @@ def main(argv=None):
                                         "logistic-cd", "gd-warm", "second-steps-many", "fw-radius",
                                         "iht-step", "gd-steps-floor", "hinge-wide", "gd-many",
                                         "gd-many-wide", "gd-mid", "floor-steps", "selection-clip", "one-hot",
-                                        "one-hot-sgd", "floor-selection"],
+                                        "one-hot-sgd", "floor-selection", "private-tail"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1419,7 +1492,7 @@ def main(argv=None):
                       "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured", "logistic-cd",
                       "gd-warm", "second-steps-many", "fw-radius", "iht-step", "gd-steps-floor", "hinge-wide",
                       "gd-many", "gd-many-wide", "gd-mid", "floor-steps", "selection-clip", "one-hot",
-                      "one-hot-sgd", "floor-selection"):
+                      "one-hot-sgd", "floor-selection", "private-tail"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -1444,6 +1517,7 @@ def main(argv=None):
                            "one-hot": (study_one_hot, one_hot_table),
                            "one-hot-sgd": (study_one_hot_sgd, one_hot_table),
                            "floor-selection": (study_floor_selection, ratio_family_table),
+                           "private-tail": (study_private_tail, family_band_table),
                            "floor-wide-gd": (study_floor_wide_gd, family_band_table),
                            "structured": (study_structured, family_band_table),
                            "logistic-cd": (study_logistic_cd, family_band_table),

@@ -214,6 +214,8 @@ def test_private_score_and_diagnostics_are_kept_apart(tmp_path, capsys):
     score = model["private_score"]
     assert score["metric"] == "accuracy" and score["records"] == 143 and "repeats" not in score
     assert model["run"] == {"fits": 3, "epsilon in all": 6}  # public: the run's options
+    assert main(["report", str(out)]) == 0  # the model file's report says its private score too
+    assert re.search(r"private score +held-out accuracy [\d.]+, constant predictor", capsys.readouterr().out)
     # the default delta is 1/n^2 for the file's 569 records, as with --tune, not for the 426 the model trained on
     assert model["privacy_report"]["delta"] == pytest.approx(1 / 569**2)
     card = tmp_path / "card.md"
@@ -1010,6 +1012,11 @@ def test_a_noisy_mean_squared_error_clipped_at_zero_says_so():
     line = _score_line(reliable)
     assert "held-out R^2 near 1, not exactly 1" in line and "R^2 1.000;" in line and "sd 0.23" in line
     assert "held-out R^2 1.000 (" not in line
+    from dpsparse.card import _score_table
+
+    cells = _score_table(score)[0][2]  # the card's table: the clipped value says so there too
+    assert cells[0][3] == "0 (its noisy value fell below 0 and was clipped: the noise dominates)"
+    assert cells[1][3] == "24.74"
 
 
 def test_a_mistyped_option_is_answered_in_one_line(capsys):

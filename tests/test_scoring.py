@@ -105,7 +105,7 @@ def test_an_accuracy_drowned_in_its_noise_is_no_score():
     noise = NoiseSource(np.random.default_rng(0), seeded=True)
     with pytest.warns(NoBetterThanConstantWarning, match="the private accuracy at epsilon 1 is not a score here"):
         few = private_score(est, X[:5], y[:5], 1.0, 1e-5, noise)
-    assert few["unreliable"] and RELIABLE * few["noise_sd"] >= 1.0
+    assert few["unreliable"] and RELIABLE * few["noise_sd"] >= 1.0 and few["model"] is None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         many = private_score(est, X, y, 1.0, 1e-5, noise)
@@ -113,8 +113,9 @@ def test_an_accuracy_drowned_in_its_noise_is_no_score():
 
 
 def test_the_private_r2_floors_a_noisy_variance_near_zero():
-    """Held-out labels all equal: the label variance is 0, and its noisy release can be 0 or below. The R^2 then
-    divides by ``VARIANCE_FLOOR`` (public) instead of a near-zero divisor (-1e11 before), and says so."""
+    """Held-out labels all equal: the label variance is 0, and its noisy release can be 0 or below. Its spread then
+    divides by ``VARIANCE_FLOOR`` (public) instead of a near-zero divisor (an R^2 of -1e11 before), and no R^2 is
+    released (``unreliable``: None, not a number that would read as a score)."""
     from dpsparse.scoring import VARIANCE_FLOOR
 
     est, X, y, _ = _fitted(False)
@@ -123,9 +124,10 @@ def test_the_private_r2_floors_a_noisy_variance_near_zero():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoBetterThanConstantWarning)
         score = private_score(est, X, flat, 1.0, 1e-5, noise)
-    mse = noise.value[0]
-    assert score["variance_floored"] and score["model"] == pytest.approx(1.0 - mse / VARIANCE_FLOOR)
-    assert score["model"] >= 1.0 - 4.0 / VARIANCE_FLOOR
+    sigma = score["noise_sd"]
+    assert score["variance_floored"] and score["unreliable"] and score["model"] is None
+    assert score["model_sd"] == pytest.approx(math.hypot(sigma / VARIANCE_FLOOR, noise.value[0] * sigma * math.sqrt(
+        1.0 + 4.0 * noise.value[1] ** 2) / VARIANCE_FLOOR**2))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", NoBetterThanConstantWarning)
         assert not private_score(est, X, y, 1.0, 1e-5, Released())["variance_floored"]  # diabetes: a real spread
@@ -158,7 +160,7 @@ def test_the_private_r2_spread_is_its_noise_and_a_noise_dominated_ratio_is_no_sc
     est, X, y, _ = _fitted(False)
     with pytest.warns(NoBetterThanConstantWarning, match="the private R\\^2 at epsilon .* is not a score here"):
         score = private_score(est, X, y, 1.0, 1e-5, NoiseSource(np.random.default_rng(0), seeded=True))
-    assert score["unreliable"] and score["model"] <= 1.0
+    assert score["unreliable"] and score["model"] is None  # no number that would read as a score
 
 
 def test_a_floored_variance_is_never_a_score_and_each_mse_has_its_own_noise():
@@ -173,4 +175,4 @@ def test_a_floored_variance_is_never_a_score_and_each_mse_has_its_own_noise():
     assert not score["unreliable"] and score["model"] == pytest.approx(0.5)
     assert score["mse_sd"] == pytest.approx(4e-3) and score["constant_mse_sd"] == pytest.approx(4e-3 * math.sqrt(4.24))
     score = _r2(np.array([-0.3, 0.0, -0.2]), 0.1, 2.0)  # noise below zero: no negative mean squared error released
-    assert score["unreliable"] and score["model_mse"] == score["constant_mse"] == 0.0
+    assert score["unreliable"] and score["model_mse"] == score["constant_mse"] == 0.0 and score["model"] is None

@@ -121,6 +121,11 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
     plt.close(fig)
 
 
+def noisy_square(value):
+    """A noisy mean of squares as text: 0 where its noise took it below 0 (``scoring`` clips it there)."""
+    return "0 (its noisy value fell below 0 and was clipped: the noise dominates)" if value == 0 else f"{value:.4g}"
+
+
 def _score_table(score):
     """The card's table of a private score: accuracy, or R^2 with the mean squared errors beside it."""
     if score["metric"] == "accuracy" and score.get("unreliable"):
@@ -138,8 +143,8 @@ def _score_table(score):
           "-" if score["unreliable"] else round(score["model_sd"], 4))
     table = ("table", ["model", "held-out R^2 (noisy)", "its noise (sd)", "mean squared error (noisy)",
                        "its noise (sd)"],
-             [["this model", *r2, f"{score['model_mse']:.4g}", f"{score['mse_sd']:.2g}"],
-              ["constant predictor", "0 (by definition)", "-", f"{score['constant_mse']:.4g}",
+             [["this model", *r2, noisy_square(score["model_mse"]), f"{score['mse_sd']:.2g}"],
+              ["constant predictor", "0 (by definition)", "-", noisy_square(score["constant_mse"]),
                f"{score['constant_mse_sd']:.2g}"]])
     if not score["unreliable"]:
         return [table]

@@ -576,11 +576,6 @@ def _search(args, est, shape, classes, epsilon, seed):
                              noise=args.noise)
 
 
-def _noisy_square(value):
-    """A noisy mean of squares for the terminal: 0 where its noise took it below 0 (``scoring`` clips it there)."""
-    return "0 (its noisy value fell below 0 and was clipped: the noise dominates)" if value == 0 else f"{value:.4g}"
-
-
 def _metrics(est, X, y):
     from sklearn.metrics import accuracy_score, mean_squared_error, r2_score
 
@@ -1015,8 +1010,9 @@ def _score_line(score):
         return (f"private score       held-out R^2 {score['model']:.3f}, constant predictor 0 ({where})"
                 + ("; the labels' noisy variance fell below its floor: disregard this R^2" if
                    score.get("variance_floored") else ""))
-    mse = (f"mean squared error {_noisy_square(score['model_mse'])} (sd {score['mse_sd']:.2g}) against the constant "
-           f"predictor's {_noisy_square(score['constant_mse'])} (sd {score['constant_mse_sd']:.2g}), noisy, in "
+    model, constant = card.noisy_square(score["model_mse"]), card.noisy_square(score["constant_mse"])
+    mse = (f"mean squared error {model} (sd {score['mse_sd']:.2g}) against the constant "
+           f"predictor's {constant} (sd {score['constant_mse_sd']:.2g}), noisy, in "
            f"squared label units, {where}")
     if score["unreliable"]:
         return ("private score       held-out R^2 not measurable here (the labels' noisy variance is within "
@@ -1278,6 +1274,9 @@ def report(args):
     print("In plain words")
     for line in card.plain_words({**model, "privacy_report": rep.to_dict()}):
         print(textwrap.fill(line, 100, initial_indent="  - ", subsequent_indent="    "))
+    if "private_score" in model:
+        print()
+        print(_score_line(model["private_score"]))
     print()
     print(rep)
 

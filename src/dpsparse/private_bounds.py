@@ -62,6 +62,9 @@ fit misses its target rank by more than the rule's rank error (union bound)."""
 
 MIN_TAIL, MAX_TAIL = 0.005, 0.25
 
+TAIL_DIVISOR = 4.0
+"""The tail share is the selections' rank error over ``TAIL_DIVISOR n`` (``tail_share``)."""
+
 SPAN = 120
 """Grid steps over which a bound may have to go from its anchor (the released median) to the data, for the
 tie-break's slope: the positive (or negative) half of the grid, twelve decades. A median at 0 or in an empty gap
@@ -138,7 +141,7 @@ def tail_share(n, epsilon_q, k):
                 f"documentation (docs/bounds.md), or --schema FILE for a raw CSV ('dpsparse schema' writes a "
                 f"template);\n  or raise --bounds-share or the epsilon;\n  or, for an experiment without guarantee, "
                 f"--bounds-from-data")
-    return float(max(MIN_TAIL, error / (4.0 * n)))
+    return float(max(MIN_TAIL, error / (TAIL_DIVISOR * n)))
 
 
 def _slot(values):

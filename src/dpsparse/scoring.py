@@ -85,8 +85,9 @@ def private_score(estimator, X, y, epsilon, delta, noise):
         ``metric`` ("accuracy" or "r2"), ``model`` and ``constant`` (noisy), ``model_sd`` (the noise's
         standard deviation in the model's score; for R^2 to first order through the ratio), ``noise_sd`` (of
         each released coordinate), ``difference_sd`` (the noise of ``model - constant``, to first order),
-        ``records`` (m), ``rho``, ``source``, ``unreliable`` (disregard the score: an accuracy's noise sd at
-        least ``1 / RELIABLE``; an R^2's noisy variance within ``RELIABLE`` deviations of its noise, or floored);
+        ``records`` (m), ``rho``, ``source``, ``unreliable`` (no score: an accuracy's noise sd at least
+        ``1 / RELIABLE``; an R^2's noisy variance within ``RELIABLE`` deviations of its noise, or floored; ``model``
+        is then None, JSON null, not a number that would read as one);
         for a regression also ``variance_floored``, and
         ``model_mse``, ``constant_mse``, their noise ``mse_sd`` and ``constant_mse_sd`` (label units squared).
     """
@@ -107,10 +108,10 @@ def private_score(estimator, X, y, epsilon, delta, noise):
     sigma = sensitivity / math.sqrt(2.0 * rho)
     noisy = noise.release(values, "gaussian", sigma, sensitivity=sensitivity, name="private score")
     if classification:
-        score = {"metric": "accuracy", "model": float(np.clip(noisy[0], 0.0, 1.0)),
+        unreliable = RELIABLE * sigma >= 1.0  # RELIABLE sd span the accuracy's whole range
+        score = {"metric": "accuracy", "model": None if unreliable else float(np.clip(noisy[0], 0.0, 1.0)),
                  "constant": float(np.clip(np.max(noisy[1:]), 0.0, 1.0)), "model_sd": sigma,
-                 "difference_sd": math.sqrt(2.0) * sigma,
-                 "unreliable": RELIABLE * sigma >= 1.0}  # RELIABLE sd span the accuracy's whole range
+                 "difference_sd": math.sqrt(2.0) * sigma, "unreliable": unreliable}
     else:
         score = _r2(noisy, sigma, (estimator.label_range_[1] - estimator.label_range_[0]) / 2.0)
     margin = 2.0 * score["difference_sd"]
@@ -150,7 +151,8 @@ def _r2(noisy, sigma, half_range):
     variance_sd = sigma * math.sqrt(1.0 + 4.0 * mean**2)  # d(ms - mean^2) = d ms - 2 mean d mean
     r2_sd = math.hypot(sigma / variance, mse * variance_sd / variance**2)
     units = half_range**2
-    return {"metric": "r2", "model": min(1.0 - mse / variance, 1.0), "constant": 0.0, "model_sd": r2_sd,
-            "difference_sd": r2_sd, "variance_floored": raw < VARIANCE_FLOOR,
-            "unreliable": raw < max(RELIABLE * variance_sd, VARIANCE_FLOOR), "model_mse": max(mse, 0.0) * units,
+    unreliable = raw < max(RELIABLE * variance_sd, VARIANCE_FLOOR)
+    return {"metric": "r2", "model": None if unreliable else min(1.0 - mse / variance, 1.0), "constant": 0.0,
+            "model_sd": r2_sd, "difference_sd": r2_sd, "variance_floored": raw < VARIANCE_FLOOR,
+            "unreliable": unreliable, "model_mse": max(mse, 0.0) * units,
             "constant_mse": max(raw, 0.0) * units, "mse_sd": sigma * units, "constant_mse_sd": variance_sd * units}
