@@ -537,6 +537,17 @@ def test_audit_prints_the_replay_of_every_pair_and_catches_the_mutant(capsys):
     assert out.rstrip().splitlines()[-1].startswith("PASS: no check exceeded the claim") and "was caught" in out
 
 
+def test_the_audit_replays_dplinearsvcs_setting_the_hinge_loss(capsys):
+    """``--loss hinge`` audits what DPLinearSVC runs (DP-GD on hinge subgradients), labels +-1; a mechanism that
+    needs a smooth loss refuses it in one line."""
+    assert main(["audit", "--mechanism", "dp-gd", "--loss", "hinge", "--runs", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "setting: hinge loss" in out and "clipped gradient sum 1.000" in out and out.rstrip().endswith(
+        "not of a model file)")
+    assert main(["audit", "--mechanism", "dp-gcd", "--loss", "hinge", "--runs", "0"]) == 2
+    assert "needs a smooth loss" in capsys.readouterr().err
+
+
 def test_an_audit_that_finds_a_leak_says_fail_and_exits_1(monkeypatch, capsys):
     """A replayed sensitivity above its declaration (a mutated replay) ends the audit with FAIL and exit status 1,
     and so does a one-run lower bound above the claim, in text and in --json (with ``passed`` false)."""
@@ -1017,6 +1028,14 @@ def test_a_noisy_mean_squared_error_clipped_at_zero_says_so():
     cells = _score_table(score)[0][2]  # the card's table: the clipped value says so there too
     assert cells[0][3] == "0 (its noisy value fell below 0 and was clipped: the noise dominates)"
     assert cells[1][3] == "24.74"
+
+
+@pytest.mark.parametrize("option,value,message", [("--delta", "-1e-5", "delta must be in the open interval (0, 1)"),
+                                                   ("--epsilon", "-2E-1", "epsilon must be a finite number > 0")])
+def test_a_negative_value_in_scientific_notation_gets_the_options_range(option, value, message, capsys):
+    """argparse reads '-1e-5' as a flag ("expected one argument"); the value reaches the option's own check."""
+    assert main(["fit", option, value]) == 2
+    assert message in capsys.readouterr().err
 
 
 def test_a_mistyped_option_is_answered_in_one_line(capsys):

@@ -220,6 +220,23 @@ def test_a_search_warns_of_a_weak_guarantee_as_the_estimators_do():
         assert any(match.split(" is")[0] in w for w in search.privacy_report_.warnings)
 
 
+def test_a_search_says_it_ignores_the_estimators_own_epsilon():
+    """The search spends its own epsilon: an estimator's ``epsilon=5`` is named in a warning at the user's line, and an
+    estimator left at its defaults gives none."""
+    X, y, bounds = _breast_cancer()
+    est = DPLogisticRegression(bounds=bounds, classes=[0, 1], epsilon=5.0)
+    with pytest.warns(UserWarning, match="DPSearchCV ignores the estimator's epsilon=5.0: the search spends its own "
+                                         "\\(DPSearchCV\\(epsilon=1.0") as caught:
+        search = DPSearchCV(est, {"max_iter": [5]}, repetitions="each", random_state=0, epsilon=1.0).fit(X, y)
+    assert any(w.filename == __file__ for w in caught if "ignores" in str(w.message))
+    assert search.privacy_report_.epsilon == 1.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPSearchCV(est.set_params(epsilon=1.0), {"max_iter": [5]}, repetitions="each", random_state=0,
+                   epsilon=0.5).fit(X, y)
+    assert not any("ignores" in str(w.message) for w in caught)
+
+
 def test_a_search_on_a_label_set_read_off_the_data_has_no_guarantee():
     """As the estimators: the released label values come from the data, so the search warns and its report (and its
     best estimator's) says NO guarantee."""

@@ -125,9 +125,10 @@ def _parser():
                                    "docs/audit.md explains each check.")
     a.add_argument("--mechanism", choices=sorted(REGISTRY), help="the mechanism to audit (required unless "
                    "--pipeline)")
-    a.add_argument("--loss", choices=["logistic", "huber", "squared"],
-                   help="huber or squared: regression with labels in [-1, 1]; logistic: labels +-1 (default: squared "
-                        "for adassp, logistic with --one-run and for objective perturbation, huber otherwise)")
+    a.add_argument("--loss", choices=["logistic", "hinge", "huber", "squared"],
+                   help="huber or squared: regression with labels in [-1, 1]; logistic or hinge (DPLinearSVC's): "
+                        "labels +-1 (default: squared for adassp, logistic with --one-run and for objective "
+                        "perturbation, huber otherwise)")
     a.add_argument("--epsilon", type=float, default=1.0, help="claimed epsilon")
     a.add_argument("--delta", type=float, help="claimed delta (default: 1e-3; with --one-run 1/n^2 for its n "
                    "canaries, the project's default)")
@@ -1390,8 +1391,8 @@ def audit(args):
     needs = REGISTRY[args.mechanism].loss_needs if args.mechanism else ()
     args.loss = args.loss or ("squared" if "least-squares" in needs else
                               "logistic" if args.one_run or "twice differentiable" in needs else "huber")
-    classification = args.loss == "logistic"
-    loss = {"logistic": _losses.Logistic, "huber": lambda: _losses.Huber(1.0),
+    classification = args.loss in ("logistic", "hinge")
+    loss = {"logistic": _losses.Logistic, "hinge": _losses.Hinge, "huber": lambda: _losses.Huber(1.0),
             "squared": lambda: _losses.Squared(1.0)}[args.loss]()
     mech = REGISTRY[args.mechanism]
     penalty = norms.build_penalty("l1", 1e-6, 2, True)
@@ -1560,12 +1561,15 @@ def write_schema(args):
 
 
 def _joined_negative_values(argv):
-    """``--classes -1,1`` as ``--classes=-1,1``: argparse reads a value that starts with '-' and is not a single
-    number as a flag."""
+    """``--classes -1,1`` as ``--classes=-1,1``, ``--delta -1e-5`` as ``--delta=-1e-5``: argparse reads a value
+    that starts with '-' and is not a plain number (a list, scientific notation) as a flag, and then answers
+    "expected one argument" instead of the option's own range."""
     out = []
     for arg in argv:
-        if out and out[-1] == "--classes" and re.match(r"^-\d", arg):
-            out[-1] = f"--classes={arg}"
+        listed = out and out[-1] == "--classes" and re.match(r"^-\d", arg)
+        scientific = re.fullmatch(r"-(\d+\.?\d*|\.\d+)e[-+]?\d+", arg, re.IGNORECASE)
+        if listed or (scientific and out and out[-1].startswith("--") and "=" not in out[-1]):
+            out[-1] = f"{out[-1]}={arg}"
         else:
             out.append(arg)
     return out

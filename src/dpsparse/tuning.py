@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import math
+import warnings
 from types import SimpleNamespace
 
 import numpy as np
@@ -185,6 +187,20 @@ class _Candidate:
         return np.asarray(self.mechanism.run(design, self.plan, noise, None), dtype=float)
 
 
+def _warn_ignored_privacy_params(base, epsilon):
+    """A ``UserWarning`` naming the estimator's ``epsilon``, ``delta`` or ``budget`` set away from its default: the
+    search spends its own and ignores them (a user who set ``epsilon=5`` there would otherwise not know)."""
+    defaults = inspect.signature(type(base).__init__).parameters
+    params = base.get_params(deep=False)
+    ignored = [f"{k}={params[k]!r}" for k in ("epsilon", "delta", "budget")
+               if k in params and k in defaults and params[k] is not defaults[k].default
+               and params[k] != defaults[k].default]
+    if ignored:
+        warnings.warn(f"DPSearchCV ignores the estimator's {', '.join(ignored)}: the search spends its own "
+                      f"(DPSearchCV(epsilon={epsilon!r}, delta=..., budget=...)) across all its candidates",
+                      UserWarning, stacklevel=3)
+
+
 class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     """Private hyperparameter search over a grid, with the constant predictor as a candidate.
 
@@ -193,8 +209,9 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
     estimator : DPLogisticRegression, DPLinearSVC, DPLasso, DPElasticNet or DPLinearRegression
         Its ``bounds``, ``fit_intercept``, ``classes`` and other parameters are shared by
         every candidate; its ``epsilon``, ``delta`` and ``budget`` are ignored (the search
-        has its own). A classifier has two declared classes (the search scores one
-        label set; with more, fit a one-vs-rest model with fixed hyperparameters).
+        has its own; a ``UserWarning`` names any set away from its default). A classifier has two
+        declared classes (the search scores one label set; with more, fit a one-vs-rest model with
+        fixed hyperparameters).
     param_grid : dict or list of dicts
         Values of the estimator's parameters (``mechanism``, ``max_iter``, ``alpha``,
         ``penalty``, ``mechanism_options`` with clipping norms or step sizes, ...), as in
@@ -307,6 +324,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         grid = self._grid()
         mean = self._check_params(len(grid))
         base = clone(self.estimator)
+        _warn_ignored_privacy_params(base, self.epsilon)
         if not isinstance(base, _DPLinearModel):
             raise ValueError(f"DPSearchCV searches a dpsparse estimator (DPLogisticRegression, DPLinearSVC, DPLasso, "
                              f"DPElasticNet, DPLinearRegression), got {type(base).__name__}: a private transformer "
