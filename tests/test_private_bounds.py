@@ -42,7 +42,7 @@ def test_candidates_are_sorted_round_numbers_with_zero():
 def test_zcdp_ledger_and_noise_drawn_match_the_claim(rho):
     X, y = _regression()
     pending = PendingDesign(X, y, classification=False, fit_intercept=True, share=0.1).plan_zcdp(rho)
-    k = 3 * 3 + 3  # median, lower and upper bound of 3 features and the label
+    k = 3 * 3 + 2  # median, lower and upper bound of 3 features, the label's two quartiles
     assert pending.n_quantiles == k
     assert pending.ledger.zcdp() == pytest.approx(rho, rel=1e-12)  # k selections, each epsilon_q^2 / 8
     noise = RecordingNoise(seed=1)
@@ -56,7 +56,7 @@ def test_zcdp_ledger_and_noise_drawn_match_the_claim(rho):
 def test_pure_budget_splits_epsilon_evenly():
     X, y = _regression()
     pending = PendingDesign(X, y, False, True, 0.1).plan_pure(0.3)
-    assert pending.epsilon_q == pytest.approx(0.3 / 12)
+    assert pending.epsilon_q == pytest.approx(0.3 / 11)
     assert pending.ledger.epsilon(1e-6) <= 0.3 * (1 + 1e-9)
 
 
@@ -107,6 +107,36 @@ def test_bounds_bracket_the_quantiles_with_a_large_budget():
         assert index(Q_hi) - 1 <= index(b.feature_high[j]) <= index(q_hi) + 2
     assert b.label_low < np.median(y) < b.label_high
     assert design.clipped_values <= 4 * pending.tail * X.size
+
+
+@pytest.mark.filterwarnings("ignore::dpsparse.FixedSeedWarning")
+def test_the_label_range_is_tukeys_fences_on_two_private_quartiles():
+    """The label's range is ``[Q1 - 1.5 IQR, Q3 + 1.5 IQR]`` on two released grid points, each within the labels'
+    15-35 % and 65-85 % quantiles (n = 10000: a tenth of the records beyond, a deficit of e^-25 in the exponential
+    mechanism's odds at this budget)."""
+    from dpsparse.private_bounds import LABEL_FENCE
+
+    rng = np.random.default_rng(1)
+    X, y = rng.uniform(-1, 1, (10000, 4)), rng.normal(3.0, 2.0, 10000)
+    b = PendingDesign(X, y, False, True, 0.1).plan_zcdp(0.002).release(make_noise(0)).bounds
+    iqr = (b.label_high - b.label_low) / (1 + 2 * LABEL_FENCE)
+    q1, q3 = b.label_low + LABEL_FENCE * iqr, b.label_high - LABEL_FENCE * iqr
+    assert np.min(np.abs(CANDIDATES - q1)) < 1e-9 and np.min(np.abs(CANDIDATES - q3)) < 1e-9
+    assert np.quantile(y, 0.15) <= q1 <= np.quantile(y, 0.35) and np.quantile(y, 0.65) <= q3 <= np.quantile(y, 0.85)
+
+
+@pytest.mark.filterwarnings("ignore::dpsparse.FixedSeedWarning")
+def test_the_label_range_does_not_land_at_many_times_the_labels_where_the_records_are_few():
+    """Near the refusal's edge (n = 3000, 4 features, epsilon 1: each selection may miss its rank by 23 % of the
+    records) the label's outer quantiles landed at [-320, 5] for labels within [-6, 6] in 2 of 12 fits (a held-out
+    R^2 of -8.9); its quartiles have a quarter of the records beyond them, and the fences stay near the labels."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (3000, 4))
+    y = X @ [2.0, -1.0, 0.5, 0.0] + 0.1 * rng.standard_normal(3000)
+    rho = 0.1 * zcdp_budget(1.0, 1 / 3000**2)
+    for seed in range(12):
+        b = PendingDesign(X, y, False, True, 0.1).plan_zcdp(rho).release(make_noise(seed)).bounds
+        assert -12.0 < b.label_low < np.quantile(y, 0.25) and np.quantile(y, 0.75) < b.label_high < 12.0
 
 
 @pytest.mark.filterwarnings("ignore::dpsparse.FixedSeedWarning")

@@ -1,9 +1,10 @@
 """Bounds bought with a share of the privacy budget: differentially private quantiles.
 
 When the user has no public bounds, a declared share of the budget (``bounds_share``,
-default 10%) buys a range for every feature (and for the label of a regression): its
-median, then its ``tail`` and ``1 - tail`` quantiles on either side of the median, each
-chosen by the exponential mechanism over a fixed grid of round numbers (``CANDIDATES``).
+default 10%) buys a range for every feature: its median, then its ``tail`` and ``1 - tail``
+quantiles on either side of the median, each chosen by the exponential mechanism over a
+fixed grid of round numbers (``CANDIDATES``); and for the label of a regression its two
+quartiles, widened to Tukey's fences (``LABEL_FENCE``).
 The quantile scores are OpenDP's (``make_quantile_score_candidates``, the utility of Smith 2011, with the replace-one
 sensitivity OpenDP derives for a dataset of known size); the choice is report-noisy-max
 with Gumbel noise drawn by the fit's ``NoiseSource``, each grid step away from the median
@@ -77,15 +78,27 @@ SOURCE = ("exponential mechanism on OpenDP's quantile scores (Smith 2011); epsil
           "epsilon^2/8-zCDP (Cesar & Rogers 2021)")
 
 
+LABEL_FENCE = 1.5
+"""A regression's label range is Tukey's fences on the private quartiles, ``[Q1 - c IQR, Q3 + c IQR]`` with this
+``c`` (Tukey, "Exploratory data analysis", 1977): 2.7 standard deviations either side of a Gaussian's median, twice
+a uniform's range. The label's outer quantiles, chosen as the features' are, could land at many times the labels'
+range where the records are few for the budget (every grid point beyond the data scores alike): the label range
+[-320, 5] for labels within [-6, 6], a held-out R^2 of -8.9, in 2 of 12 fits at n = 3000, 4 features, epsilon 1. A
+quartile has a quarter of the records on its far side, so the grid beyond the data never competes. On the
+``--study private-tail`` families (4 features, epsilon 1, 10 seeds) the mean R^2 went from 0.494 to 0.610: at
+n = 3000 from -0.49 to 0.71 (uniform features), 0.57 to 0.61 (lognormal), 0.57 to 0.67 (mixed), tied at 6000
+and 20000 (c = 1: 0.605, c = 2: 0.606)."""
+
 TIGHTEN_ERROR = 0.1
 """Declared bounds are tightened privately (``affordable``) when every selection's rank error is within this share
 of the records."""
 
 
-def selections(p, classification):
-    """Selections of the private bounds of ``p`` features: a median, a lower and an upper bound each (and the
-    label's for a regression)."""
-    return 3 * p + (0 if classification else 3)
+def selections(p, classification, label_declared=False):
+    """Selections of the private bounds of ``p`` features: a median, a lower and an upper bound each, and for a
+    regression the label's two quartiles (``LABEL_FENCE``), or, tightening a declared label range, its median and
+    bounds as a feature's."""
+    return 3 * p + (0 if classification else 3 if label_declared else 2)
 
 
 def selection_epsilon(k, rho=None, epsilon=None):
@@ -105,7 +118,7 @@ def affordable(n, p, classification, rho=None, epsilon=None):
     every selection within ``TIGHTEN_ERROR n`` ranks of its quantile. Public inputs only."""
     if p > MAX_FEATURES:
         return False
-    k = selections(p, classification)
+    k = selections(p, classification, label_declared=True)
     return rank_error(selection_epsilon(k, rho, epsilon), k) <= TIGHTEN_ERROR * n
 
 
@@ -219,7 +232,7 @@ class PendingDesign:
                              f"got {X.shape[1]}: declare public bounds (docs/bounds.md)")
         self.X, self.y, self.classification, self.fit_intercept = X, y, classification, fit_intercept
         self.share, self.within = float(share), within
-        self.n_quantiles = selections(X.shape[1], classification)
+        self.n_quantiles = selections(X.shape[1], classification, self._declared(None) is not None)
         self.ledger = self.epsilon_q = self.tail = self.design = None
         self.histograms = grid_histograms(X, within) if is_dask(X) else None
 
@@ -266,8 +279,7 @@ class PendingDesign:
         label = (None, None)
         if not self.classification:
             declared = self._declared(None)
-            a, b = self._range(_counts(np.asarray(self.y, dtype=float), declared), noise, "label", declared)
-            label = (a, b) if a < b else _widen(a)
+            label = self._label_range(_counts(np.asarray(self.y, dtype=float), declared), noise, declared)
         classes = None if self.within is None else self.within.classes  # a declared label set stays declared
         bounds = Bounds(lo, hi, *label, source=self.describe_source(), classes=classes)
         self.design = prepare(self.X, self.y, bounds, self.classification, self.fit_intercept)
@@ -310,6 +322,21 @@ class PendingDesign:
                 a, b = declared
         return a, b
 
+    def _label_range(self, counts, noise, declared=None):
+        """Tukey's fences on the label's private quartiles (``LABEL_FENCE``); a grid point's neighbours where both
+        quartiles land on it. A ``declared`` range (tightened) is narrowed as a feature's is instead: the declaration
+        caps how wide the outer quantiles can land, and keeps what a fence would clip (cadata's labels, capped at
+        500,001: held-out R^2 0.651 with the outer quantiles, 0.641 with the fences, 12 splits)."""
+        if declared is not None:
+            a, b = self._range(counts, noise, "label", declared)
+            return (a, b) if a < b else _widen(a)
+        q1 = self._quantile(counts, 0.25, noise, "lower quartile of label")
+        q3 = self._quantile(counts, 0.75, noise, "upper quartile of label")
+        q1, q3 = min(q1, q3), max(q1, q3)
+        if q1 == q3:
+            return _widen(q1)
+        return q1 - LABEL_FENCE * (q3 - q1), q3 + LABEL_FENCE * (q3 - q1)
+
     def _quantile(self, counts, level, noise, name, anchor=None):
         """One selection. With an ``anchor`` (the released median): only grid points on the bound's side of
         it, and a public tie-break: the grid points beyond the data all score alike (``tail n``), so each grid
@@ -328,9 +355,11 @@ class PendingDesign:
         return float(CANDIDATES[index])
 
     def describe_source(self):
-        what = (f"differentially private quantiles ({self.tail:.3g}, {1 - self.tail:.3g}) of each "
-                f"{'feature' if self.classification else 'feature and of the label'}, on a fixed grid of "
-                f"round numbers (+-1e-4 to +-8e7)")
+        label = "" if self.classification or self.within is not None else (
+            f"; the label's private quartiles widened by {LABEL_FENCE:g} times their distance (Tukey's fences)")
+        each = "feature" if self.classification or self.within is None else "feature and of the label"
+        what = (f"differentially private quantiles ({self.tail:.3g}, {1 - self.tail:.3g}) of each {each}, on a "
+                f"fixed grid of round numbers (+-1e-4 to +-8e7){label}")
         return what if self.within is None else f"{self.within.source}; tightened by {what}"
 
     def details(self):
@@ -341,6 +370,9 @@ class PendingDesign:
             "bounds: epsilon of one selection": self.epsilon_q,
             "bounds: tail share clipped at each end": self.tail,
             "bounds: source": SOURCE,
+            **({} if self.classification or self.within is not None else {
+                "bounds: label range": f"Tukey's fences [Q1 - {LABEL_FENCE:g} IQR, Q3 + {LABEL_FENCE:g} IQR] on the "
+                                       "label's private quartiles (Tukey, 'Exploratory data analysis', 1977)"}),
         }
 
 
