@@ -131,7 +131,7 @@ def test_private_bounds_and_the_fit_spend_at_most_the_claim(mechanism):
     est = DPLasso(epsilon=1.0, delta=1e-6, bounds="private", bounds_share=0.3, mechanism=mechanism,
                   random_state=noise).fit(X, y)
     names = [d.name for d in noise.log]
-    assert sum(n.startswith("median of") for n in names) == 5  # five features
+    assert sum(n.startswith("median of") for n in names) == 6  # five features and the label
     assert sum(n.endswith("quartile of label") for n in names) == 2  # the label's two quartiles
     check = audit.check_log(noise.log, est.privacy_report_)
     assert check.holds and check.composed > 0.9

@@ -42,7 +42,7 @@ def test_candidates_are_sorted_round_numbers_with_zero():
 def test_zcdp_ledger_and_noise_drawn_match_the_claim(rho):
     X, y = _regression()
     pending = PendingDesign(X, y, classification=False, fit_intercept=True, share=0.1).plan_zcdp(rho)
-    k = 3 * 3 + 2  # median, lower and upper bound of 3 features, the label's two quartiles
+    k = 3 * 3 + 5  # median, lower and upper bound of 3 features and the label, the label's two quartiles
     assert pending.n_quantiles == k
     assert pending.ledger.zcdp() == pytest.approx(rho, rel=1e-12)  # k selections, each epsilon_q^2 / 8
     noise = RecordingNoise(seed=1)
@@ -55,9 +55,9 @@ def test_zcdp_ledger_and_noise_drawn_match_the_claim(rho):
 
 def test_pure_budget_splits_epsilon_evenly():
     X, y = _regression()
-    pending = PendingDesign(X, y, False, True, 0.1).plan_pure(0.3)
-    assert pending.epsilon_q == pytest.approx(0.3 / 11)
-    assert pending.ledger.epsilon(1e-6) <= 0.3 * (1 + 1e-9)
+    pending = PendingDesign(X, y, False, True, 0.1).plan_pure(0.4)
+    assert pending.epsilon_q == pytest.approx(0.4 / 14)
+    assert pending.ledger.epsilon(1e-6) <= 0.4 * (1 + 1e-9)
 
 
 def test_score_sensitivity_is_one_on_neighbouring_datasets():
@@ -109,20 +109,23 @@ def test_bounds_bracket_the_quantiles_with_a_large_budget():
     assert design.clipped_values <= 4 * pending.tail * X.size
 
 
-@pytest.mark.filterwarnings("ignore::dpsparse.FixedSeedWarning")
-def test_the_label_range_is_tukeys_fences_on_two_private_quartiles():
-    """The label's range is ``[Q1 - 1.5 IQR, Q3 + 1.5 IQR]`` on two released grid points, each within the labels'
-    15-35 % and 65-85 % quantiles (n = 10000: a tenth of the records beyond, a deficit of e^-25 in the exponential
-    mechanism's odds at this budget)."""
+@pytest.mark.parametrize("quantiles,quartiles,declared,expected", [
+    ((-320.0, 5.0), (-1.25, 1.25), None, (-5.0, 5.0)),  # an outer quantile far beyond: the fence caps it
+    ((63.0, 100.0), (80.0, 320.0), None, (63.0, 100.0)),  # the quartiles apart on a coarse grid: the quantiles
+    ((-2.0, 2.0), (50.0, 60.0), None, (-2.0, 2.0)),  # the two do not meet: the quantiles
+    ((-320.0, 5.0), (-1.25, 1.25), (-400.0, 400.0), (-320.0, 5.0)),  # a declared range tightened: its quantiles
+])
+def test_the_label_range_is_the_outer_quantiles_capped_by_tukeys_fences(quantiles, quartiles, declared, expected):
+    """The label's median-anchored outer quantiles (as a feature's) intersected with ``[Q1 - 1.5 IQR, Q3 + 1.5
+    IQR]`` on its two quartiles; with a declared label range, the quantiles alone (the declaration caps them)."""
     from dpsparse.private_bounds import LABEL_FENCE
 
-    rng = np.random.default_rng(1)
-    X, y = rng.uniform(-1, 1, (10000, 4)), rng.normal(3.0, 2.0, 10000)
-    b = PendingDesign(X, y, False, True, 0.1).plan_zcdp(0.002).release(make_noise(0)).bounds
-    iqr = (b.label_high - b.label_low) / (1 + 2 * LABEL_FENCE)
-    q1, q3 = b.label_low + LABEL_FENCE * iqr, b.label_high - LABEL_FENCE * iqr
-    assert np.min(np.abs(CANDIDATES - q1)) < 1e-9 and np.min(np.abs(CANDIDATES - q3)) < 1e-9
-    assert np.quantile(y, 0.15) <= q1 <= np.quantile(y, 0.35) and np.quantile(y, 0.65) <= q3 <= np.quantile(y, 0.85)
+    assert LABEL_FENCE == 1.5
+    pending = PendingDesign(np.zeros((10, 1)), np.zeros(10), False, True, 0.1)
+    drawn = {"median of label": 0.0, "lower bound of label": quantiles[0], "upper bound of label": quantiles[1],
+             "lower quartile of label": quartiles[0], "upper quartile of label": quartiles[1]}
+    pending.tail, pending._quantile = 0.05, lambda counts, level, noise, name, anchor=None: drawn[name]
+    assert pending._label_range(None, None, declared) == pytest.approx(expected)
 
 
 @pytest.mark.filterwarnings("ignore::dpsparse.FixedSeedWarning")

@@ -1,10 +1,10 @@
 """Bounds bought with a share of the privacy budget: differentially private quantiles.
 
 When the user has no public bounds, a declared share of the budget (``bounds_share``,
-default 10%) buys a range for every feature: its median, then its ``tail`` and ``1 - tail``
-quantiles on either side of the median, each chosen by the exponential mechanism over a
-fixed grid of round numbers (``CANDIDATES``); and for the label of a regression its two
-quartiles, widened to Tukey's fences (``LABEL_FENCE``).
+default 10%) buys a range for every feature (and for the label of a regression): its
+median, then its ``tail`` and ``1 - tail`` quantiles on either side of the median, each
+chosen by the exponential mechanism over a fixed grid of round numbers (``CANDIDATES``); a
+regression's label range is capped by Tukey's fences on its two quartiles (``LABEL_FENCE``).
 The quantile scores are OpenDP's (``make_quantile_score_candidates``, the utility of Smith 2011, with the replace-one
 sensitivity OpenDP derives for a dataset of known size); the choice is report-noisy-max
 with Gumbel noise drawn by the fit's ``NoiseSource``, each grid step away from the median
@@ -79,26 +79,28 @@ SOURCE = ("exponential mechanism on OpenDP's quantile scores (Smith 2011); epsil
 
 
 LABEL_FENCE = 1.5
-"""A regression's label range is Tukey's fences on the private quartiles, ``[Q1 - c IQR, Q3 + c IQR]`` with this
-``c`` (Tukey, "Exploratory data analysis", 1977): 2.7 standard deviations either side of a Gaussian's median, twice
-a uniform's range. The label's outer quantiles, chosen as the features' are, could land at many times the labels'
-range where the records are few for the budget (every grid point beyond the data scores alike): the label range
-[-320, 5] for labels within [-6, 6], a held-out R^2 of -8.9, in 2 of 12 fits at n = 3000, 4 features, epsilon 1. A
-quartile has a quarter of the records on its far side, so the grid beyond the data never competes. On the
-``--study private-tail`` families (4 features, epsilon 1, 10 seeds) the mean R^2 went from 0.494 to 0.610: at
-n = 3000 from -0.49 to 0.71 (uniform features), 0.57 to 0.61 (lognormal), 0.57 to 0.67 (mixed), tied at 6000
-and 20000 (c = 1: 0.605, c = 2: 0.606)."""
+"""A regression's label range is capped by Tukey's fences on its private quartiles, ``[Q1 - c IQR, Q3 + c IQR]``
+with this ``c`` (Tukey, "Exploratory data analysis", 1977; 2.7 standard deviations either side of a Gaussian's
+median): the range is the median-anchored outer quantiles' (as a feature's) intersected with the fences. The outer
+quantiles alone could land at many times the labels' range where the records are few for the budget (every grid
+point beyond the data scores alike, ``tail n`` below the best): [-320, 5] for labels within [-6, 6], a held-out
+R^2 of -8.9, in 2 of 12 fits at n = 3000, 4 features, epsilon 1. A quartile has a quarter of the records beyond
+it. The fences alone fail where the grid is coarse beside the labels' spread (cpusmall's quartiles 81 and 94 lie
+between the grid points 80 and 100, the upper one drawn as far as 40,000): each bound guards the other. On
+``benchmarks/defaults_rule.py``'s ``raw_family`` (4 features, epsilon 1, 10 seeds) the mean R^2 went from 0.494 to
+0.596: at n = 3000 from -0.49 to 0.67 (uniform features), 0.57 to 0.57 (lognormal), 0.57 to 0.66 (mixed), 0.22 to
+0.24 (outliers); within 0.016 at n = 6000 and 20,000 (two more selections share the budget); cpusmall (8 splits)
+0.333 -> 0.361."""
 
 TIGHTEN_ERROR = 0.1
 """Declared bounds are tightened privately (``affordable``) when every selection's rank error is within this share
 of the records."""
 
 
-def selections(p, classification, label_declared=False):
+def selections(p, classification):
     """Selections of the private bounds of ``p`` features: a median, a lower and an upper bound each, and for a
-    regression the label's two quartiles (``LABEL_FENCE``), or, tightening a declared label range, its median and
-    bounds as a feature's."""
-    return 3 * p + (0 if classification else 3 if label_declared else 2)
+    regression the label's five: its median and bounds as a feature's, and its two quartiles (``LABEL_FENCE``)."""
+    return 3 * p + (0 if classification else 5)
 
 
 def selection_epsilon(k, rho=None, epsilon=None):
@@ -118,7 +120,7 @@ def affordable(n, p, classification, rho=None, epsilon=None):
     every selection within ``TIGHTEN_ERROR n`` ranks of its quantile. Public inputs only."""
     if p > MAX_FEATURES:
         return False
-    k = selections(p, classification, label_declared=True)
+    k = selections(p, classification)
     return rank_error(selection_epsilon(k, rho, epsilon), k) <= TIGHTEN_ERROR * n
 
 
@@ -232,7 +234,7 @@ class PendingDesign:
                              f"got {X.shape[1]}: declare public bounds (docs/bounds.md)")
         self.X, self.y, self.classification, self.fit_intercept = X, y, classification, fit_intercept
         self.share, self.within = float(share), within
-        self.n_quantiles = selections(X.shape[1], classification, self._declared(None) is not None)
+        self.n_quantiles = selections(X.shape[1], classification)
         self.ledger = self.epsilon_q = self.tail = self.design = None
         self.histograms = grid_histograms(X, within) if is_dask(X) else None
 
@@ -323,19 +325,20 @@ class PendingDesign:
         return a, b
 
     def _label_range(self, counts, noise, declared=None):
-        """Tukey's fences on the label's private quartiles (``LABEL_FENCE``); a grid point's neighbours where both
-        quartiles land on it. A ``declared`` range (tightened) is narrowed as a feature's is instead: the declaration
-        caps how wide the outer quantiles can land, and keeps what a fence would clip (cadata's labels, capped at
-        500,001: held-out R^2 0.651 with the outer quantiles, 0.641 with the fences, 12 splits)."""
-        if declared is not None:
-            a, b = self._range(counts, noise, "label", declared)
-            return (a, b) if a < b else _widen(a)
-        q1 = self._quantile(counts, 0.25, noise, "lower quartile of label")
-        q3 = self._quantile(counts, 0.75, noise, "upper quartile of label")
-        q1, q3 = min(q1, q3), max(q1, q3)
-        if q1 == q3:
-            return _widen(q1)
-        return q1 - LABEL_FENCE * (q3 - q1), q3 + LABEL_FENCE * (q3 - q1)
+        """The label's range: its median and outer quantiles as a feature's, inside ``declared``, then (nothing
+        declared) intersected with Tukey's fences on its two quartiles (``LABEL_FENCE``), kept where the two do not
+        meet. A declared range (tightened) keeps its outer quantiles only: the declaration caps how far they can
+        land, and keeps what a fence would clip (cadata's house values, capped at 500,001: held-out R^2 0.651
+        with the outer quantiles, 0.641 with the fences alone, 12 splits). The quartiles are still drawn, so
+        that the selections (``selections``) do not depend on the declaration's label range."""
+        a, b = self._range(counts, noise, "label", declared)
+        a, b = (a, b) if a < b else _widen(a)
+        q1, q3 = sorted(self._quantile(counts, level, noise, f"{side} quartile of label")
+                        for level, side in ((0.25, "lower"), (0.75, "upper")))
+        low, high = q1 - LABEL_FENCE * (q3 - q1), q3 + LABEL_FENCE * (q3 - q1)
+        if declared is not None or not max(a, low) < min(b, high):
+            return a, b
+        return max(a, low), min(b, high)
 
     def _quantile(self, counts, level, noise, name, anchor=None):
         """One selection. With an ``anchor`` (the released median): only grid points on the bound's side of
@@ -356,8 +359,8 @@ class PendingDesign:
 
     def describe_source(self):
         label = "" if self.classification or self.within is not None else (
-            f"; the label's private quartiles widened by {LABEL_FENCE:g} times their distance (Tukey's fences)")
-        each = "feature" if self.classification or self.within is None else "feature and of the label"
+            f", capped by Tukey's fences ({LABEL_FENCE:g} times the distance of the label's private quartiles)")
+        each = "feature" if self.classification else "feature and of the label"
         what = (f"differentially private quantiles ({self.tail:.3g}, {1 - self.tail:.3g}) of each {each}, on a "
                 f"fixed grid of round numbers (+-1e-4 to +-8e7){label}")
         return what if self.within is None else f"{self.within.source}; tightened by {what}"
@@ -371,8 +374,9 @@ class PendingDesign:
             "bounds: tail share clipped at each end": self.tail,
             "bounds: source": SOURCE,
             **({} if self.classification or self.within is not None else {
-                "bounds: label range": f"Tukey's fences [Q1 - {LABEL_FENCE:g} IQR, Q3 + {LABEL_FENCE:g} IQR] on the "
-                                       "label's private quartiles (Tukey, 'Exploratory data analysis', 1977)"}),
+                "bounds: label range": f"its private quantiles, capped by Tukey's fences [Q1 - {LABEL_FENCE:g} IQR, "
+                                       f"Q3 + {LABEL_FENCE:g} IQR] on its private quartiles (Tukey, 'Exploratory "
+                                       "data analysis', 1977)"}),
         }
 
 
