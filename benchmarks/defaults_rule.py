@@ -1320,7 +1320,7 @@ def study_private_tail(quick):
 
     def relevel(features, label):
         def select(self, counts, level, noise, name, anchor=None):
-            if level != 0.5:
+            if name.startswith(("lower bound", "upper bound")):  # the outer quantiles, not the label's quartiles
                 tail = max(pb.MIN_TAIL, self.tail * pb.TAIL_DIVISOR / (label if name.endswith("label") else features))
                 level = tail if level < 0.5 else 1.0 - tail
             return quantile(self, counts, level, noise, name, anchor)

@@ -192,9 +192,7 @@ def _warn_ignored_privacy_params(base, epsilon):
     search spends its own and ignores them (a user who set ``epsilon=5`` there would otherwise not know)."""
     defaults = inspect.signature(type(base).__init__).parameters
     params = base.get_params(deep=False)
-    ignored = [f"{k}={params[k]!r}" for k in ("epsilon", "delta", "budget")
-               if k in params and k in defaults and params[k] is not defaults[k].default
-               and params[k] != defaults[k].default]
+    ignored = [f"{k}={params[k]!r}" for k in ("epsilon", "delta", "budget") if params[k] != defaults[k].default]
     if ignored:
         warnings.warn(f"DPSearchCV ignores the estimator's {', '.join(ignored)}: the search spends its own "
                       f"(DPSearchCV(epsilon={epsilon!r}, delta=..., budget=...)) across all its candidates",
@@ -324,12 +322,12 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         grid = self._grid()
         mean = self._check_params(len(grid))
         base = clone(self.estimator)
-        _warn_ignored_privacy_params(base, self.epsilon)
         if not isinstance(base, _DPLinearModel):
             raise ValueError(f"DPSearchCV searches a dpsparse estimator (DPLogisticRegression, DPLinearSVC, DPLasso, "
                              f"DPElasticNet, DPLinearRegression), got {type(base).__name__}: a private transformer "
                              "(DPStandardScaler, DPMinMaxScaler) goes before the search, in a Pipeline whose last "
                              "step is the DPSearchCV")
+        _warn_ignored_privacy_params(base, self.epsilon)
         if base._private_classes():
             raise ValueError("DPSearchCV needs the classes declared (classes=[...], the bounds' classes, "
                              "--classes): its candidates share one label set")
