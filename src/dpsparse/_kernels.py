@@ -85,6 +85,14 @@ def _entry_compiled(v, j):
     return lambda v, j: v
 
 
+@njit(cache=True, inline="always")
+def _row(indices, q):
+    """``indices[q]``, the row of a stored value, as an unsigned integer: numba wraps a signed index that could be
+    negative at every read (three instructions more a stored value, and no vectorized gather); a CSC matrix's row
+    indices never are. DP-GCD's clipped gradient on dorothea: 1.34-1.40 ``X^T v`` an iteration against 1.53-1.61."""
+    return np.uintp(indices[q])
+
+
 def _prefetch_entry(v, j):
     """``_prefetch(v, j)`` for an array; nothing for a number (``_entry``)."""
 
@@ -193,7 +201,7 @@ def _dense_gradient(last, step, col, z, y, clip, code, c):
 def _sparse_gradient(indices, data, start, stop, z, y, clip, code, c):
     g = 0.0
     for q in range(start, stop):
-        i = indices[q]
+        i = _row(indices, q)
         g += min(max(_derivative(code, c, z[i], y[i]) * data[q], -clip), clip)
     return g
 
@@ -217,7 +225,7 @@ def _dense_add(col, z, step):
 @njit(cache=True)
 def _sparse_add(indices, data, start, stop, z, step):
     for q in range(start, stop):
-        z[indices[q]] += step * data[q]
+        z[_row(indices, q)] += step * data[q]
 
 
 @njit(cache=True)
@@ -366,7 +374,7 @@ def clipped_rmatvec(indptr, indices, data, d, clip, out):
             out[j] = s
             j, s = j + 1, 0.0
             stop, bound = indptr[j + 1], _entry(clip, j)
-        s += min(max(d[indices[q]] * data[q], -bound), bound)
+        s += min(max(d[_row(indices, q)] * data[q], -bound), bound)
     out[j] = s
     return out
 
@@ -386,7 +394,7 @@ def shifted_clipped_rmatvec(indptr, indices, data, d, u, c, clip, out):
             out[j] += s
             j, s = j + 1, 0.0
             stop, bound, cj = indptr[j + 1], _entry(clip, j), _entry(c, j)
-        i = indices[q]
+        i = _row(indices, q)
         shift = u[i] * cj
         s += min(max(d[i] * data[q] + shift, -bound), bound) - min(max(shift, -bound), bound)
     out[j] += s
