@@ -129,7 +129,7 @@ def test_json_output_and_csv_training(tmp_path, capsys):
     (["--data", "diabetes", "--loss", "logistic"], "continuous target, use DPLasso or DPLinearRegression"),
     (["--data", "breast_cancer", "--classes", "a,b"], "--classes a,b: not labels of this data"),
     (["--out", "/nonexistent-folder/m.json"], "does not exist"),
-    (["--iterations", "1000000000"], "--iterations must be an integer in [1, 1e+06]"),
+    (["--iterations", "1000000000"], "--iterations (--max-iter) must be an integer in [1, 1e+06]"),
     (["--mechanism", "dp-sgd", "--learning-rate", "nan"], "--learning-rate must be a finite number in (0, 1e+06]"),
     (["--repeats", "0"], "--repeats must be an integer in [1, 100]"),
     (["--report", "card.pdf"], "give a .html or .md file name"),
@@ -261,6 +261,8 @@ def test_the_model_card_holds_the_summary_the_report_and_the_coefficients(tmp_pa
                    "Quantitative analyses", "Privacy", "Caveats and recommendations", "Privacy report", "Bassily"]:
         assert needle in text
     assert any(name in text for name in data.load_bundled("breast_cancer")[3])  # the largest coefficients, named
+    classes = json.loads((tmp_path / "m.json").read_text())["classes"]
+    assert f"score of class {classes[1]!r} against {classes[0]!r}" in text  # which way the signs point
     assert "non-private" not in text and "feature values" not in text
     png = tmp_path / "card.coefficients.png"
     if suffix == ".html":

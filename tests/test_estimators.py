@@ -452,6 +452,19 @@ def test_what_a_newcomer_gets_wrong_is_said_at_the_fit():
     assert any("epsilon = 20 is above 10" in w for w in fitted.privacy_report_.warnings)
 
 
+def test_the_clipping_warning_over_all_values_names_the_columns_most_clipped():
+    from dpsparse.exceptions import ClippingWarning
+
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (400, 5)), (rng.random(400) < 0.5).astype(int)
+    X[:, 3] *= 100  # in other units: every value of column 3 and none of the others outside
+    X[:, 1] *= 3
+    est = DPLogisticRegression(epsilon=1.0, bounds=data.Bounds(-1.0, 1.0), classes=[0, 1], random_state=0)
+    with pytest.warns(ClippingWarning, match=r"values \(\d+%\) lie outside the declared bounds and are clipped; most "
+                                             r"in column 3 \(\d+% of its rows\), column 1 \(\d+% of its rows\):"):
+        est.fit(X, y)
+
+
 def test_the_per_feature_clipping_warning_on_sparse_input_with_any_names_and_integer_columns():
     """One feature in other units warns on CSR input too, named from an array of names, or by its index when the
     names do not cover the features; a DataFrame with integer columns in another order than the bounds' names is

@@ -61,11 +61,43 @@ def test_columns_are_encoded_from_the_schema_alone(tmp_path):
     ({"target": {"classes": ["a", "b"]}}, "'target' must be an object whose 'name'"),
     ({"target": {"name": "y", "classes": None}}, "target 'y': 'classes' must be"),
     ({"format": "x"}, "dpsparse-schema/1"),
+    ({"columns": [{"name": "gain", "type": "numeric", "range": [0, 9], "transfrom": "log1p"}, {"name": "y"}]},
+     "column 'gain': key 'transfrom' is not one the schema reads: did you mean 'transform'"),
+    ({"columns": [{"name": "age", "type": "numeric", "rnage": [0, 9]}, {"name": "y"}]}, "did you mean 'range'"),
+    ({"csv": {"hedaer": True}}, "csv: key 'hedaer' .* did you mean 'header'"),
+    ({"target": {"name": "y", "classes": ["a", "b"], "clases": ["a"]}}, "target 'y': key 'clases'"),
+    ({"colums": []}, "key 'colums' .* did you mean 'columns'"),
 ])
 def test_incomplete_schemas_are_refused_naming_the_column(tmp_path, change, match):
     s_path, _ = _write(tmp_path, {**SCHEMA, **change})
     with pytest.raises(ValueError, match=match):
         schema.load_schema(s_path)
+
+
+@pytest.mark.parametrize("header", [False, True])
+def test_records_to_score_may_leave_the_target_out(tmp_path, header):
+    d = {**SCHEMA, "csv": {**SCHEMA["csv"], "header": header}}
+    comment, records = ROWS.split("\n", 1)
+    text = comment + "\n" + ("age, colour, id, gain, y\n" if header else "") + records
+    s_path, d_path = _write(tmp_path, d, text)
+    s = schema.load_schema(s_path)
+    X, y, _ = s.read(d_path)
+    unlabelled = tmp_path / "u.csv"
+    unlabelled.write_text("\n".join(line.rsplit(",", 1)[0] for line in text.splitlines()) + "\n")
+    X2, y2, _ = s.read(unlabelled, with_target=False)
+    np.testing.assert_array_equal(X2, X)
+    assert y2 is None
+    with pytest.raises(ValueError, match="schema's 5 (fields|columns)"):  # a fit needs its labels
+        s.read(unlabelled)
+    unlabelled.write_text(unlabelled.read_text() + "1, red, 2\n")
+    with pytest.raises(ValueError, match=r"1 rows do not have the schema's 4 fields \(or 4, without the target 'y'\)"):
+        s.read(unlabelled, with_target=False)
+
+
+def test_keys_unlike_the_schemas_are_comments(tmp_path):
+    commented = {**SCHEMA, "why": "x", "csv": {**SCHEMA["csv"], "note": "x"},
+                 "columns": [{**c, "why": "census top-code", "source": "adult.names"} for c in SCHEMA["columns"]]}
+    assert schema.load_schema(_write(tmp_path, commented)[0]) == schema.load_schema(_write(tmp_path)[0])
 
 
 def test_bad_files_are_refused_naming_the_column(tmp_path):
@@ -139,6 +171,13 @@ def test_cli_schema_writes_a_template_and_fit_refuses_conflicting_flags(tmp_path
     assert main(["fit", "--data", str(d_path), "--schema", str(s_path), "--target", "y",
                  "--out", str(tmp_path / "m.json")]) == 2
     assert "drop --target" in capsys.readouterr().err and not (tmp_path / "m.json").exists()
+    for flags, said in ((["--n-features", "9"], "--n-features describes an svmlight file"),
+                        (["--zero-based"], "--zero-based describes an svmlight file"),
+                        (["--loss", "squared"], "--loss squared: the schema's target 'y' declares classes ['no', "
+                                                "'yes'] (classification), which needs a classifier")):
+        assert main(["fit", "--data", str(d_path), "--schema", str(s_path), *flags,
+                     "--out", str(tmp_path / "m.json")]) == 2
+        assert said in capsys.readouterr().err and not (tmp_path / "m.json").exists()
 
 
 def test_no_command_writes_over_a_file_it_reads_nor_a_template_over_a_schema(tmp_path, capsys):

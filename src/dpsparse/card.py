@@ -301,9 +301,13 @@ COEFFICIENT_ROWS = 20  # the card's table lists this many of the largest coeffic
 
 
 def _score_words(release):
-    """What the model's score is, in words: a classifier's margin or a regression's prediction."""
+    """What the model's score is, in words: a classifier's margin, for the class it points to (the second of the
+    sorted labels when there are two, as scikit-learn's ``classes_[1]``), or a regression's prediction."""
     if release.get("task") == "classification":
-        return "score (the log-odds of logistic regression, the margin of a linear SVM)"
+        classes = release.get("classes") or []
+        towards = (f" of class {classes[1]!r} against {classes[0]!r}" if len(classes) == 2 else
+                   ", one a class (that class against the others)" if classes else "")
+        return f"score{towards} (the log-odds of logistic regression, the margin of a linear SVM)"
     return "prediction (in the label's units)"
 
 
@@ -429,10 +433,13 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                  for n, c, e in shown]
     by_column = "" if release.get("feature_names") else (f" Features without names are called by their column: "
                                                          f"{unnamed(release)}.")
+    classes = release.get("classes") or []
     sign = ("positive where the feature raises it" if shown and shown[0][1].size == 1 else
-            "with a score a class, its size over the classes' scores")
-    quantitative = [("p", f"The largest coefficients. 'Effect' is the change of the model's {_score_words(release)} "
-                          f"when the feature moves across half its public range, comparable across "
+            "with a score a class, the Euclidean norm of the feature's effects on the classes' scores; the "
+            f"coefficients are listed a class, in the order {', '.join(repr(c) for c in classes)}")
+    quantitative = [("p", f"The coefficients of largest effect. 'Effect' is the change of the model's "
+                          f"{_score_words(release)} when the feature moves across half its public range, comparable "
+                          "across "
                           f"features: {sign}.{by_column}"),
                     ("table", ["feature", "coefficient (data units)", "effect over half the range"], coef_rows)
                     ] if shown else [("p", "Every coefficient is 0: the model predicts the same for every record "

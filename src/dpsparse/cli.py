@@ -147,8 +147,8 @@ def _parser():
                    "set's counts, the clipping threshold, the mechanism the rule chooses) as the estimators run "
                    "them; with --one-run, the one-run bound of the default fit of 'dpsparse fit' (logistic loss, the "
                    "label set selected privately; the bounds [-1, 1] declared, or bought with --private-bounds)")
-    a.add_argument("--private-bounds", action="store_true", help="with --pipeline: the bounds bought privately, as "
-                   "'dpsparse fit' does without --bounds (needs many records per feature)")
+    a.add_argument("--private-bounds", action="store_true", help="with --one-run --pipeline: the bounds bought "
+                   "privately, as 'dpsparse fit' does without --bounds (needs many records per feature)")
     a.add_argument("--json", action="store_true", help="with --one-run: print claim_epsilon, lower_bound, "
                    "mutant_lower_bound as JSON")
     r = sub.add_parser("report", help="print the guarantee and the privacy report of a model file")
@@ -337,7 +337,21 @@ def _read_schema(args):
     if given:
         raise ValueError(f"--schema declares the target, the bounds, the classes and the format; drop "
                          f"{', '.join('--' + g for g in given)}")
+    svmlight = [flag for flag, given in (("--n-features", getattr(args, "n_features", None) is not None),
+                                         ("--zero-based", getattr(args, "zero_based", False))) if given]
+    if svmlight:
+        raise ValueError(f"{' and '.join(svmlight)} {'describe' if len(svmlight) > 1 else 'describes'} an svmlight "
+                         "file; a schema's CSV file has its columns in the schema: drop "
+                         f"{'them' if len(svmlight) > 1 else 'it'}")
     args.schema = schema.load_schema(args.schema)
+    loss = getattr(args, "loss", None)
+    regression = args.schema.classes is None
+    if loss is not None and (loss in ("squared", "huber")) != regression:
+        kind = ("a label range (regression)" if regression else
+                f"classes {[str(c) for c in args.schema.classes]} (classification)")
+        needs = "a classifier: logistic or hinge" if not regression else "a regression: squared or huber"
+        raise ValueError(f"--loss {loss}: the schema's target {args.schema.target.name!r} declares {kind}, which "
+                         f"needs {needs} (or declare the target's other kind in the schema)")
     if getattr(args, "classes", None) is None and args.schema.classes is not None:
         args.classes = list(args.schema.classes)
 
@@ -503,7 +517,7 @@ def _check_option_values(args):
     for m in REGISTRY.values():
         for o in m.options:
             value = args.iterations if o.name in _OWN_FLAGS else getattr(args, o.name, None)
-            o.check(value, "--iterations" if o.name in _OWN_FLAGS else _flag(o.name))
+            o.check(value, "--iterations (--max-iter)" if o.name in _OWN_FLAGS else _flag(o.name))
 
 
 def _mechanism_options(args, mechanism):
@@ -694,8 +708,8 @@ def _check_flag_pairs(args):
     mechanism = getattr(args, "mechanism", None)
     if args.iterations is not None and mechanism not in (None, "auto") and (
             "n_iter" not in REGISTRY[mechanism].option_names):
-        raise ValueError(f"--iterations: mechanism {mechanism} takes no number of iterations (its steps are set by "
-                         "its own analysis); drop --iterations")
+        raise ValueError(f"--iterations (--max-iter): mechanism {mechanism} takes no number of iterations (its steps "
+                         "are set by its own analysis); drop it")
 
 
 def _check_run_args(args, epsilons):

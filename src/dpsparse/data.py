@@ -101,6 +101,15 @@ def _warn_multi_hot(X, groups):
                       stacklevel=_USER)
 
 
+def _worst_columns(by_column, many, declared, n):
+    """The (up to) three columns of ``many`` with the most values outside their bounds, named (``declared`` feature
+    names, else ``column j``) with their share of the ``n`` rows."""
+    names = ([str(v) for v in declared] if declared is not None and len(declared) == by_column.size else
+             [f"column {j}" for j in range(by_column.size)])
+    worst = many[np.argsort(-by_column[many], kind="stable")][:3]
+    return ", ".join(f"{names[j]} ({by_column[j] / n:.0%} of its rows)" for j in worst)
+
+
 def clipping_warnings(X, y, bounds):
     """Warn (``ClippingWarning``) when more than ``CLIPPED_WARNING_SHARE`` of the stored feature values, of one
     feature's rows (the warning names up to three such features), or of the labels lie outside the declared
@@ -121,16 +130,13 @@ def clipping_warnings(X, y, bounds):
         by_column, stored = _count_outside(X, None, low, high, columns=X.shape[1]), X.size
     outside = int(by_column.sum())
     many = np.flatnonzero(by_column > CLIPPED_WARNING_SHARE * X.shape[0])
+    said = _worst_columns(by_column, many, full.feature_names, X.shape[0])
     if outside > CLIPPED_WARNING_SHARE * max(stored, 1):
+        most = f"; most in {said}" if many.size else ""
         warnings.warn(f"{outside} feature values ({outside / stored:.0%}) lie outside the declared bounds and are "
-                      f"clipped: check that the bounds match the data's units ({HOLDER_ONLY})", ClippingWarning,
+                      f"clipped{most}: check that the bounds match the data's units ({HOLDER_ONLY})", ClippingWarning,
                       stacklevel=_USER)
     elif many.size:
-        declared = full.feature_names
-        names = ([str(v) for v in declared] if declared is not None and len(declared) == X.shape[1] else
-                 [f"column {j}" for j in range(X.shape[1])])
-        worst = many[np.argsort(-by_column[many], kind="stable")][:3]
-        said = ", ".join(f"{names[j]} ({by_column[j] / X.shape[0]:.0%} of its rows)" for j in worst)
         warnings.warn(f"{many.size} feature(s) have more than {CLIPPED_WARNING_SHARE:.0%} of their values outside "
                       f"the declared bounds, clipped: {said}; check that their bounds match their units "
                       f"({HOLDER_ONLY})", ClippingWarning, stacklevel=_USER)

@@ -443,7 +443,9 @@ class _DPLinearModel(BaseEstimator):
         """Fit the model privately.
 
         Every check on the parameters and on the public bounds runs before the private
-        data is used and before a ``budget`` is charged; a fit that raises charges nothing.
+        data is used and before a ``budget`` is charged; a fit that raises charges nothing, except one that
+        refuses the label set it selected privately (``classes`` not declared: too few labels passed the
+        threshold), which has looked at the data and is charged in full.
 
         Parameters
         ----------

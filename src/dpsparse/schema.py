@@ -13,6 +13,7 @@ separate bounds file.
 from __future__ import annotations
 
 import csv
+import difflib
 import json
 import math
 from dataclasses import dataclass
@@ -122,6 +123,13 @@ class Schema:
     def read(self, path, with_target=True):
         """Read and encode a CSV file.
 
+        Parameters
+        ----------
+        path : str or Path
+        with_target : bool
+            False for records to score: their file may hold every column of the schema, or every column but the
+            target (told apart by the number of fields of its first line).
+
         Returns
         -------
         X : ndarray of shape (n, n_encoded_features)
@@ -135,8 +143,8 @@ class Schema:
             numeric value without ``fill``, a target value outside the classes (the column
             is named, never the value's row).
         """
-        rows = self._rows(path)
-        cols = {c.name: np.array([r[i] for r in rows], dtype=object) for i, c in enumerate(self.columns)
+        rows, columns = self._rows(path, with_target)
+        cols = {c.name: np.array([r[i] for r in rows], dtype=object) for i, c in enumerate(columns)
                 if c.type != "drop" or c.name == self.target.name}
         if with_target and self.target.name not in cols:
             raise ValueError(f"schema {self.source}: the target {self.target.name!r} is not a column")
@@ -145,29 +153,34 @@ class Schema:
         y = self.target.encode(cols[self.target.name], path) if with_target else None
         return X, y, self.feature_names
 
-    def _rows(self, path):
+    def _rows(self, path, with_target=True):
+        """The records' fields and the columns they hold: the schema's, or (``with_target`` False and a first line
+        one field short) the schema's without the target."""
         _check_file(path)
+        unlabelled = tuple(c for c in self.columns if c.name != self.target.name)
         try:
             with _open(path) as fh:
                 lines = fh.readlines()
-            self._check_comments(lines, path)
+            self._check_comments(lines, path, len(self.columns) if with_target else len(unlabelled))
             rows = list(_reader(lines, self.delimiter, self.comment))
         except READ_ERRORS as exc:
             raise read_error(path, exc, "CSV") from None
         check_no_skipped_records((bool(r) for r in rows), path, self.header)
         rows = [r for r in rows if r]
+        columns = unlabelled if not with_target and rows and len(rows[0]) == len(unlabelled) else self.columns
         if self.header:
-            self._check_header(rows[0] if rows else [], path)
+            self._check_header(rows[0] if rows else [], path, columns)
             rows = rows[1:]
         if not rows:
             raise ValueError(f"data file {str(path)!r} has no data rows")
-        bad = sum(len(r) != len(self.columns) for r in rows)
+        bad = sum(len(r) != len(columns) for r in rows)
         if bad:
-            raise ValueError(f"data file {str(path)!r}: {bad} rows do not have the schema's {len(self.columns)} "
-                             "fields")
-        return rows
+            without = "" if with_target else f" (or {len(unlabelled)}, without the target {self.target.name!r})"
+            raise ValueError(f"data file {str(path)!r}: {bad} rows do not have the schema's {len(columns)} "
+                             f"fields{without}")
+        return rows, columns
 
-    def _check_comments(self, lines, path):
+    def _check_comments(self, lines, path, width):
         """Refuse a comment line that may be a record: any after the first line that is not one (the header or a
         record; a categorical value or a dropped column may start with the comment string, and the record would be
         dropped without a word, changing the public number of records), and one before it that has the schema's
@@ -179,14 +192,14 @@ class Schema:
             if not line.startswith(self.comment):
                 started = started or bool(line.strip())
                 continue
-            if started or len(next(csv.reader([line], delimiter=self.delimiter))) >= len(self.columns):
+            if started or len(next(csv.reader([line], delimiter=self.delimiter))) >= width:
                 where = "after the first line of the data" if started else "with the schema's number of fields"
                 raise ValueError(f"data file {str(path)!r}: a comment line (starting with {self.comment!r}) {where} "
                                  "may be a record: dropped without a word, it would change the number of records, "
                                  "which the guarantee takes as public; remove it, or declare another comment string "
                                  "in the schema")
 
-    def _check_header(self, fields, path):
+    def _check_header(self, fields, path, columns):
         """The header line names the schema's columns, in order (the columns are read by position); its fields are
         never printed (a file without a header has a record there).
 
@@ -198,7 +211,7 @@ class Schema:
         fields = [f.strip().lstrip("\ufeff") for f in fields]  # a byte-order mark (Excel's "CSV UTF-8")
         while fields and not fields[-1]:  # a trailing delimiter
             fields.pop()
-        names = [c.name for c in self.columns]
+        names = [c.name for c in columns]
         wrong = [k for k, (c, f) in enumerate(zip(names, fields)) if c != f.strip()]
         if len(fields) != len(names) or wrong:
             where = (f"{len(fields)} fields for the schema's {len(names)} columns" if len(fields) != len(names) else
@@ -244,8 +257,10 @@ def _numbers(values, name, path, missing):
         out = np.zeros(values.shape)
         out[ok] = values[ok].astype(float)
     except ValueError:
-        raise ValueError(f"{path}: column {name!r} has non-numeric or missing values (declare it categorical, or "
-                         "give a public 'fill' value for missing ones)") from None
+        raise ValueError(f"{path}: column {name!r} has non-numeric or missing values (declare it categorical; or "
+                         "give a public 'fill' value for missing ones and list the file's marker of a missing value, "
+                         "such as \"NA\" or \"?\", in the schema's \"csv\": {\"missing\": [...]}; a header line read "
+                         "as a record gives this too: \"header\": true)") from None
     return out
 
 
@@ -258,11 +273,28 @@ def _range(entry, what):
     return float(r[0]), float(r[1])
 
 
+COLUMN_KEYS, TARGET_KEYS = ("name", "type", "range", "categories", "transform", "fill"), ("name", "classes", "range")
+CSV_KEYS, TOP_KEYS = ("header", "delimiter", "missing", "comment"), ("format", "note", "csv", "target", "columns")
+"""The keys a schema reads at each level; any other is a comment for readers, unless it is a near miss of one."""
+
+
+def _check_keys(entry, known, what):
+    """Refuse a key of ``entry`` that is not in ``known`` but spelled like one (``difflib``'s ratio at least 0.7:
+    ``transfrom``, ``rnage``, ``hedaer``): read as a comment, a misspelt ``transform`` or ``fill`` would change the
+    model without a word."""
+    for key in entry:
+        near = difflib.get_close_matches(str(key), known, n=1, cutoff=0.7) if key not in known else []
+        if near:
+            raise ValueError(f"{what}: key {key!r} is not one the schema reads: did you mean {near[0]!r}? (any other "
+                             "key is a comment for readers: rename it if it is one)")
+
+
 def _column(entry, k):
     if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
         raise ValueError(f"column {k}: each column is an object with a 'name' (docs/schema.md)")
     name, kind = entry["name"], entry.get("type")
     what = f"column {name!r}"
+    _check_keys(entry, COLUMN_KEYS, what)
     if kind not in TYPES:
         raise ValueError(f"{what}: 'type' must be one of {list(TYPES)}, got {kind!r}")
     if kind == "drop":
@@ -290,6 +322,7 @@ def _target(d, names):
     t = d.get("target")
     if not isinstance(t, dict) or "name" not in t:
         raise ValueError(f"'target' must be an object whose 'name' is one of the columns {names}")
+    _check_keys(t, TARGET_KEYS, f"target {t['name']!r}")
     if t["name"] not in names:
         raise ValueError(f"the target {t['name']!r} is not among the schema's {len(names)} 'columns' {names}: list "
                          "every field of the file in 'columns', the target's too, in the file's order")
@@ -323,6 +356,7 @@ def load_schema(path):
         raise ValueError(f"schema file {str(path)!r} cannot be read: {exc}") from None
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         raise ValueError(f"schema file {str(path)!r}: an object with \"format\": \"{FORMAT}\" (docs/schema.md)")
+    _check_keys(d, TOP_KEYS, f"schema file {str(path)!r}")
     raw = d.get("columns")
     if not isinstance(raw, list) or not raw:
         raise ValueError(f"schema file {str(path)!r}: 'columns' must be a non-empty list")
@@ -333,6 +367,9 @@ def load_schema(path):
     columns = tuple(Column(e["name"], "drop") if e.get("name") == target.name else _column(e, k)
                     for k, e in enumerate(raw))
     csv_opts = d.get("csv", {})
+    if not isinstance(csv_opts, dict):
+        raise ValueError(f"schema file {str(path)!r}: 'csv' must be an object with keys among {list(CSV_KEYS)}")
+    _check_keys(csv_opts, CSV_KEYS, f"schema file {str(path)!r}: csv")
     return Schema(columns=columns, target=target, header=bool(csv_opts.get("header", True)),
                   delimiter=delimiter_of(csv_opts.get("delimiter", ","), f"schema file {str(path)!r}: csv delimiter"),
                   missing=tuple(csv_opts.get("missing", [])),

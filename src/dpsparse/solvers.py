@@ -366,6 +366,8 @@ def solve(X, y, loss, penalty, tol=1e-10, max_iter=50):
     icol = _intercept_column(X, penalty)
     problem = _Problem(X, np.asarray(y, dtype=float), loss, penalty, icol)
     w = np.zeros(X.shape[1])
+    if X.shape[1] <= P0:  # every feature in the working set: the zero start's certificate would choose nothing
+        w = problem.inner_solve(w, np.zeros(X.shape[0]), None, SAFETY * tol)
     cert = best = problem.certificate(w)
     coef, stalled = w, 0
     for _ in range(max_iter):
