@@ -255,7 +255,11 @@ def test_useless_models_clipped_data_and_weak_budgets_are_warned(tmp_path, capsy
 @pytest.mark.parametrize("suffix", [".html", ".md"])
 def test_the_model_card_holds_the_summary_the_report_and_the_coefficients(tmp_path, capsys, suffix):
     card = tmp_path / f"card{suffix}"
+    png = tmp_path / "card.coefficients.png"
+    png.write_bytes(b"a file of the user's")
     assert main(["fit", "--no-tune", "--out", str(tmp_path / "m.json"), "--report", str(card)]) == 0
+    replaced = "card.coefficients.png existed and was replaced by the card's figure" in capsys.readouterr().err
+    assert replaced == (suffix == ".md")  # an HTML card embeds its figure: the file beside it is not touched
     text = card.read_text()
     for needle in ["This model is (1, ", "Model details", "Intended use", "Training data", "Evaluation",
                    "Quantitative analyses", "Privacy", "Caveats and recommendations", "Privacy report", "Bassily"]:
@@ -264,9 +268,8 @@ def test_the_model_card_holds_the_summary_the_report_and_the_coefficients(tmp_pa
     classes = json.loads((tmp_path / "m.json").read_text())["classes"]
     assert f"score of class {classes[1]!r} against {classes[0]!r}" in text  # which way the signs point
     assert "non-private" not in text and "feature values" not in text
-    png = tmp_path / "card.coefficients.png"
     if suffix == ".html":
-        assert "data:image/png;base64," in text and not png.exists()
+        assert "data:image/png;base64," in text and png.read_bytes() == b"a file of the user's"
     else:
         assert png.read_bytes()[:4] == b"\x89PNG" and "card.coefficients.png" in text
 

@@ -1110,26 +1110,39 @@ def _diagnostic_lines(diag, holder):
     return lines
 
 
-def _card_figures(path, sweep):
-    """The figures a fit's card at ``path`` is written with, beside it: the coefficients', and the sweep's curve
-    (None without ``sweep``)."""
-    return Path(path).with_suffix(".coefficients.png"), Path(path).with_suffix(".sweep.png") if sweep else None
+def _html(path):
+    """Whether a card at ``path`` is HTML (its figures embedded) rather than Markdown (its figures beside it)."""
+    return path.lower().endswith((".html", ".htm"))
+
+
+def _card_figures(path, sweep, folder=None):
+    """The figures a fit's card at ``path`` is written with, beside it (or in ``folder``): the coefficients', and
+    the sweep's curve (None without ``sweep``)."""
+    where = Path(path) if folder is None else Path(folder) / Path(path).name
+    return where.with_suffix(".coefficients.png"), where.with_suffix(".sweep.png") if sweep else None
 
 
 def _write_fit_card(path, job, est, release, model_path, sweep_results=None):
-    """The model card (``card.model_card``), from the release (and a private sweep) only; written atomically."""
-    png, curve = _card_figures(path, sweep_results is not None)
-    card.plot_coefficients(png, release)
-    if curve is not None:
-        card.plot_sweep(curve, sweep_results["rows"], sweep_results["metric"], sweep_results["constant"],
-                        title="privacy-utility trade-off (private scores)", private=True)
-    title, sections = card.model_card(release, str(est.privacy_report_), png, model_path, sweep_results, curve)
-    _write_card(path, title, sections, [png] + ([curve] if curve else []))
+    """The model card (``card.model_card``), from the release (and a private sweep) only; written atomically. An
+    HTML card's figures are drawn in a temporary folder (it embeds them: no file beside it is touched); a Markdown
+    card's beside it, with a note for each file they replace."""
+    with tempfile.TemporaryDirectory(prefix="dpsparse-card-") as folder:
+        png, curve = _card_figures(path, sweep_results is not None, folder if _html(path) else None)
+        replaced = [f for f in (png, curve) if f is not None and f.exists()]
+        card.plot_coefficients(png, release)
+        if curve is not None:
+            card.plot_sweep(curve, sweep_results["rows"], sweep_results["metric"], sweep_results["constant"],
+                            title="privacy-utility trade-off (private scores)", private=True)
+        title, sections = card.model_card(release, str(est.privacy_report_), png, model_path, sweep_results, curve)
+        _write_card(path, title, sections, [png] + ([curve] if curve else []))
+    for f in replaced:
+        print(f"dpsparse: note: {f} existed and was replaced by the card's figure (--report names another file)",
+              file=sys.stderr)
 
 
 def _write_card(path, title, sections, figures, keep_figures=False):
     """Write a card atomically; an HTML card embeds its figures, whose files go unless ``keep_figures``."""
-    html_output = path.lower().endswith((".html", ".htm"))
+    html_output = _html(path)
     _write_atomic(path, card.render_card(title, sections, html_output))
     if html_output and not keep_figures:
         for png in figures:
@@ -1601,7 +1614,8 @@ def _written(args):
         if isinstance(path, str):
             out.append((f"--{name}", path, os.path.realpath(path)))
     report = getattr(args, "report", None)
-    if args.command == "fit" and report and report.lower().endswith((".html", ".htm", ".md")):  # its figures
+    if args.command == "fit" and report and not _html(report) and not os.path.isdir(report):  # a Markdown card's
+        # figures, beside it (a folder is left to --report's own check)
         out += [("--report's figure", str(f), os.path.realpath(f)) for f in _card_figures(report, args.sweep)
                 if f is not None]
     return out

@@ -338,7 +338,9 @@ def solve(X, y, loss, penalty, tol=1e-10, max_iter=50):
     the same ``X^T u`` gives (as skglm does: ``max(P0, 2 |support|)`` features, the support always in) and
     hands it to skglm (proximal Newton for the L1-logistic problem, Anderson-accelerated coordinate descent
     otherwise), warm-started, with a criterion set from the gap's present ratio to the largest violation
-    (``_inner_tol``). With ``p <= P0`` the working set is every feature, and skglm's own working sets run.
+    (``_inner_tol``). With ``p <= P0`` the working set is every feature, and skglm's own working sets run: the
+    first solve starts at zero with the criterion ``SAFETY * tol``, uncertified (a certificate there would choose
+    nothing and cost a pass over X).
 
     An unpenalized all-ones column is the intercept (a feature of weight 0, or skglm's intercept for the
     elastic net).
