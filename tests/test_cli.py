@@ -142,7 +142,8 @@ def test_json_output_and_csv_training(tmp_path, capsys):
     (["--target", "foo"], "--target names a column of a CSV file"),
     (["--data", "records.txt", "--target", "y"], "or pass --format csv for a CSV file"),
     (["--mechanism", "output", "--iterations", "50"], "mechanism output takes no number of iterations"),
-    (["--classes=1"], "got [1]"),
+    (["--classes=1"], "--classes must list at least 2 distinct labels, comma-separated, got '1'"),
+    (["--classes", "0,0,1"], "got '0,0,1'"),
 ])
 def test_errors_exit_2_and_write_nothing(tmp_path, capsys, args, match, monkeypatch):
     monkeypatch.chdir(tmp_path)

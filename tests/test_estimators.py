@@ -588,3 +588,13 @@ def test_without_an_intercept_the_model_passes_through_the_origin_of_the_origina
     assert clf.decision_function(zero)[0] == 0.0
     low, high = reg.label_range_  # the declared [1, 4], tightened privately
     assert 1.0 <= low < high <= 4.0 and reg.predict(zero)[0] == low  # 0, clipped to the label range
+
+
+@pytest.mark.parametrize("classes", [["high"], ["high", "high", "low"]])
+def test_a_label_set_of_fewer_than_two_labels_or_with_a_label_twice_is_refused(classes):
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (50, 3)), rng.choice(["high", "low"], 50)
+    with pytest.raises(ValueError, match=r"classes must be a list of at least 2 distinct labels, .* got \["):
+        DPLogisticRegression(bounds=data.Bounds(-1.0, 1.0), classes=classes).fit(X, y)
+    with pytest.raises(ValueError, match="bounds: classes must list at least 2 distinct labels"):
+        data.Bounds(-1.0, 1.0, classes=classes)

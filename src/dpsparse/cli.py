@@ -693,6 +693,9 @@ def _check_flag_pairs(args):
         raise ValueError(f"--l1-ratio goes with --penalty elasticnet (not {args.penalty})")
     if args.classes is not None and args.loss in ("squared", "huber"):
         raise ValueError(f"--classes is for a classifier (--loss logistic or hinge), not --loss {args.loss}")
+    if args.classes is not None and (len(set(args.classes)) < 2 or len(set(args.classes)) < len(args.classes)):
+        raise ValueError(f"--classes must list at least 2 distinct labels, comma-separated, got "
+                         f"{','.join(args.classes)!r}")
     bundled = _bundled(args)
     if args.target is not None and bundled:
         raise ValueError(f"--target names a column of a CSV file; {args.data!r} is a bundled dataset, read as it is: "

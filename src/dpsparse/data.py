@@ -289,7 +289,7 @@ class Bounds:
             raise ValueError(f"bounds: row_norm must be a finite number > 0, got {self.row_norm!r}")
         if self.classes is not None:
             classes = np.unique(np.asarray(self.classes))
-            if classes.ndim != 1 or classes.size < 2:
+            if classes.ndim != 1 or classes.size < 2 or classes.size < np.asarray(self.classes).size:
                 raise ValueError(f"bounds: classes must list at least 2 distinct labels, got {self.classes!r}")
             self.classes = classes.tolist()
         self._check_one_hot()

@@ -952,7 +952,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         declared = self._declared_classes()
         if declared is not None and not (isinstance(declared, str) and declared == FROM_DATA):
             classes = np.unique(np.asarray(declared))
-            if classes.size < 2:
+            if classes.size < 2 or classes.size < np.asarray(declared).size:
                 raise ValueError(f"classes must be a list of at least 2 distinct labels, 'private' or 'from-data', "
                                  f"got {np.asarray(declared).tolist()!r}")
             if not np.isin(y, classes).all():  # the message names no record's label: the data holder may relay it
