@@ -27,6 +27,13 @@ BACKENDS = ("auto", "fast", "secure")
 _INSTALL_HINT = 'pip install "dpsparse[secure]"'
 
 
+def _vector(values):
+    """``values`` as OpenDP reads a vector of floats fastest: a contiguous 1-d float64 array, passed to Rust as it is
+    (a Python list is converted and checked one element at a time in Python: news20's DP-GCD, 20 classes of 100
+    selections over 62,061 scores, spent 200 of its 230 s there)."""
+    return np.ascontiguousarray(np.ravel(values), dtype=np.float64)
+
+
 def _checked_scores(scores, name):
     """``scores`` as floats; a ValueError naming the selection when one is NaN or ``+inf`` (a mechanism's bug: the law
     of report-noisy-max would change silently), ``-inf`` being the way to exclude a candidate."""
@@ -294,7 +301,7 @@ class SecureNoiseSource(NoiseSource):
         """``n`` draws of ``family`` at one scale: one OpenDP call."""
         if scale == 0.0 or n == 0:
             return np.zeros(n)
-        return np.asarray(self._measurement(family, scale)([0.0] * n), dtype=float)
+        return np.asarray(self._measurement(family, scale)(np.zeros(n)), dtype=float)
 
     def _draw(self, family, scale, size):
         """Draws shaped like numpy's ``rng.laplace(0, scale, size)``: a float when both are scalars."""
@@ -326,7 +333,7 @@ class SecureNoiseSource(NoiseSource):
         v = np.asarray(value, dtype=float)
         if not np.all(np.isfinite(v)):
             raise ValueError(f"{name}: the value to release must be finite")
-        out = np.asarray(self._value_measurement(kind, float(scale), float(sensitivity), v.size)(v.ravel().tolist()),
+        out = np.asarray(self._value_measurement(kind, float(scale), float(sensitivity), v.size)(_vector(v)),
                          dtype=float).reshape(v.shape)
         return float(out) if np.ndim(value) == 0 else out
 
@@ -365,7 +372,7 @@ class SecureNoiseSource(NoiseSource):
             return super().select(scores, kind, scale, sensitivity=sensitivity, name=name)
         scores = _checked_scores(scores, name)
         finite = np.flatnonzero(np.isfinite(scores))
-        return int(finite[self._measurement("noisy max", float(scale))(scores[finite].tolist())])
+        return int(finite[self._measurement("noisy max", float(scale))(_vector(scores[finite]))])
 
     def laplace(self, scale, size=None):
         """Draws of Laplace(0, scale) from OpenDP's ``make_laplace`` (exact, discretized)."""
