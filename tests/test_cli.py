@@ -1055,6 +1055,10 @@ def test_a_mistyped_option_is_answered_in_one_line(capsys):
         main(["fit", "--classes", "0", "1", "d.csv"])  # "1" is taken for the data file, "d.csv" left over
     err = capsys.readouterr().err
     assert "unrecognized arguments: d.csv; a list is one argument, its items joined by commas" in err
+    with pytest.raises(SystemExit):
+        main(["predict", "--model", "m.json", "--zero-based"])  # an option predict lacks: no hint about lists
+    err = capsys.readouterr().err
+    assert "unrecognized arguments: --zero-based (" in err and "a list" not in err
 
 
 def test_a_full_support_under_the_default_penalty_says_why_and_how_to_get_fewer(tmp_path, capsys):

@@ -67,8 +67,9 @@ class _Parser(argparse.ArgumentParser):
     """A mistyped option answered in one line (argparse prints the usage first: 40 lines for ``fit``)."""
 
     def error(self, message):
-        lists = ("; a list is one argument, its items joined by commas (--classes 0,1)"
-                 if message.startswith("unrecognized arguments") else "")
+        extra = message.split(":", 1)[1].split() if message.startswith("unrecognized arguments") else []
+        lists = ("; a list is one argument, its items joined by commas (--classes 0,1)"  # stray items, not options
+                 if extra and not all(a.startswith("-") for a in extra) else "")
         self.exit(2, f"{self.prog}: error: {message}{lists} ('{self.prog} --help' lists the options)\n")
 
 
