@@ -694,7 +694,7 @@ def _check_flag_pairs(args):
         raise ValueError(f"--l1-ratio goes with --penalty elasticnet (not {args.penalty})")
     if args.classes is not None and args.loss in ("squared", "huber"):
         raise ValueError(f"--classes is for a classifier (--loss logistic or hinge), not --loss {args.loss}")
-    if args.classes is not None and (len(set(args.classes)) < 2 or len(set(args.classes)) < len(args.classes)):
+    if args.classes is not None and data.distinct_labels(args.classes) is None:
         raise ValueError(f"--classes must list at least 2 distinct labels, comma-separated, got "
                          f"{','.join(args.classes)!r}")
     bundled = _bundled(args)

@@ -185,6 +185,15 @@ CLASSES_FROM_DATA = ("the label set (classes_) was read from the private data: i
                      "Python, --classes or a schema in the CLI) or let it be selected privately "
                      "(classes='private', the default when neither classes nor bounds declare it)")
 
+
+def distinct_labels(classes):
+    """The sorted labels of a declared label set; None where it lists fewer than two, or one twice (a typo that
+    would otherwise vanish without a word)."""
+    labels = np.asarray(classes)
+    unique = np.unique(labels)
+    return unique if 2 <= unique.size == labels.size else None
+
+
 @dataclass
 class Bounds:
     """Public bounds on the records.
@@ -288,8 +297,8 @@ class Bounds:
         if self.row_norm is not None and not (np.isfinite(self.row_norm) and self.row_norm > 0):
             raise ValueError(f"bounds: row_norm must be a finite number > 0, got {self.row_norm!r}")
         if self.classes is not None:
-            classes = np.unique(np.asarray(self.classes))
-            if classes.ndim != 1 or classes.size < 2 or classes.size < np.asarray(self.classes).size:
+            classes = distinct_labels(self.classes)
+            if classes is None:
                 raise ValueError(f"bounds: classes must list at least 2 distinct labels, got {self.classes!r}")
             self.classes = classes.tolist()
         self._check_one_hot()

@@ -32,6 +32,7 @@ from .data import (
     check_feature_names,
     clipping_warnings,
     dense_if_dense,
+    distinct_labels,
     linear_decision,
     prepare,
     validated,
@@ -951,8 +952,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         check_classification_targets(y)
         declared = self._declared_classes()
         if declared is not None and not (isinstance(declared, str) and declared == FROM_DATA):
-            classes = np.unique(np.asarray(declared))
-            if classes.size < 2 or classes.size < np.asarray(declared).size:
+            classes = distinct_labels(declared)
+            if classes is None:
                 raise ValueError(f"classes must be a list of at least 2 distinct labels, 'private' or 'from-data', "
                                  f"got {np.asarray(declared).tolist()!r}")
             if not np.isin(y, classes).all():  # the message names no record's label: the data holder may relay it
