@@ -591,6 +591,24 @@ def private_bounds_pairs(n=200):
         "the largest floats": (big, -big)}.items()}
 
 
+def joint_bounds_pairs(n=200, p=3):
+    """Neighbouring datasets for the joint tightening (``private_bounds.JointTighteningDesign``) of ``p`` features
+    declared on [-1, 1]: ``n - 1`` records spread over the range, and one record replaced at the opposite corner,
+    beyond the declared range, or in the middle (every feature's count beyond each cut moves by one at most)."""
+    from .private_bounds import JOINT_TAIL
+
+    spread = np.tile(np.linspace(-1.0, 1.0, n - 1)[:, None], (1, p))
+    # one short of the target beyond every upper cut, the rest at 0.1 of the range: the record, at 0.75 of it or
+    # below the second cut (0.11), decides whether the cuts up to 0.75 reach the target (the black-box audit's pair)
+    beyond = int(round(JOINT_TAIL * n)) - 1
+    tipping = np.vstack([np.ones((beyond, p)), np.full((n - 1 - beyond, p), -0.8)])
+    pairs = {"opposite corners": (spread, -1.0, 1.0), "beyond the declared range and the middle": (spread, 1e12, 0.0),
+             "the largest floats": (spread, np.finfo(float).max, -np.finfo(float).max),
+             "a record that tips the cuts": (tipping, 0.5, -0.78)}
+    return {name: (np.vstack([base, np.full(p, a)]), np.vstack([base, np.full(p, b)]))
+            for name, (base, a, b) in pairs.items()}
+
+
 def _bounds_release(values, epsilon, noise):
     """The private range ``(low, high)`` of one feature, bought with pure ``epsilon`` (its three selections)."""
     from .private_bounds import PendingDesign
@@ -600,20 +618,35 @@ def _bounds_release(values, epsilon, noise):
     return np.array([bounds.feature_low[0], bounds.feature_high[0]])
 
 
-def private_bounds_replay(pair, epsilon=1.5):
-    """The sensitivity replay of the private bounds on ``pair``: the largest score change of a selection over its
+def _joint_release(X, epsilon, noise):
+    """The ranges of ``X``'s features declared on [-1, 1], cut jointly with pure ``epsilon`` (two selections)."""
+    from .data import Bounds
+    from .private_bounds import JointTighteningDesign
+
+    y = np.where(np.arange(X.shape[0]) % 2 == 1, 1.0, -1.0)
+    declared = Bounds(-np.ones(X.shape[1]), np.ones(X.shape[1]))
+    bounds = JointTighteningDesign(X, y, declared, True, False, 0.5).plan_pure(epsilon).release(noise).bounds
+    return np.r_[bounds.feature_low, bounds.feature_high]
+
+
+def private_bounds_replay(pair, epsilon=1.5, joint=False):
+    """The sensitivity replay of the private bounds on ``pair`` (of one feature, ``private_bounds_pairs``; with
+    ``joint``, the joint tightening's, ``joint_bounds_pairs``): the largest score change of a selection over its
     declared sensitivity (above 1 breaks the claim)."""
+    release = _joint_release if joint else _bounds_release
     record = ReplayNoise(0)
-    _bounds_release(pair[0], epsilon, record)
+    release(pair[0], epsilon, record)
     replay = ReplayNoise(0, recorded=record.log)
-    _bounds_release(pair[1], epsilon, replay)
+    release(pair[1], epsilon, replay)
     return max(ratio for _, ratio in replay.ratios)
 
 
-def private_bounds_audit(pair, *, epsilon=1.5, runs=5000, seed=0, noise_factor=1.0, alpha=0.05):
-    """``black_box_bound`` of the released range of one feature (pure ``epsilon``, delta 0) on ``pair``."""
+def private_bounds_audit(pair, *, epsilon=1.5, runs=5000, seed=0, noise_factor=1.0, alpha=0.05, joint=False):
+    """``black_box_bound`` of the released ranges (pure ``epsilon``, delta 0) on ``pair``: one feature's
+    (``private_bounds_pairs``), or with ``joint`` the joint tightening's (``joint_bounds_pairs``)."""
+    release = _joint_release if joint else _bounds_release
     noise = ScaledNoise(noise_factor, seed)
-    wa, wb = ([_bounds_release(values, epsilon, noise) for _ in range(runs)] for values in pair)
+    wa, wb = ([release(values, epsilon, noise) for _ in range(runs)] for values in pair)
     return black_box_bound(wa, wb, epsilon, 0.0, alpha)
 
 

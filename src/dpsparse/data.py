@@ -748,8 +748,9 @@ def _mapped_dense(X, scale, shift, fit_intercept):
     coordinate methods read columns."""
     n, p = X.shape
     Xb = np.empty((n, p + fit_intercept), order="F")
-    np.multiply(X, scale, out=Xb[:, :p])
-    np.add(Xb[:, :p], shift, out=Xb[:, :p])
+    with np.errstate(over="ignore"):  # a value near the largest float maps to +-inf, clipped to +-1 after (_clip)
+        np.multiply(X, scale, out=Xb[:, :p])
+        np.add(Xb[:, :p], shift, out=Xb[:, :p])
     if fit_intercept:
         Xb[:, p] = 1.0
     return Xb

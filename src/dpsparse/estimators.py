@@ -47,7 +47,16 @@ from .exceptions import (
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
 from .noise import BACKENDS as NOISE_BACKENDS
 from .noise import make_noise
-from .private_bounds import LabelScaleDesign, PendingDesign, affordable, selection_epsilon, selections, tail_share
+from .private_bounds import (
+    MAX_FEATURES,
+    JointTighteningDesign,
+    LabelScaleDesign,
+    PendingDesign,
+    affordable,
+    selection_epsilon,
+    selections,
+    tail_share,
+)
 
 __all__ = ["DPElasticNet", "DPLasso", "DPLinearRegression", "DPLinearSVC", "DPLogisticRegression"]
 
@@ -61,6 +70,10 @@ BOUNDS_SHARE, AUTO_BOUNDS_SHARES = 0.1, (0.1, 0.2)
 affordable, 0.2 lifted regressions whose features fill 30 % of their declared range from R^2 0.39 to 0.66, the
 logistic families by 0.011, and cost regressions filling their range 0.003; 0.3 there cost one of them 0.6 at the
 edge of affordability (``--study bounds-share`` and docs/defaults.md)."""
+
+JOINT_SHARE = 0.05
+"""``bounds_share="auto"`` of the joint tightening (``_joint``): its two choices need less than the quantiles of
+each feature (``--study joint-tightening``, docs/defaults.md)."""
 
 MAX_CLASSES = 50
 """A classifier without declared ``classes`` refuses labels with more distinct values than this (a continuous
@@ -704,7 +717,7 @@ class _DPLinearModel(BaseEstimator):
         mechanism.resolve_options(options)
         return options
 
-    def _design(self, X, y, budget=None, one_hot=False):
+    def _design(self, X, y, budget=None, one_hot=False, joint=True):
         """The training data mapped onto the bounds (``data.prepare``), or a ``PendingDesign`` whose bounds are
         bought privately (``bounds="private"``); sets ``classes_``.
 
@@ -712,7 +725,8 @@ class _DPLinearModel(BaseEstimator):
         ``rho``: its zCDP budget when a private label set took a share first, else None).
         With it, declared bounds are tightened privately where that is affordable (``_tightened``).
         ``one_hot``: whether the mechanism keeps declared one-hot groups (``Mechanism.one_hot``); otherwise their
-        indicators are mapped as any feature."""
+        indicators are mapped as any feature. ``joint``: whether a classifier's declared ranges may be cut jointly
+        where no per-feature narrowing is affordable (``_joint``; ``DPSearchCV`` does not buy them)."""
         yi = self._encode(y)
         bounds = _resolve_bounds(self.bounds, X, y, not self._classification)
         if isinstance(bounds, Bounds) and bounds.public:
@@ -731,6 +745,8 @@ class _DPLinearModel(BaseEstimator):
             return PendingDesign(X, yi, self._classification, self.fit_intercept, tightening,
                                  within=bounds.for_features(X.shape[1]))
         pending = self._pending_labels(X, yi, bounds) if budget is not None and bounds.public else None
+        if pending is None and joint and budget is not None and bounds.public:
+            pending = self._joint(X, yi, bounds)
         if pending is not None:
             return pending
         return prepare(X, yi, bounds, self._classification, self.fit_intercept)
@@ -742,6 +758,20 @@ class _DPLinearModel(BaseEstimator):
     def _pending_labels(self, X, yi, bounds):
         """A design whose label range is bought before the fit (the regressors' ``clip="auto"``), or None."""
         return None
+
+    def _joint(self, X, yi, bounds):
+        """Where no quantile of each feature is affordable: declared ranges cut jointly
+        (``private_bounds.JointTighteningDesign``, ``JOINT_SHARE`` of the budget with ``bounds_share="auto"``), for a
+        classifier with an intercept (a model through the origin keeps the origin inside its ranges) on at most
+        ``MAX_FEATURES`` features (wide sparse data was not measured), without a row-norm bound or one-hot groups
+        kept; else None."""
+        if (not self._classification or not self.fit_intercept or X.shape[1] > MAX_FEATURES
+                or bounds.row_norm is not None or bounds.one_hot is not None):
+            return None
+        if _is_auto(self.bounds_share):
+            self.bounds_share_ = JOINT_SHARE
+        return JointTighteningDesign(X, yi, bounds.for_features(X.shape[1]), True, self.fit_intercept,
+                                     self.bounds_share_)
 
     def _tightened(self, bounds, X, budget, share):
         """Whether declared ``bounds`` are tightened by private quantiles with ``share`` of the budget
@@ -839,8 +869,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         (of the zCDP budget rho for the mechanisms calibrated in zCDP, of epsilon otherwise).
         "auto" (the default): ``BOUNDS_SHARE`` (0.1), or the smallest of ``AUTO_BOUNDS_SHARES``
         (0.1, 0.2) with which narrowing declared bounds is affordable (a public test of n, p
-        and the budget: ``private_bounds.affordable``; measured in docs/defaults.md); the
-        share used is ``bounds_share_``.
+        and the budget: ``private_bounds.affordable``; measured in docs/defaults.md); where
+        it is not, a classifier cuts its declared ranges jointly with ``JOINT_SHARE`` (0.05;
+        ``private_bounds.JointTighteningDesign``). The share used is ``bounds_share_``.
     fit_intercept : bool
         Learn an unpenalized intercept (a bounded feature of ones). False: the model passes through the origin of
         the original units (``intercept_`` 0); the features are then scaled into [-1, 1], not centred.
