@@ -13,11 +13,12 @@ from doubles import RecordingNoise
 from dpsparse import DPLasso, DPLogisticRegression, audit, data
 from dpsparse.accounting import DATA_BOUNDS, PrivacyBudget, zcdp_budget, zcdp_epsilon
 from dpsparse.cli import main
-from dpsparse.estimators import JOINT_SHARE
+from dpsparse.estimators import JOINT_MAX_FEATURES, JOINT_SHARE
 from dpsparse.noise import make_noise
 from dpsparse.private_bounds import (
     CANDIDATES,
     JOINT_GRID,
+    JOINT_MAX_ERROR,
     JOINT_TAIL,
     MAX_TAIL,
     MIN_TAIL,
@@ -25,6 +26,7 @@ from dpsparse.private_bounds import (
     PendingDesign,
     _counts,
     _scores,
+    joint_affordable,
     tail_share,
 )
 from dpsparse.tuning import DPSearchCV
@@ -334,15 +336,18 @@ def test_joint_cuts_keep_their_sensitivity_on_neighbouring_datasets(name):
 
 def test_joint_cuts_with_a_large_budget_are_the_brute_force_choice():
     X, y, bounds = _published(n=300, p=4, seed=3)
+    X[:, 0] = np.random.default_rng(4).lognormal(0.0, 1.2, 300)  # spread wider than the others
     X[:, 3] = 5.0
     bounds = data.Bounds(np.r_[bounds.feature_low[:3], 5.0], np.r_[bounds.feature_high[:3], 5.0])  # one constant
     lo, hi = bounds.feature_low, bounds.feature_high
     Z = (np.clip(X[:, :3], lo[:3], hi[:3]) - lo[:3]) / (hi[:3] - lo[:3])
     target = JOINT_TAIL * X.shape[0]
-    above = [abs(np.sum(Z > g) / 3 - target) for g in JOINT_GRID]
-    below = [abs(np.sum(Z < 1 - g) / 3 - target) for g in JOINT_GRID]
+    # each cut's count: the feature with the most values beyond it (JOINT_ACROSS = 1)
+    above = [abs(max(np.sum(Z[:, j] > g) for j in range(3)) - target) for g in JOINT_GRID]
+    below = [abs(max(np.sum(Z[:, j] < 1 - g) for j in range(3)) - target) for g in JOINT_GRID]
     t, s = JOINT_GRID[int(np.argmin(above))], 1 - JOINT_GRID[int(np.argmin(below))]
     assert 0 < t < 1 and s < t
+    assert t != JOINT_GRID[int(np.argmin([abs(np.sum(Z > g) / 3 - target) for g in JOINT_GRID]))]  # not the mean's
     pending = JointTighteningDesign(X, y, bounds, True, True, 0.05).plan_pure(1e9)
     b = pending.release(make_noise(0)).bounds
     np.testing.assert_allclose(b.feature_low, np.r_[lo[:3] + s * (hi[:3] - lo[:3]), 5.0])
@@ -380,13 +385,29 @@ def test_the_joint_cuts_are_not_bought_where_they_were_not_measured():
     with_norm = data.Bounds(bounds.feature_low, bounds.feature_high, row_norm=2.0)
     assert "bounds: budget" not in DPLogisticRegression(bounds=with_norm, classes=[0, 1], random_state=0).fit(
         X, y).privacy_report_.noise
-    wide = np.tile(X, (1, 34))  # 1020 features
+    wide = np.tile(X, (1, 2))[:, :JOINT_MAX_FEATURES + 1]
     rep = DPLogisticRegression(bounds=data.Bounds(0.0, 500.0), classes=[0, 1], random_state=0).fit(
         wide, y).privacy_report_
     assert "bounds: budget" not in rep.noise
+    rep = DPLogisticRegression(bounds=data.Bounds(0.0, 500.0), classes=[0, 1], random_state=0).fit(
+        wide[:, :JOINT_MAX_FEATURES], y).privacy_report_
+    assert "bounds: joint cuts" in rep.noise
     reg = data.Bounds(bounds.feature_low, bounds.feature_high, -5.0, 5.0)
     rep = DPLasso(bounds=reg, clip=1.0, random_state=0).fit(X, np.log(X[:, 0])).privacy_report_
     assert "bounds: joint cuts" not in rep.noise
+    # at epsilon 0.1 each of 400 records' selections could miss by more than JOINT_MAX_ERROR of them: nearly uniform
+    rep = DPLogisticRegression(epsilon=0.1, bounds=bounds, classes=[0, 1], random_state=0).fit(X, y).privacy_report_
+    assert "bounds: budget" not in rep.noise
+
+
+def test_the_joint_cuts_are_affordable_where_a_selection_misses_by_at_most_half_the_records():
+    """``2 ln K / (epsilon_q n) <= JOINT_MAX_ERROR`` with ``epsilon_q = sqrt(8 rho / 2)``: the largest error the
+    study measured."""
+    rho, n = 1e-3, 400
+    edge = 2.0 * math.log(JOINT_GRID.size) / (math.sqrt(4.0 * rho) * JOINT_MAX_ERROR)  # 175.4 records
+    assert joint_affordable(math.ceil(edge), rho=rho) and not joint_affordable(math.floor(edge), rho=rho)
+    assert joint_affordable(n, epsilon=2 * 2.0 * math.log(JOINT_GRID.size) / (JOINT_MAX_ERROR * n))  # pure: eps/2
+    assert not joint_affordable(n, epsilon=0.99 * 2 * 2.0 * math.log(JOINT_GRID.size) / (JOINT_MAX_ERROR * n))
 
 
 @pytest.mark.slow

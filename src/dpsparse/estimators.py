@@ -48,11 +48,11 @@ from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
 from .noise import BACKENDS as NOISE_BACKENDS
 from .noise import make_noise
 from .private_bounds import (
-    MAX_FEATURES,
     JointTighteningDesign,
     LabelScaleDesign,
     PendingDesign,
     affordable,
+    joint_affordable,
     selection_epsilon,
     selections,
     tail_share,
@@ -71,9 +71,11 @@ affordable, 0.2 lifted regressions whose features fill 30 % of their declared ra
 logistic families by 0.011, and cost regressions filling their range 0.003; 0.3 there cost one of them 0.6 at the
 edge of affordability (``--study bounds-share`` and docs/defaults.md)."""
 
-JOINT_SHARE = 0.05
-"""``bounds_share="auto"`` of the joint tightening (``_joint``): its two choices need less than the quantiles of
-each feature (``--study joint-tightening``, docs/defaults.md)."""
+JOINT_SHARE, JOINT_MAX_FEATURES = 0.05, 50
+"""``bounds_share="auto"`` of the joint tightening (``_joint``; its two choices need less than the quantiles of each
+feature), and the most features it is bought for: on the synthetic families of ``--study joint-tightening`` it
+gained 0.016 and 0.011 on 10 and 30 features and nothing on 100 and 300, where the spread of the few features
+that carry the label matters more than the many others' (docs/defaults.md)."""
 
 MAX_CLASSES = 50
 """A classifier without declared ``classes`` refuses labels with more distinct values than this (a continuous
@@ -746,7 +748,7 @@ class _DPLinearModel(BaseEstimator):
                                  within=bounds.for_features(X.shape[1]))
         pending = self._pending_labels(X, yi, bounds) if budget is not None and bounds.public else None
         if pending is None and joint and budget is not None and bounds.public:
-            pending = self._joint(X, yi, bounds)
+            pending = self._joint(X, yi, bounds, budget)
         if pending is not None:
             return pending
         return prepare(X, yi, bounds, self._classification, self.fit_intercept)
@@ -759,17 +761,21 @@ class _DPLinearModel(BaseEstimator):
         """A design whose label range is bought before the fit (the regressors' ``clip="auto"``), or None."""
         return None
 
-    def _joint(self, X, yi, bounds):
+    def _joint(self, X, yi, bounds, budget):
         """Where no quantile of each feature is affordable: declared ranges cut jointly
         (``private_bounds.JointTighteningDesign``, ``JOINT_SHARE`` of the budget with ``bounds_share="auto"``), for a
         classifier with an intercept (a model through the origin keeps the origin inside its ranges) on at most
-        ``MAX_FEATURES`` features (wide sparse data was not measured), without a row-norm bound or one-hot groups
-        kept; else None."""
-        if (not self._classification or not self.fit_intercept or X.shape[1] > MAX_FEATURES
+        ``JOINT_MAX_FEATURES`` features, without a row-norm bound or one-hot groups kept, where the records are
+        enough for the share (``private_bounds.joint_affordable``: public inputs only); else None."""
+        if (not self._classification or not self.fit_intercept or X.shape[1] > JOINT_MAX_FEATURES
                 or bounds.row_norm is not None or bounds.one_hot is not None):
             return None
-        if _is_auto(self.bounds_share):
-            self.bounds_share_ = JOINT_SHARE
+        share = JOINT_SHARE if _is_auto(self.bounds_share) else float(self.bounds_share)
+        epsilon, delta, zcdp, rho = budget
+        rho = zcdp_budget(epsilon, delta) if rho is None else rho  # what a private label set left
+        if not joint_affordable(X.shape[0], **({"rho": rho * share} if zcdp else {"epsilon": epsilon * share})):
+            return None
+        self.bounds_share_ = share
         return JointTighteningDesign(X, yi, bounds.for_features(X.shape[1]), True, self.fit_intercept,
                                      self.bounds_share_)
 
