@@ -213,7 +213,7 @@ def test_every_mechanism_through_the_estimator(mechanism, options):
     est = DPLogisticRegression(mechanism=mechanism, mechanism_options=options, epsilon=50.0, max_iter=100,
                                bounds=bounds, random_state=0).fit(X, y)
     assert est.privacy_report_.accounting_holds and est.privacy_report_.mechanism.startswith(mechanism)
-    # it learns (majority class: 0.63); one-pass SGD in the l1 geometry averages 0.79 over seeds 0-7 (0.63-0.86)
+    # it learns (majority class: 0.63); one-pass SGD in the l1 geometry averages 0.79 over seeds 0-7 (0.72-0.86)
     assert est.score(X, y) > 0.7
 
 
