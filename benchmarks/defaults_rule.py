@@ -1400,11 +1400,14 @@ def study_joint_tightening(quick):
     heterogeneous family, compared the mean's tails 0.02-0.1 and shares 0.05-0.1: docs/defaults.md.)"""
     import dpsparse.estimators as E
     import dpsparse.private_bounds as pb
+    from dpsparse.accounting import zcdp_budget
 
     settings = (("declared", None, None, None), ("mean", 0.05, 0.05, "mean"), ("median", 0.05, 0.05, 0.5),
                 ("q0.9", 0.05, 0.05, 0.9), ("max", 0.05, 0.05, 1.0), ("max tail 0.02", 0.05, 0.02, 1.0))
     joint, share, tail = E.DPLogisticRegression._joint, E.JOINT_SHARE, pb.JOINT_TAIL
     across, statistic = pb.JOINT_ACROSS, pb._across
+    widest, coarsest = E.JOINT_MAX_FEATURES, pb.JOINT_MAX_ERROR
+    E.JOINT_MAX_FEATURES, pb.JOINT_MAX_ERROR = 10**6, np.inf  # measured everywhere: the study sets these limits
     sizes = itertools.product((300, 1000, 3000), (10, 30, 100, 300), (0.5, 1.0))
     if quick:
         sizes = itertools.product((300, 1000), (30,), (1.0,))
@@ -1417,11 +1420,12 @@ def study_joint_tightening(quick):
                                         Bounds(-np.ones(p), np.ones(p)))
         for family, (Xtr, ytr, Xte, yte, bounds) in problems.items():
             constant = float(max(np.mean(yte), 1 - np.mean(yte)))
+            rho = zcdp_budget(eps, 1.0 / n**2)
             base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": family,
-                    "n eps / log p": round(n * eps / np.log(p))}
+                    "selection error": 2.0 * np.log(pb.JOINT_GRID.size) / (np.sqrt(4.0 * 0.05 * rho) * n)}
             for name, s, t, variant in settings:
                 if s is None:
-                    E.DPLogisticRegression._joint = lambda self, X, yi, bounds: None
+                    E.DPLogisticRegression._joint = lambda self, *args: None
                 else:
                     E.JOINT_SHARE, pb.JOINT_TAIL = s, t
                 if variant == "mean":
@@ -1436,8 +1440,28 @@ def study_joint_tightening(quick):
                     pb.JOINT_ACROSS, pb._across = across, statistic
                 rows.append({**base, "setting": name, "gain": score - constant})
         print(f"n={n} p={p} epsilon={eps} seed {seed} done", flush=True)
+    E.JOINT_MAX_FEATURES, pb.JOINT_MAX_ERROR = widest, coarsest
     return rows
 
+
+
+def joint_table(rows):
+    """Mean gain of each setting over "declared", by p (every family, and each) and, on at most 50 features, by band
+    of the selections' typical error (``private_bounds.joint_affordable``'s measure: 0.1, 0.2, 0.4)."""
+    by = {}
+    for r in rows:
+        keys = [("p", r["p"], "all"), ("p", r["p"], r["family"])]
+        if r["p"] <= 50:
+            band = next(b for b in (0.4, 0.2, 0.1, 0.0) if r["selection error"] >= b)
+            keys.append(("error from (p <= 50)", band, "all"))
+        for key in keys:
+            by.setdefault(key, {}).setdefault(r["setting"], []).append(r["gain"])
+    table = []
+    for (kind, value, family), d in sorted(by.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][1])):
+        base = float(np.mean(d["declared"]))
+        table.append({kind: value, "family": family, "fits": len(d["declared"]), "declared": base,
+                      **{name: float(np.mean(v)) - base for name, v in d.items() if name != "declared"}})
+    return table
 
 def large_table(rows):
     """Each problem's gain per setting (the rule's steps x1)."""
@@ -1606,7 +1630,7 @@ def main(argv=None):
                            "one-hot-sgd": (study_one_hot_sgd, one_hot_table),
                            "floor-selection": (study_floor_selection, ratio_family_table),
                            "private-tail": (study_private_tail, family_band_table),
-                           "joint-tightening": (study_joint_tightening, family_band_table),
+                           "joint-tightening": (study_joint_tightening, joint_table),
                            "floor-wide-gd": (study_floor_wide_gd, family_band_table),
                            "structured": (study_structured, family_band_table),
                            "logistic-cd": (study_logistic_cd, family_band_table),

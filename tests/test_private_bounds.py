@@ -335,24 +335,39 @@ def test_joint_cuts_keep_their_sensitivity_on_neighbouring_datasets(name):
 
 
 def test_joint_cuts_with_a_large_budget_are_the_brute_force_choice():
-    X, y, bounds = _published(n=300, p=4, seed=3)
-    X[:, 0] = np.random.default_rng(4).lognormal(0.0, 1.2, 300)  # spread wider than the others
-    X[:, 3] = 5.0
-    bounds = data.Bounds(np.r_[bounds.feature_low[:3], 5.0], np.r_[bounds.feature_high[:3], 5.0])  # one constant
-    lo, hi = bounds.feature_low, bounds.feature_high
-    Z = (np.clip(X[:, :3], lo[:3], hi[:3]) - lo[:3]) / (hi[:3] - lo[:3])
-    target = JOINT_TAIL * X.shape[0]
+    rng = np.random.default_rng(3)
+    n = 300
+    X = np.column_stack([50 + 20 * rng.standard_normal(n), 50 + 8 * rng.standard_normal(n),
+                         50 + 5 * rng.standard_normal(n), np.full(n, 5.0)])  # the first spreads widest
+    y = (X[:, 0] > 50).astype(int)
+    bounds = data.Bounds([0.0, 0.0, 0.0, 5.0], [100.0, 100.0, 100.0, 5.0])  # the last constant
+    lo, hi = bounds.feature_low[:3], bounds.feature_high[:3]
+    Z = (np.clip(X[:, :3], lo, hi) - lo) / (hi - lo)
+    target = JOINT_TAIL * n
     # each cut's count: the feature with the most values beyond it (JOINT_ACROSS = 1)
     above = [abs(max(np.sum(Z[:, j] > g) for j in range(3)) - target) for g in JOINT_GRID]
     below = [abs(max(np.sum(Z[:, j] < 1 - g) for j in range(3)) - target) for g in JOINT_GRID]
     t, s = JOINT_GRID[int(np.argmin(above))], 1 - JOINT_GRID[int(np.argmin(below))]
-    assert 0 < t < 1 and s < t
+    assert 0 < s < t < 1
     assert t != JOINT_GRID[int(np.argmin([abs(np.sum(Z > g) / 3 - target) for g in JOINT_GRID]))]  # not the mean's
     pending = JointTighteningDesign(X, y, bounds, True, True, 0.05).plan_pure(1e9)
     b = pending.release(make_noise(0)).bounds
-    np.testing.assert_allclose(b.feature_low, np.r_[lo[:3] + s * (hi[:3] - lo[:3]), 5.0])
-    np.testing.assert_allclose(b.feature_high, np.r_[lo[:3] + t * (hi[:3] - lo[:3]), 5.0])
-    assert pending.released == (s, t)
+    np.testing.assert_allclose(b.feature_low, np.r_[lo + s * (hi - lo), 5.0])
+    np.testing.assert_allclose(b.feature_high, np.r_[hi - (1 - t) * (hi - lo), 5.0])
+    assert pending.released == (s, t) and "tightened by joint private quantiles" in b.source
+
+
+def test_crossed_joint_cuts_keep_the_declared_ranges_and_say_so():
+    X, y, bounds = _published(n=300, p=3)
+    pending = JointTighteningDesign(X, y, bounds, True, True, 0.05).plan_pure(1e-9)  # the cuts: nearly uniform
+    for seed in range(40):
+        b = pending.release(make_noise(seed)).bounds
+        if pending.released == (0.0, 1.0):
+            break
+    assert pending.released == (0.0, 1.0), "no crossing in 40 draws of a nearly uniform pair (probability < 1e-6)"
+    np.testing.assert_array_equal(b.feature_low, bounds.feature_low)
+    np.testing.assert_array_equal(b.feature_high, bounds.feature_high)
+    assert "kept as declared" in b.source and "released: s = 0, t = 1" in pending.details()["bounds: joint cuts"]
 
 
 def test_the_classifier_cuts_declared_ranges_jointly_where_no_quantile_of_each_feature_is_affordable():
@@ -363,7 +378,7 @@ def test_the_classifier_cuts_declared_ranges_jointly_where_no_quantile_of_each_f
     assert "joint private quantiles" in rep.bounds_source and rep.bounds_public
     assert rep.accountant_epsilon <= 1.0 + 1e-4 and rep.accounting_holds
     s, t = est.bounds_.feature_low[0] / 12.0, est.bounds_.feature_high[0] / 12.0
-    assert s in list(1 - JOINT_GRID) + [0.0] and t in JOINT_GRID
+    assert s in 1 - JOINT_GRID and t in JOINT_GRID[:-1]  # the published ranges cut: t < 1
     np.testing.assert_allclose(est.bounds_.feature_high, t * bounds.feature_high)  # one fraction for every feature
     # a number given for the share is spent as given
     est = DPLogisticRegression(epsilon=1.0, bounds=bounds, classes=[0, 1], bounds_share=0.2, random_state=0).fit(X, y)
@@ -398,6 +413,35 @@ def test_the_joint_cuts_are_not_bought_where_they_were_not_measured():
     # at epsilon 0.1 each of 400 records' selections could miss by more than JOINT_MAX_ERROR of them: nearly uniform
     rep = DPLogisticRegression(epsilon=0.1, bounds=bounds, classes=[0, 1], random_state=0).fit(X, y).privacy_report_
     assert "bounds: budget" not in rep.noise
+    # a model through the origin keeps the origin in its ranges
+    est = DPLogisticRegression(bounds=bounds, classes=[0, 1], fit_intercept=False, random_state=0).fit(X, y)
+    assert "bounds: budget" not in est.privacy_report_.noise
+    # the private search does not buy them
+    search = DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1]), {"max_iter": [10, 20]}, epsilon=1.0,
+                        mean_repetitions=2, random_state=0).fit(X, y)
+    assert not any(key.startswith("bounds:") for key in search.privacy_report_.noise)
+
+
+def test_the_joint_cuts_are_the_same_on_a_dask_array():
+    da = pytest.importorskip("dask.array")
+    X, y, bounds = _published(n=400, p=30)
+    dense = DPLogisticRegression(bounds=bounds, classes=[0, 1], mechanism="dp-gd", random_state=0).fit(X, y)
+    lazy = DPLogisticRegression(bounds=bounds, classes=[0, 1], mechanism="dp-gd", random_state=0).fit(
+        da.from_array(X, chunks=(97, 30)), da.from_array(y, chunks=97))
+    assert "bounds: joint cuts" in lazy.privacy_report_.noise
+    np.testing.assert_array_equal(lazy.bounds_.feature_low, dense.bounds_.feature_low)
+    np.testing.assert_array_equal(lazy.bounds_.feature_high, dense.bounds_.feature_high)
+
+
+def test_nan_on_a_dask_array_is_refused_before_the_joint_cuts_charge_anything():
+    da = pytest.importorskip("dask.array")
+    X, y, bounds = _published(n=400, p=30)
+    X[5, 3] = np.nan
+    budget = PrivacyBudget(1.0, 1e-5)
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        DPLogisticRegression(bounds=bounds, classes=[0, 1], mechanism="dp-gd", budget=budget, delta=1e-5,
+                             random_state=0).fit(da.from_array(X, chunks=(97, 30)), da.from_array(y, chunks=97))
+    assert budget.spent == []
 
 
 def test_the_joint_cuts_are_affordable_where_a_selection_misses_by_at_most_half_the_records():
@@ -405,7 +449,7 @@ def test_the_joint_cuts_are_affordable_where_a_selection_misses_by_at_most_half_
     study measured."""
     rho, n = 1e-3, 400
     edge = 2.0 * math.log(JOINT_GRID.size) / (math.sqrt(4.0 * rho) * JOINT_MAX_ERROR)  # 175.4 records
-    assert joint_affordable(math.ceil(edge), rho=rho) and not joint_affordable(math.floor(edge), rho=rho)
+    assert joint_affordable(1.001 * edge, rho=rho) and not joint_affordable(0.999 * edge, rho=rho)
     assert joint_affordable(n, epsilon=2 * 2.0 * math.log(JOINT_GRID.size) / (JOINT_MAX_ERROR * n))  # pure: eps/2
     assert not joint_affordable(n, epsilon=0.99 * 2 * 2.0 * math.log(JOINT_GRID.size) / (JOINT_MAX_ERROR * n))
 

@@ -602,10 +602,14 @@ def joint_bounds_pairs(n=200, p=3):
     # below the second cut (0.11), decides whether the cuts up to 0.75 reach the target (the black-box audit's pair)
     beyond = int(round(JOINT_TAIL * n)) - 1
     tipping = np.vstack([np.ones((beyond, p)), np.full((n - 1 - beyond, p), -0.8)])
+    # the widest feature moves with the record: from the first column (twice as wide) to the second
+    widest = spread * np.r_[1.0, np.full(p - 1, 0.5)]
+    corner = np.r_[1.0, -np.ones(p - 1)]
     pairs = {"opposite corners": (spread, -1.0, 1.0), "beyond the declared range and the middle": (spread, 1e12, 0.0),
              "the largest floats": (spread, np.finfo(float).max, -np.finfo(float).max),
-             "a record that tips the cuts": (tipping, 0.5, -0.78)}
-    return {name: (np.vstack([base, np.full(p, a)]), np.vstack([base, np.full(p, b)]))
+             "a record that tips the cuts": (tipping, 0.5, -0.78), "the widest feature changes": (widest, corner,
+                                                                                                -corner)}
+    return {name: (np.vstack([base, np.broadcast_to(a, (1, p))]), np.vstack([base, np.broadcast_to(b, (1, p))]))
             for name, (base, a, b) in pairs.items()}
 
 

@@ -254,7 +254,9 @@ def _add_fit_arguments(f):
     f.add_argument("--bounds-share", type=_clip, default="auto",
                    help="share of the budget spent on private bounds (without --bounds) or on narrowing the declared "
                         "ones, in (0, 1), or 'auto' (default: 0.1, or 0.2 where only that makes narrowing affordable; "
-                        "0.05 for a classifier's joint cuts where neither does, docs/bounds.md)")
+                        "0.05 for a classifier's joint cuts where neither does and the records are enough, on at "
+                        "most 50 features; a number pays for whichever is bought; a row_norm in the bounds file "
+                        "keeps its ranges as declared; docs/bounds.md)")
     f.add_argument("--bounds-from-data", action="store_true",
                    help="read the bounds off the data instead: NO privacy guarantee (for experiments only)")
     f.add_argument("--test-size", type=float,

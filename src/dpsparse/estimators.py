@@ -765,10 +765,16 @@ class _DPLinearModel(BaseEstimator):
         """Where no quantile of each feature is affordable: declared ranges cut jointly
         (``private_bounds.JointTighteningDesign``, ``JOINT_SHARE`` of the budget with ``bounds_share="auto"``), for a
         classifier with an intercept (a model through the origin keeps the origin inside its ranges) on at most
-        ``JOINT_MAX_FEATURES`` features, without a row-norm bound or one-hot groups kept, where the records are
-        enough for the share (``private_bounds.joint_affordable``: public inputs only); else None."""
+        ``JOINT_MAX_FEATURES`` features, without a row-norm bound or one-hot groups kept, with a range to cut (a
+        finite width above 0), where the records are enough for the share (``private_bounds.joint_affordable``):
+        public inputs only; else None."""
         if (not self._classification or not self.fit_intercept or X.shape[1] > JOINT_MAX_FEATURES
                 or bounds.row_norm is not None or bounds.one_hot is not None):
+            return None
+        bounds = bounds.for_features(X.shape[1])
+        with np.errstate(over="ignore"):
+            width = np.asarray(bounds.feature_high, dtype=float) - np.asarray(bounds.feature_low, dtype=float)
+        if not (np.all(np.isfinite(width)) and np.any(width > 0)):
             return None
         share = JOINT_SHARE if _is_auto(self.bounds_share) else float(self.bounds_share)
         epsilon, delta, zcdp, rho = budget
@@ -776,8 +782,7 @@ class _DPLinearModel(BaseEstimator):
         if not joint_affordable(X.shape[0], **({"rho": rho * share} if zcdp else {"epsilon": epsilon * share})):
             return None
         self.bounds_share_ = share
-        return JointTighteningDesign(X, yi, bounds.for_features(X.shape[1]), True, self.fit_intercept,
-                                     self.bounds_share_)
+        return JointTighteningDesign(X, yi, bounds, True, self.fit_intercept, share)
 
     def _tightened(self, bounds, X, budget, share):
         """Whether declared ``bounds`` are tightened by private quantiles with ``share`` of the budget
@@ -876,8 +881,11 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         "auto" (the default): ``BOUNDS_SHARE`` (0.1), or the smallest of ``AUTO_BOUNDS_SHARES``
         (0.1, 0.2) with which narrowing declared bounds is affordable (a public test of n, p
         and the budget: ``private_bounds.affordable``; measured in docs/defaults.md); where
-        it is not, a classifier cuts its declared ranges jointly with ``JOINT_SHARE`` (0.05;
-        ``private_bounds.JointTighteningDesign``). The share used is ``bounds_share_``.
+        it is not, a classifier (with an intercept, on at most ``JOINT_MAX_FEATURES`` = 50
+        features, where the records are enough: ``private_bounds.joint_affordable``) cuts its
+        declared ranges jointly with ``JOINT_SHARE`` (0.05; ``private_bounds.JointTighteningDesign``);
+        a number is spent on whichever of these is bought. A ``row_norm`` in the bounds keeps the
+        declared ranges as they are. The share used is ``bounds_share_``.
     fit_intercept : bool
         Learn an unpenalized intercept (a bounded feature of ones). False: the model passes through the origin of
         the original units (``intercept_`` 0); the features are then scaled into [-1, 1], not centred.
