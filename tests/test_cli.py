@@ -722,7 +722,8 @@ def test_the_summary_and_the_plain_words_follow_the_release(tmp_path, capsys):
     assert main(["report", str(out)]) == 0
     said = " ".join(capsys.readouterr().out.split())  # the bundled breast cancer, its published ranges cut
     assert "a noisy typical size of the records" not in said  # the clipping norm set by hand
-    assert "the budget paid for: the feature ranges, read from the records with noise (5% of the budget)." in said
+    assert ("the budget paid for: cuts of the declared feature ranges, chosen from the records with noise (5% of the "
+            "budget counted in zCDP") in said
     assert main(["fit", "--mechanism", "dp-cd", "--no-tune", "--out", str(out)]) == 0  # its automatic threshold
     capsys.readouterr()
     assert main(["report", str(out)]) == 0

@@ -332,7 +332,7 @@ def test_sparse_input_gets_the_same_model_as_dense(mechanism):
     np.testing.assert_array_equal(sparse.predict(sp.csr_matrix(X)), dense.predict(X))
 
 
-@pytest.mark.parametrize("params", [{"bounds_share": 0}, {"bounds_share": "0.1"}, {"alpha": "big"}, {"alpha": None},
+@pytest.mark.parametrize("params", [{"bounds_share": 1}, {"bounds_share": "0.1"}, {"alpha": "big"}, {"alpha": None},
                                     {"alpha": -1.0}, {"l1_ratio": "a"}, {"l1_ratio": 1.5}])
 def test_a_bad_number_is_refused_by_name_before_the_data_is_read(params):
     name = next(iter(params))

@@ -229,6 +229,9 @@ def test_refusal_before_the_data_is_used():
     assert budget.spent == []
     with pytest.raises(ValueError, match="bounds_share"):
         DPLasso(bounds="private", bounds_share=1.5).fit(X, y)
+    with pytest.raises(ValueError, match="bounds_share=0 buys nothing, but bounds='private' buys every range"):
+        DPLasso(bounds="private", bounds_share=0, budget=budget).fit(X, y)
+    assert budget.spent == []
 
 
 def test_predictions_clip_features_to_the_model_bounds():
@@ -258,8 +261,10 @@ def test_cli_buys_bounds_by_default_on_a_user_file(tmp_path):
 
 def test_cli_bounds_options_are_checked_before_reading(tmp_path, capsys):
     missing = tmp_path / "nothing.csv"  # never read: the checks come first
+    assert main(["fit", "--data", str(missing), "--target", "y", "--bounds-share", "1"]) == 2
+    assert "--bounds-share must be in [0, 1) or 'auto'" in capsys.readouterr().err
     assert main(["fit", "--data", str(missing), "--target", "y", "--bounds-share", "0"]) == 2
-    assert "--bounds-share must be in (0, 1) or 'auto'" in capsys.readouterr().err
+    assert "--bounds-share 0 buys nothing, but without --bounds or --schema" in capsys.readouterr().err
     assert main(["fit", "--data", str(missing), "--target", "y", "--bounds-from-data", "--bounds", "b.json"]) == 2
     assert "--bounds-from-data replaces declared bounds" in capsys.readouterr().err
 
@@ -354,7 +359,7 @@ def test_joint_cuts_with_a_large_budget_are_the_brute_force_choice():
     b = pending.release(make_noise(0)).bounds
     np.testing.assert_allclose(b.feature_low, np.r_[lo + s * (hi - lo), 5.0])
     np.testing.assert_allclose(b.feature_high, np.r_[hi - (1 - t) * (hi - lo), 5.0])
-    assert pending.released == (s, t) and "tightened by joint private quantiles" in b.source
+    assert pending.released == (s, t) and f"kept from {s:.1%} to {t:.1%} of its declared width" in b.source
 
 
 def test_crossed_joint_cuts_keep_the_declared_ranges_and_say_so():
@@ -375,7 +380,7 @@ def test_the_classifier_cuts_declared_ranges_jointly_where_no_quantile_of_each_f
     est = DPLogisticRegression(epsilon=1.0, bounds=bounds, classes=[0, 1], random_state=0).fit(X, y)
     rep = est.privacy_report_
     assert est.bounds_share_ == JOINT_SHARE and rep.noise["bounds: selections"] == 2
-    assert "joint private quantiles" in rep.bounds_source and rep.bounds_public
+    assert "cut privately (joint cuts)" in rep.bounds_source and rep.bounds_public
     assert rep.accountant_epsilon <= 1.0 + 1e-4 and rep.accounting_holds
     s, t = est.bounds_.feature_low[0] / 12.0, est.bounds_.feature_high[0] / 12.0
     assert s in 1 - JOINT_GRID and t in JOINT_GRID[:-1]  # the published ranges cut: t < 1
@@ -413,6 +418,13 @@ def test_the_joint_cuts_are_not_bought_where_they_were_not_measured():
     # at epsilon 0.1 each of 400 records' selections could miss by more than JOINT_MAX_ERROR of them: nearly uniform
     rep = DPLogisticRegression(epsilon=0.1, bounds=bounds, classes=[0, 1], random_state=0).fit(X, y).privacy_report_
     assert "bounds: budget" not in rep.noise
+    # bounds_share=0: the declared ranges as they are, nothing spent on them
+    est = DPLogisticRegression(bounds=bounds, classes=[0, 1], bounds_share=0, random_state=0).fit(X, y)
+    assert "bounds: budget" not in est.privacy_report_.noise and est.bounds_share_ == 0.0
+    np.testing.assert_array_equal(est.bounds_.feature_high, bounds.feature_high)
+    reg = data.Bounds(bounds.feature_low, bounds.feature_high, -5.0, 5.0)  # nor the label range of clip="auto"
+    lasso = DPLasso(bounds=reg, bounds_share=0, random_state=0).fit(X, np.log(X[:, 0]))
+    assert "label range: share of the budget" not in lasso.privacy_report_.noise and lasso.label_range_ == (-5.0, 5.0)
     # a model through the origin keeps the origin in its ranges
     est = DPLogisticRegression(bounds=bounds, classes=[0, 1], fit_intercept=False, random_state=0).fit(X, y)
     assert "bounds: budget" not in est.privacy_report_.noise

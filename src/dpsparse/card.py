@@ -531,7 +531,11 @@ def _plain_spending(rep):
         if step is not None:
             spent.append(step + share)
         elif key == "bounds: share of the budget":
-            spent.append(f"the feature ranges, read from the records with noise ({float(value):.0%} of the budget)")
+            what = ("cuts of the declared feature ranges, chosen from the records with noise" if "bounds: joint cuts"
+                    in rep["noise"] else "the feature ranges, read from the records with noise")
+            zcdp = "zCDP" in str(rep["noise"].get("bounds: budget", ""))
+            spent.append(f"{what} ({float(value):.0%} of the budget" + (
+                " counted in zCDP, where the steps' shares add up: not that share of epsilon)" if zcdp else ")"))
         elif key.endswith(_RELEASED_THRESHOLDS):
             released.append(f"the clipping threshold {float(value):.4g}: no record moves the model by more than this "
                             "(set from the records with noise, inside the epsilon above)")

@@ -253,10 +253,10 @@ def _add_fit_arguments(f):
                    "how many)")
     f.add_argument("--bounds-share", type=_clip, default="auto",
                    help="share of the budget spent on private bounds (without --bounds) or on narrowing the declared "
-                        "ones, in (0, 1), or 'auto' (default: 0.1, or 0.2 where only that makes narrowing affordable; "
+                        "ones, in [0, 1), or 'auto' (default: 0.1, or 0.2 where only that makes narrowing affordable; "
                         "0.05 for a classifier's joint cuts where neither does and the records are enough, on at "
-                        "most 50 features; a number pays for whichever is bought; a row_norm in the bounds file "
-                        "keeps its ranges as declared; docs/bounds.md)")
+                        "most 50 features; a number pays for whichever is bought; 0 keeps declared bounds as they "
+                        "are; docs/bounds.md)")
     f.add_argument("--bounds-from-data", action="store_true",
                    help="read the bounds off the data instead: NO privacy guarantee (for experiments only)")
     f.add_argument("--test-size", type=float,
@@ -734,8 +734,8 @@ def _check_run_args(args, epsilons):
     for eps in epsilons:  # delta=None means 1/n^2, checked once n is known; 0.5 only stands in for it here
         check_privacy_params(eps, 0.5 if args.delta is None else args.delta)
     _check_option_values(args)
-    if args.bounds_share != "auto" and not 0 < args.bounds_share < 1:
-        raise ValueError(f"--bounds-share must be in (0, 1) or 'auto', got {args.bounds_share}")
+    if args.bounds_share != "auto" and not 0 <= args.bounds_share < 1:
+        raise ValueError(f"--bounds-share must be in [0, 1) or 'auto', got {args.bounds_share}")
     if args.seed is not None and args.noise == "secure":
         raise ValueError("--seed with --noise secure: OpenDP's samplers draw from OS entropy and take no seed; drop "
                          "--seed, or use --noise fast for a reproducible experiment (no guarantee)")
@@ -744,6 +744,9 @@ def _check_run_args(args, epsilons):
     if args.bounds_from_data and _bundled(args):
         raise ValueError(f"--bounds-from-data is for a data file: the bundled {args.data!r} ships its published "
                          "bounds; drop the flag (or give --data a file)")
+    if args.bounds_share == 0 and not (args.bounds or args.schema or args.bounds_from_data or _bundled(args)):
+        raise ValueError("--bounds-share 0 buys nothing, but without --bounds or --schema every range is bought "
+                         "privately: give a share in (0, 1) or 'auto', or declare the bounds")
     for flag, path in (("--out", args.out), ("--plot", getattr(args, "plot", None)), ("--report", args.report)):
         if path:
             _check_out(path, flag)

@@ -350,6 +350,11 @@ def _one_hot_words(groups, design, p, name):
             "(DP-GD and DP-SGD keep them; docs/bounds.md)")
 
 
+def _buys_every_range(bounds):
+    """Whether ``bounds`` asks for every range to be bought privately (``bounds="private"``)."""
+    return isinstance(bounds, str) and bounds == "private"
+
+
 def _is_auto(value):
     """Whether a parameter is the string ``"auto"`` (its rule's choice)."""
     return isinstance(value, str) and value == "auto"
@@ -635,7 +640,7 @@ class _DPLinearModel(BaseEstimator):
 
     _NUMBERS = (("alpha", lambda v: 0 <= v < math.inf, "[0, inf) or 'auto'", True),
                 ("l1_ratio", lambda v: 0 <= v <= 1, "[0, 1]", False),
-                ("bounds_share", lambda v: 0 < v < 1, "(0, 1) or 'auto'", True))
+                ("bounds_share", lambda v: 0 <= v < 1, "[0, 1) or 'auto'", True))
     """Numeric parameters checked before any data is read: (name, test, allowed range in words, takes "auto")."""
 
     def _check_numbers(self):
@@ -648,6 +653,9 @@ class _DPLinearModel(BaseEstimator):
                 raise ValueError(f"{name} must be a number in {allowed}, got {value!r}")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
+        if not _is_auto(self.bounds_share) and self.bounds_share == 0 and _buys_every_range(self.bounds):
+            raise ValueError("bounds_share=0 buys nothing, but bounds='private' buys every range: give a share in "
+                             "(0, 1) or 'auto', or declare the bounds")
         params = self.get_params(deep=False)  # DPElasticNet and DPLasso take no penalty parameter
         if params.get("penalty", "elasticnet") != "elasticnet" and params.get("l1_ratio", 0.5) != 0.5:
             warnings.warn(f"l1_ratio={self.l1_ratio!r} is used only with penalty='elasticnet'; "
@@ -738,6 +746,8 @@ class _DPLinearModel(BaseEstimator):
             return PendingDesign(X, yi, self._classification, self.fit_intercept, self.bounds_share_)
         if bounds.one_hot is not None and not one_hot:
             bounds = dataclasses.replace(bounds, one_hot=None)
+        if self.bounds_share_ == 0:  # bounds_share=0: the declared bounds as they are
+            return prepare(X, yi, bounds, self._classification, self.fit_intercept)
         tightening = None
         if budget is not None and bounds.public:
             shares = AUTO_BOUNDS_SHARES if _is_auto(self.bounds_share) else (self.bounds_share,)
@@ -751,6 +761,7 @@ class _DPLinearModel(BaseEstimator):
             pending = self._joint(X, yi, bounds, budget)
         if pending is not None:
             return pending
+        self.bounds_share_ = 0.0  # the declared bounds as they are: nothing bought
         return prepare(X, yi, bounds, self._classification, self.fit_intercept)
 
     def _share(self):
@@ -874,7 +885,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         features; refused, before the data is read, when the records are too few for the
         budget). "from-data" computes them from the data and voids the guarantee
         (``PrivacyLeakWarning``): experiments only.
-    bounds_share : float in (0, 1) or "auto"
+    bounds_share : float in [0, 1) or "auto"
         Share of the budget spent on the private preprocessing: ``bounds="private"``, the
         private quantiles that narrow declared bounds, the labels' moments of ``clip="auto"``
         (of the zCDP budget rho for the mechanisms calibrated in zCDP, of epsilon otherwise).
@@ -884,8 +895,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         it is not, a classifier (with an intercept, on at most ``JOINT_MAX_FEATURES`` = 50
         features, where the records are enough: ``private_bounds.joint_affordable``) cuts its
         declared ranges jointly with ``JOINT_SHARE`` (0.05; ``private_bounds.JointTighteningDesign``);
-        a number is spent on whichever of these is bought. A ``row_norm`` in the bounds keeps the
-        declared ranges as they are. The share used is ``bounds_share_``.
+        a number is spent on whichever of these is bought. 0 keeps declared bounds as they are
+        (nothing bought; refused with ``bounds="private"``), as a ``row_norm`` in the bounds
+        keeps the feature ranges. The share spent is ``bounds_share_`` (0 where nothing was
+        bought).
     fit_intercept : bool
         Learn an unpenalized intercept (a bounded feature of ones). False: the model passes through the origin of
         the original units (``intercept_`` 0); the features are then scaled into [-1, 1], not centred.

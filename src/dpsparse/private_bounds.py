@@ -537,10 +537,14 @@ class JointTighteningDesign(PendingDesign):
         return self.design
 
     def describe_source(self):
-        if self.released == (0.0, 1.0):
-            return f"{self.bounds.source}; kept as declared (the joint private quantiles crossed)"
-        return (f"{self.bounds.source}; tightened by joint private quantiles (each range cut to the same fractions "
-                f"of its width, aiming at {JOINT_TAIL:g} of the values beyond each cut in the feature with the most)")
+        if self.released is None:
+            return f"{self.bounds.source}; cut privately (joint cuts)"
+        s, t = self.released
+        if (s, t) == (0.0, 1.0):
+            return f"{self.bounds.source}; kept as declared (the private joint cuts crossed)"
+        return (f"{self.bounds.source}; cut privately (joint cuts): every range kept from {s:.1%} to {t:.1%} of its "
+                f"declared width, chosen with noise so that about {JOINT_TAIL:.0%} of the values of the feature most "
+                f"affected lie beyond each cut (they are clipped)")
 
     def details(self):
         """Lines for the privacy report."""
