@@ -947,12 +947,22 @@ def panel_figure(n_panels, cols, width, height):
     return fig, list(axes.ravel()[:n_panels])
 
 
-def save_figure(fig, path, title, dpi=120, **title_kw):
-    """Title, tight layout, write ``path`` (its folder created) and close the figure."""
+def save_figure(fig, path, title, dpi=120, legend=False, **title_kw):
+    """Title, tight layout, write ``path`` (its folder created) and close the figure. ``legend``: one legend for every
+    panel's lines, below the panels (where each panel's own would cover its data)."""
     import matplotlib.pyplot as plt
 
     fig.suptitle(title, **title_kw)
-    fig.tight_layout()
+    if legend:
+        lines = {}
+        for ax in fig.axes:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                lines.setdefault(label, handle)
+        fig.legend(list(lines.values()), list(lines), loc="lower center", ncol=min(len(lines), 4), fontsize=8)
+        rows = 1 + (len(lines) - 1) // 4  # of the legend, about 0.22 inch each, under the panels
+        fig.tight_layout(rect=(0, (0.15 + 0.22 * rows) / fig.get_figheight(), 1, 1))
+    else:
+        fig.tight_layout()
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi)
     plt.close(fig)

@@ -229,8 +229,7 @@ def plot(results, path):
         ax.set_ylim(low - 0.05 * (high - low), high + 0.05 * (high - low))
         ax.set_ylabel(f"held-out {entry['metric']}")
         ax.set_title(f"{name} (n={entry['n']}, p={entry['p']})", fontsize=9)
-        ax.legend(fontsize=7)
-    bench.save_figure(fig, path, f"privacy-utility, mean of {results['runs']} splits")
+    bench.save_figure(fig, path, f"privacy-utility, mean of {results['runs']} splits", legend=True)
 
 
 def main(argv=None):

@@ -544,7 +544,7 @@ class JointTighteningDesign(PendingDesign):
             return f"{self.bounds.source}; kept as declared (the private joint cuts crossed)"
         return (f"{self.bounds.source}; cut privately (joint cuts): every range kept from {s:.1%} to {t:.1%} of its "
                 f"declared width, chosen with noise so that about {JOINT_TAIL:.0%} of the values of the feature most "
-                f"affected lie beyond each cut (they are clipped)")
+                f"affected lie beyond each cut")
 
     def details(self):
         """Lines for the privacy report."""
