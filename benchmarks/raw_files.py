@@ -67,7 +67,7 @@ def run_one(data_dir, name, out_dir, seed):
     seconds = time.perf_counter() - start
     if rc != 0:
         lines = err.getvalue().strip().splitlines()  # the error's first line (the remedies follow on their own)
-        return {"error": next((line for line in lines if line.startswith("dpsparse: error:")), lines[-1]),
+        return {"error": next((line for line in lines if line.startswith("dpsparse fit: error:")), lines[-1]),
                 "seconds": seconds}
     res = json.loads(out.getvalue())
     diag, released = res["diagnostics"], res["released"]  # held-out figures: the data holder's diagnostics
@@ -85,7 +85,7 @@ def table(results):
              f"  {'accounted':<10}{'time':>7}"]
     for name, r in results.items():
         if "error" in r:
-            lines.append(f"{name:<13}  refused: {r['error'].removeprefix('dpsparse: error: ').split(';')[0]}")
+            lines.append(f"{name:<13}  refused: {r['error'].removeprefix('dpsparse fit: error: ').split(';')[0]}")
             continue
         nonpriv = "n/a" if r["non_private"] is None else f"{r['non_private']:.3f}"
         lines.append(f"{name:<13}{r['n']:>7}{r['p']:>7}  {r['metric']:<9}{r['private']:>8.3f}{r['constant']:>9.3f}"

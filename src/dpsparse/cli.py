@@ -1664,7 +1664,7 @@ def main(argv=None):
         {"fit": fit, "sweep": sweep, "predict": predict, "audit": audit, "schema": write_schema,
          "report": report}[args.command](args)
     except ValueError as exc:
-        print(f"dpsparse: error: {getattr(exc, 'cli', exc)}", file=sys.stderr)
+        print(f"dpsparse {args.command}: error: {getattr(exc, 'cli', exc)}", file=sys.stderr)  # as argparse's
         return 2
     except BrokenPipeError:  # the reader stopped (``dpsparse report m.json | head``): no traceback
         _silence_stdout()
