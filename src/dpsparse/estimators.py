@@ -52,6 +52,7 @@ from .private_bounds import (
     LabelScaleDesign,
     PendingDesign,
     affordable,
+    declared_widths,
     joint_affordable,
     selection_epsilon,
     selections,
@@ -348,6 +349,15 @@ def _one_hot_words(groups, design, p, name):
                 f"{bounds.record_norm(p):.4g}, one per group and per other feature (docs/bounds.md)")
     return (f"{len(groups)} declared, not kept by {name}: their columns are mapped onto [-1, 1] as any feature "
             "(DP-GD and DP-SGD keep them; docs/bounds.md)")
+
+
+def _spend(budget, share):
+    """``share`` of a fit's ``budget`` ``(epsilon, delta, zcdp, rho)``: ``{"rho": ...}`` of its zCDP budget (what a
+    private label set left, else the whole) for a mechanism composed in zCDP, else ``{"epsilon": ...}``."""
+    epsilon, delta, zcdp, rho = budget
+    if not zcdp:
+        return {"epsilon": epsilon * share}
+    return {"rho": (zcdp_budget(epsilon, delta) if rho is None else rho) * share}
 
 
 def _buys_every_range(bounds):
@@ -783,14 +793,11 @@ class _DPLinearModel(BaseEstimator):
                 or bounds.row_norm is not None or bounds.one_hot is not None):
             return None
         bounds = bounds.for_features(X.shape[1])
-        with np.errstate(over="ignore"):
-            width = np.asarray(bounds.feature_high, dtype=float) - np.asarray(bounds.feature_low, dtype=float)
+        width = declared_widths(bounds)
         if not (np.all(np.isfinite(width)) and np.any(width > 0)):
             return None
         share = JOINT_SHARE if _is_auto(self.bounds_share) else float(self.bounds_share)
-        epsilon, delta, zcdp, rho = budget
-        rho = zcdp_budget(epsilon, delta) if rho is None else rho  # what a private label set left
-        if not joint_affordable(X.shape[0], **({"rho": rho * share} if zcdp else {"epsilon": epsilon * share})):
+        if not joint_affordable(X.shape[0], **_spend(budget, share)):
             return None
         self.bounds_share_ = share
         return JointTighteningDesign(X, yi, bounds, True, self.fit_intercept, share)
@@ -802,10 +809,7 @@ class _DPLinearModel(BaseEstimator):
         ``TIGHTEN_ERROR`` of the records. Public inputs only."""
         if bounds.row_norm is not None or bounds.one_hot is not None:
             return False
-        epsilon, delta, zcdp, rho = budget
-        rho = zcdp_budget(epsilon, delta) if rho is None else rho  # what a private label set left
-        spend = {"rho": rho * share} if zcdp else {"epsilon": epsilon * share}
-        return affordable(X.shape[0], X.shape[1], self._classification, **spend)
+        return affordable(X.shape[0], X.shape[1], self._classification, **_spend(budget, share))
 
     def reference_loss(self):
         """The datafit of the objective ``F`` (no clipping), for excess-risk measures."""

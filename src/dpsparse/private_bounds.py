@@ -42,8 +42,8 @@ from .distributed import is_dask, row_sum
 from .exceptions import InputError
 
 __all__ = ["CANDIDATES", "JOINT_GRID", "JOINT_TAIL", "JointTighteningDesign", "LABEL_WIDTH", "MAX_FEATURES", "SLOTS",
-           "LabelScaleDesign", "PendingDesign", "affordable", "grid_histograms", "joint_affordable", "rank_error",
-           "selection_epsilon", "selections", "tail_share"]
+           "LabelScaleDesign", "PendingDesign", "affordable", "declared_widths", "grid_histograms", "joint_affordable",
+           "rank_error", "selection_epsilon", "selections", "tail_share"]
 
 _STEPS = (1.0, 1.25, 1.6, 2.0, 2.5, 3.2, 4.0, 5.0, 6.3, 8.0)  # ten round numbers a decade (Renard series)
 _POSITIVE = [s * 10.0**k for k in range(-4, 8) for s in _STEPS]
@@ -501,11 +501,9 @@ class JointTighteningDesign(PendingDesign):
     def __init__(self, X, y, bounds, classification, fit_intercept, share):
         _check_share(share)
         self.X, self.y, self.classification, self.fit_intercept = X, y, classification, fit_intercept
-        self.bounds, self.share, self.within = bounds, float(share), bounds
-        self.n_quantiles, self.tail = 2, JOINT_TAIL
+        self.bounds, self.share, self.n_quantiles = bounds, float(share), 2
         self.ledger = self.epsilon_q = self.design = self.released = None
-        self.low = np.asarray(bounds.feature_low, dtype=float)
-        self.width = np.asarray(bounds.feature_high, dtype=float) - self.low
+        self.low, self.width = np.asarray(bounds.feature_low, dtype=float), declared_widths(bounds)
         # a dask array is counted here, in one pass, before anything is charged (NaN and inf refused then)
         self.counts = _joint_counts(X, self.low, self.width) if is_dask(X) else None
 
@@ -562,6 +560,12 @@ class JointTighteningDesign(PendingDesign):
         }
 
 
+def declared_widths(bounds):
+    """``feature_high - feature_low`` of per-feature ``bounds`` (inf where the difference overflows a float)."""
+    with np.errstate(over="ignore"):
+        return np.asarray(bounds.feature_high, dtype=float) - np.asarray(bounds.feature_low, dtype=float)
+
+
 JOINT_MAX_ERROR = 0.5
 """The joint cuts are bought where a selection's typical error, ``2 ln K / (epsilon_q n)`` of the records (``K``
 the grid's candidates), is at most this: the largest error measured (``--study joint-tightening``, 0.445; they
@@ -579,8 +583,8 @@ JOINT_ACROSS = 1.0
 """The quantile level over the features that makes a cut's count: 1.0, the feature with the most values beyond it, so
 that the widest-spread features set the cuts (``--study joint-tightening``: with the mean over the features, the
 many narrow ones set the cuts and clip the few wide ones that carry the label, madelon's kind: -0.034 against -0.010
-on that family). An order statistic of
-the features' counts moves by at most the largest change of one count: 1 when a record is replaced."""
+on that family). An order statistic of the features' counts moves by at most the largest change of one count: 1 when
+a record is replaced."""
 
 
 def _across(counts):
@@ -608,9 +612,7 @@ def _joint_counts(X, lo, width, rows=4096):
         X contains NaN or infinity (before anything is released).
     """
     varying = np.flatnonzero(width > 0)
-    low, span, k = lo[varying], width[varying], JOINT_GRID.size
-
-    m = varying.size
+    low, span, k, m = lo[varying], width[varying], JOINT_GRID.size, varying.size
 
     def chunk(xc, _=None):
         xc = xc.toarray() if sp.issparse(xc) else np.asarray(xc, dtype=float)
