@@ -915,6 +915,30 @@ def study_selection_clip(quick):
     return rows
 
 
+SPARSITY_LOW_RATIOS = (130, 145, 160, 175, 190)
+"""The values of ``n epsilon / log p`` of ``--study sparsity-low``."""
+
+
+def study_sparsity_low(quick):
+    """Three or four features where the least-squares rule's band changes (``auto.SPARSITY_STEPS``: 3 features and 20
+    DP-GD steps below ``175 log p``, 4 and 50 above; 160 before this study), on six seeds of the planted
+    regressions of ``_planted_by_ratio`` other than the other studies' (``--study selection-clip`` chose the band on
+    two): the rule's selection share and label clip, 3 features with 20 steps, 4 with 20 and 4 with 50; the R^2 gain
+    over the training mean by family and ratio."""
+    rows = []
+    for n, p, seed, (Xtr, ytr, Xte, yte), bounds, base, constant in _planted_by_ratio(
+            SPARSITY_LOW_RATIOS, 41, quick, range(10, 11 if quick else 16)):
+        options = {key: v for key, v in auto.least_squares_selection(n, p, 1.0).items()
+                   if key not in ("n_iter", "sparsity")}
+        for sparsity, steps in ((3, 20), (4, 20), (4, 50)):
+            kw = {"mechanism": "two-stage", "max_iter": steps, "mechanism_options": {**options, "sparsity": sparsity}}
+            m = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=seed, **kw).fit, Xtr, ytr)
+            rows.append({**base, "setting": f"{sparsity} features, {steps} steps",
+                         "gain": float(r2_score(yte, m.predict(Xte))) - constant})
+        print(f"n={n} p={p} {base['family']} seed={seed} done", flush=True)
+    return rows
+
+
 def study_structured(quick):
     """Which mechanism for a structured norm (``penalty="group-l2"`` on groups of 5 features, ``"linf"``): the rule's
     DP-SGD (its defaults) against DP-GD with the proximal step of the whole norm and the rule's steps for the loss
@@ -1593,7 +1617,8 @@ def main(argv=None):
                                         "logistic-cd", "gd-warm", "second-steps-many", "fw-radius",
                                         "iht-step", "gd-steps-floor", "hinge-wide", "gd-many",
                                         "gd-many-wide", "gd-mid", "floor-steps", "selection-clip", "one-hot",
-                                        "one-hot-sgd", "floor-selection", "private-tail", "joint-tightening"],
+                                        "one-hot-sgd", "floor-selection", "private-tail", "joint-tightening",
+                                        "sparsity-low"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1604,7 +1629,7 @@ def main(argv=None):
                       "gd-steps-low", "second-steps-low", "floor-wide-gd", "structured", "logistic-cd",
                       "gd-warm", "second-steps-many", "fw-radius", "iht-step", "gd-steps-floor", "hinge-wide",
                       "gd-many", "gd-many-wide", "gd-mid", "floor-steps", "selection-clip", "one-hot",
-                      "one-hot-sgd", "floor-selection", "private-tail", "joint-tightening"):
+                      "one-hot-sgd", "floor-selection", "private-tail", "joint-tightening", "sparsity-low"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -1626,6 +1651,7 @@ def main(argv=None):
                            "gd-mid": (study_gd_mid, lambda rows: many_band_table(rows, (600, 300))),
                            "second-steps-low": (study_second_steps_low, family_band_table),
                            "selection-clip": (study_selection_clip, ratio_family_table),
+                           "sparsity-low": (study_sparsity_low, ratio_family_table),
                            "one-hot": (study_one_hot, one_hot_table),
                            "one-hot-sgd": (study_one_hot_sgd, one_hot_table),
                            "floor-selection": (study_floor_selection, ratio_family_table),

@@ -240,7 +240,8 @@ def test_the_rules_dp_gcd_starts_from_the_noisy_label_mean_and_reports_it():
 
 @pytest.mark.parametrize("n,epsilon,sparsity,steps", [
     (1000, 1.0, 3, 20),  # n epsilon / log 1000 = 145: just above the floor (130), 3 features, 20 steps
-    (1200, 1.0, 4, 50),  # 174: few records for the budget, 4 features
+    (1200, 1.0, 3, 20),  # 174: still 3 below 175 (--study sparsity-low)
+    (1300, 1.0, 4, 50),  # 188: 4 features
     (2000, 1.0, 5, 50),  # 290
     (5000, 0.5, 10, 100),  # 362: 10 features, 100 DP-GD steps
     (5000, 1.0, 10, 200),  # 724: the planted Lasso of the targets

@@ -59,12 +59,13 @@ loss, least squares on at most ``FEW_LEAST_SQUARES`` and the second stage of its
 ``GD_MANY_STEPS`` steps instead of ``GD_STEPS``: there 1000 steps beat 200 in every band on the synthetic families,
 and below it 200 beat or tied with 1000 (``--study gd-steps``, ``--study second-steps-many``, docs/defaults.md)."""
 
-SPARSITY_STEPS = ((160, 3, 0.7, 20), (225, 4, 0.7, 50), (350, 5, 0.7, 50), (600, SPARSITY, 0.7, 100),
+SPARSITY_STEPS = ((175, 3, 0.7, 20), (225, 4, 0.7, 50), (350, 5, 0.7, 50), (600, SPARSITY, 0.7, 100),
                   (GD_MANY_BAND, SPARSITY, 0.7, 200), (math.inf, SPARSITY, 0.7, GD_MANY_STEPS))
 """``(bound, sparsity, selection share, steps)``: below ``n epsilon = bound log p`` the least-squares rule selects
 ``sparsity`` features with ``selection share`` of the zCDP budget, then fits them with ``steps`` of DP-GD
 (measured: docs/defaults.md; the 20 steps below 160 by ``--study second-steps-low``, the 1000 from
-``GD_MANY_BAND`` by ``--study second-steps-many``, the 4 features from 160 by ``--study selection-clip``)."""
+``GD_MANY_BAND`` by ``--study second-steps-many``, the 4 features from 175 by ``--study sparsity-low``, on six seeds
+where ``--study selection-clip`` had put them from 160 on two)."""
 
 FLOOR_FEW, FLOOR, FLOOR_LEAST_SQUARES = 8, 50, 130
 """Below ``n epsilon = FLOOR_FEW log p`` (at most ``FEW`` features) or ``FLOOR log p`` (more) the logistic rule
