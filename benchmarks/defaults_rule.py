@@ -940,21 +940,27 @@ def study_sparsity_low(quick):
 
 
 def shaped_family(n, p, k, snr, seed, shape, n_test=2000):
-    """Planted k-sparse regression on [-1, 1] whose features fill more or less of the box: ``"mixed"`` as
-    ``regression_family`` at fill 1 (two uniforms mixed, root mean square 0.48), ``"uniform"`` (0.58), ``"gaussian"``
-    (standard normals clipped to the box, 0.72); weights of random sign and size 0.5-1.5, declared label range ten
-    label standard deviations wide."""
+    """Planted k-sparse regression on [-1, 1] whose features fill more or less of the box: ``"offset"`` as
+    ``regression_family`` at fill 0.3 (a spread of 0.3 around a random centre; root mean square 0.43 of the
+    half-width), ``"mixed"`` as it at fill 1 (two uniforms mixed, 0.48), ``"uniform"`` (0.58), ``"gaussian"``
+    (standard normals clipped to the box, 0.72), ``"wide"`` (uniforms 1.5 times the box, clipped: 0.76); weights of
+    random sign and size 0.5-1.5, declared label range centred on 0 and reaching five label standard deviations
+    beyond the labels' mean on either side."""
     rng = np.random.default_rng(seed)
     size = (n + n_test, p)
-    X = {"mixed": lambda: np.clip(0.8 * rng.uniform(-1, 1, size) + 0.2 * rng.uniform(-1, 1, size), -1, 1),
-         "uniform": lambda: rng.uniform(-1, 1, size),
-         "gaussian": lambda: np.clip(rng.standard_normal(size), -1, 1)}[shape]()
+
+    def mixed():
+        return 0.8 * rng.uniform(-1, 1, size) + 0.2 * rng.uniform(-1, 1, size)
+
+    X = np.clip({"offset": lambda: rng.uniform(-0.7, 0.7, p) + 0.3 * mixed(), "mixed": mixed,
+                 "uniform": lambda: rng.uniform(-1, 1, size), "gaussian": lambda: rng.standard_normal(size),
+                 "wide": lambda: 1.5 * rng.uniform(-1, 1, size)}[shape](), -1, 1)
     w = np.zeros(p)
     idx = rng.choice(p, k, replace=False)
     w[idx] = rng.choice([-1.0, 1.0], k) * rng.uniform(0.5, 1.5, k)
     signal = X @ w
     y = signal + signal.std() / np.sqrt(snr) * rng.standard_normal(n + n_test)
-    return X[:n], y[:n], X[n:], y[n:], 5.0 * y.std()
+    return X[:n], y[:n], X[n:], y[n:], abs(y.mean()) + 5.0 * y.std()
 
 
 def study_sparsity_fill(quick):
@@ -978,6 +984,97 @@ def study_sparsity_fill(quick):
                          "n eps / log p": ratio, "setting": f"{sparsity} features, {steps} steps",
                          "gain": float(r2_score(yte, m.predict(Xte))) - constant})
     return rows
+
+
+FILL_RATIOS = (115, 130, 145, 160, 170)
+"""The values of ``n epsilon / log p`` of ``--study fill-threshold``."""
+
+
+def study_fill_threshold(quick):
+    """Where a fourth feature pays below ``175 log p`` as a function of how much of the box the features fill: 3
+    features against 4, both with 20 DP-GD steps (the rule's selection share and label clip), on ``shaped_family``'s
+    five shapes, 5- and 10-sparse, SNR 3 and 10, p 300 and 1000, epsilon 1, ``n epsilon / log p`` in ``FILL_RATIOS``,
+    4 seeds (1 with ``quick``); each row also holds the fill the rule would release, the mean of
+    ``min(||x_i|| / R, 1)`` over the training rows (here without noise)."""
+    rows = []
+    grid = itertools.product(FILL_RATIOS, ("offset", "mixed", "uniform", "gaussian", "wide"), (300, 1000), (5, 10),
+                             (3.0, 10.0), range(1 if quick else 4))
+    for ratio, shape, p, k, snr, seed in grid:
+        n = round(ratio * np.log(p))
+        Xtr, ytr, Xte, yte, half = shaped_family(n, p, k, snr, 9000 + 17 * seed + k + ratio + p, shape)
+        fill = float(np.mean(np.minimum(np.linalg.norm(Xtr, axis=1) / np.sqrt(p), 1.0)))
+        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+        options = {key: v for key, v in auto.least_squares_selection(n, p, 1.0).items() if key != "sparsity"}
+        for sparsity in (3, 4):
+            kw = {"mechanism": "two-stage", "max_iter": 20, "mechanism_options": {**options, "sparsity": sparsity}}
+            m = _quiet(DPLasso(epsilon=1.0, bounds=Bounds(-np.ones(p), np.ones(p), -half, half), random_state=seed,
+                               **kw).fit, Xtr, ytr)
+            rows.append({"n": n, "p": p, "seed": seed, "family": shape, "fill": fill, "n eps / log p": ratio,
+                         "setting": f"{sparsity} features", "gain": float(r2_score(yte, m.predict(Xte))) - constant})
+    return rows
+
+
+def fill_table(rows):
+    """By shape and ratio: the mean fill, each setting's mean gain, and the paired difference of 4 features from 3
+    with its standard error."""
+    by = {}
+    for r in rows:
+        by.setdefault((r["family"], r["n eps / log p"]), []).append(r)
+    table = []
+    for (shape, ratio), rs in sorted(by.items(), key=lambda kv: (np.mean([r["fill"] for r in kv[1]]), kv[0][1])):
+        three = np.array([r["gain"] for r in rs if r["setting"] == "3 features"])
+        four = np.array([r["gain"] for r in rs if r["setting"] == "4 features"])
+        d = four - three
+        table.append({"family": shape, "n eps / log p": ratio, "fits": int(d.size),
+                      "fill": float(np.mean([r["fill"] for r in rs])), "3 features": float(three.mean()),
+                      "4 features": float(four.mean()), "4 - 3": float(d.mean()),
+                      "se": float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else float("nan")})
+    return table
+
+
+def study_fill_rule(quick):
+    """The least-squares rule with the fill's release (``auto.FILL_FOURTH``: its default, as a user calls it) against
+    the rule without it (3 features below ``175 log p``, the whole budget: ``two-stage`` named with the rule's
+    options), on ``shaped_family``'s five shapes, 5- and 10-sparse, SNR 3 and 10, p 300 and 1000, epsilon 1,
+    ``n epsilon / log p`` in ``FILL_RATIOS``, 4 seeds other than ``--study fill-threshold``'s (1 with ``quick``); the
+    R^2 gain over the training mean by shape and ratio, the fill each default released, and how often it chose 4."""
+    rows = []
+    grid = itertools.product(FILL_RATIOS, ("offset", "mixed", "uniform", "gaussian", "wide"), (300, 1000), (5, 10),
+                             (3.0, 10.0), range(4, 5 if quick else 8))
+    for ratio, shape, p, k, snr, seed in grid:
+        n = round(ratio * np.log(p))
+        Xtr, ytr, Xte, yte, half = shaped_family(n, p, k, snr, 9000 + 17 * seed + k + ratio + p, shape)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+        base = {"n": n, "p": p, "seed": seed, "family": shape, "n eps / log p": ratio}
+        default = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=seed).fit, Xtr, ytr)
+        fill = float(default.privacy_report_.noise["the rule's fill"].split(",")[0])
+        before = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=seed, mechanism="two-stage",
+                                mechanism_options=auto.least_squares_selection(n, p, 1.0)).fit, Xtr, ytr)
+        for name, m in (("with the fill", default), ("without", before)):
+            rows.append({**base, "setting": name, "fill": fill, "features": int(m.support_.size),
+                         "gain": float(r2_score(yte, m.predict(Xte))) - constant})
+    return rows
+
+
+def fill_rule_table(rows):
+    """By shape and ratio: the mean released fill, how often the default took 4 features, each setting's mean gain,
+    and the paired difference with its standard error."""
+    by = {}
+    for r in rows:
+        by.setdefault((r["family"], r["n eps / log p"]), []).append(r)
+    table = []
+    for (shape, ratio), rs in sorted(by.items(), key=lambda kv: (np.mean([r["fill"] for r in kv[1]]), kv[0][1])):
+        new = [r for r in rs if r["setting"] == "with the fill"]
+        old = np.array([r["gain"] for r in rs if r["setting"] == "without"])
+        d = np.array([r["gain"] for r in new]) - old
+        table.append({"family": shape, "n eps / log p": ratio, "fits": int(d.size),
+                      "fill": float(np.mean([r["fill"] for r in new])),
+                      "4 features": float(np.mean([r["features"] == 4 for r in new])),
+                      "with the fill": float(old.mean() + d.mean()), "without": float(old.mean()),
+                      "difference": float(d.mean()),
+                      "se": float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else 0.0})
+    return table
 
 
 def study_structured(quick):
@@ -1659,7 +1756,8 @@ def main(argv=None):
                                         "iht-step", "gd-steps-floor", "hinge-wide", "gd-many",
                                         "gd-many-wide", "gd-mid", "floor-steps", "selection-clip", "one-hot",
                                         "one-hot-sgd", "floor-selection", "private-tail", "joint-tightening",
-                                        "sparsity-low", "sparsity-fill"],
+                                        "sparsity-low", "sparsity-fill", "fill-threshold",
+                                        "fill-rule"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1671,7 +1769,7 @@ def main(argv=None):
                       "gd-warm", "second-steps-many", "fw-radius", "iht-step", "gd-steps-floor", "hinge-wide",
                       "gd-many", "gd-many-wide", "gd-mid", "floor-steps", "selection-clip", "one-hot",
                       "one-hot-sgd", "floor-selection", "private-tail", "joint-tightening", "sparsity-low",
-                      "sparsity-fill"):
+                      "sparsity-fill", "fill-threshold", "fill-rule"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -1695,6 +1793,8 @@ def main(argv=None):
                            "selection-clip": (study_selection_clip, ratio_family_table),
                            "sparsity-low": (study_sparsity_low, ratio_family_table),
                            "sparsity-fill": (study_sparsity_fill, ratio_family_table),
+                           "fill-threshold": (study_fill_threshold, fill_table),
+                           "fill-rule": (study_fill_rule, fill_rule_table),
                            "one-hot": (study_one_hot, one_hot_table),
                            "one-hot-sgd": (study_one_hot_sgd, one_hot_table),
                            "floor-selection": (study_floor_selection, ratio_family_table),

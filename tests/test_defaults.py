@@ -12,6 +12,7 @@ from dp_accounting.pld import pld_privacy_accountant
 
 from conftest import planted_sparse
 from dpsparse import DPLasso, DPLinearSVC, DPLogisticRegression, audit, data, losses, norms
+from dpsparse.accounting import zcdp_budget
 from dpsparse.exceptions import WeakGuaranteeWarning
 from dpsparse.mechanisms import REGISTRY, auto, fit_mechanism
 from dpsparse.private_bounds import LABEL_WIDTH, LabelScaleDesign
@@ -253,6 +254,97 @@ def test_the_least_squares_rule_selects_fewer_features_when_records_are_few(n, e
     assert name == "two-stage" and f"select {sparsity} " in reason and f"{steps} steps of DP-GD" in reason
     assert (options["sparsity"], options["selection_share"], options["n_iter"]) == (sparsity, 0.7, steps)
     REGISTRY[name].resolve_options(options)
+
+
+def _fill_problem(spread=1.0, n=560, p=40, seed=0):
+    """A regression where the rule reads the fill (``n epsilon / log p`` = 152 at epsilon 1): normals times
+    ``spread`` clipped to [-1, 1] (a fill of about 0.73 at 1, 0.3 at 0.3), four informative features."""
+    rng = np.random.default_rng(seed)
+    X = np.clip(spread * rng.standard_normal((n, p)), -1.0, 1.0)
+    y = X[:, :4] @ np.ones(4) + 0.3 * rng.standard_normal(n)
+    return X, y, data.Bounds(-np.ones(p), np.ones(p), -10.0, 10.0)
+
+
+def test_the_rule_reads_the_fill_only_below_its_first_band_for_least_squares_on_many_features():
+    sq, l1 = losses.Squared(1.0), norms.build_penalty("l1", 1e-3, 1000, True)
+    assert auto.reads_fill(sq, l1, 1000, 1000, 1.0)  # n epsilon / log p = 145
+    assert auto.reads_fill(sq, l1, 770, 1000, 1.0)  # 111: from the selection's floor (110)
+    assert not auto.reads_fill(sq, l1, 750, 1000, 1.0)  # 109: below it, the constant
+    assert not auto.reads_fill(sq, l1, 1210, 1000, 1.0)  # 175: the bands read n, p and epsilon only
+    assert not auto.reads_fill(sq, norms.build_penalty("l1", 1e-3, 30, True), 500, 30, 1.0)  # every feature fit
+    assert not auto.reads_fill(losses.Huber(1.0), l1, 1000, 1000, 1.0)  # not measured for the Huber loss
+    assert not auto.reads_fill(losses.Logistic(), l1, 1000, 1000, 1.0)
+
+
+@pytest.mark.parametrize("fill,sparsity", [(None, 3), (0.01, 3), (auto.FILL_FOURTH - 1e-9, 3),
+                                           (auto.FILL_FOURTH, 4), (1.0, 4)])
+def test_a_fill_of_at_least_fill_fourth_adds_a_fourth_feature_below_the_first_band(fill, sparsity):
+    options = auto.least_squares_selection(1000, 1000, 1.0, fill)  # 145
+    assert (options["sparsity"], options["n_iter"], options["selection_share"]) == (sparsity, 20, 0.7)
+    assert auto.least_squares_selection(1300, 1000, 1.0, fill)["sparsity"] == 4  # 188: the band's own 4, any fill
+    assert auto.least_squares_selection(3000, 1000, 1.0, fill)["sparsity"] == 10  # 434
+
+
+def test_the_fill_is_one_gaussian_release_of_sensitivity_one_composed_with_the_fit():
+    X, y, bounds = _fill_problem()
+    noise = audit.LedgerNoise(0)
+    est = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=noise).fit, X, y)
+    report = est.privacy_report_
+    fills = [d for d in noise.log if d.name == "the records' fill of their box"]
+    rho = zcdp_budget(1.0, 1.0 / X.shape[0] ** 2)
+    assert len(fills) == 1 and fills[0].family == "gaussian" and float(fills[0].sensitivity) == 1.0
+    assert float(fills[0].scale) == pytest.approx(1.0 / math.sqrt(2.0 * auto.FILL_SHARE * rho), rel=1e-9)
+    assert noise.log[0].name == fills[0].name  # before the fit reads anything
+    assert report.accountant_epsilon <= 1.0 + 1e-9 and "fill" in report.accountant
+    assert audit.check_log(noise.log, report).holds  # every draw, the fill's included, within the claim
+    assert "the rule's fill" in report.noise and "records fill" in report.noise["mechanism chosen (mechanism='auto')"]
+
+
+@pytest.mark.parametrize("spread,sparsity", [(1.0, 4), (0.3, 3)])
+def test_the_noiseless_fill_chooses_four_features_where_the_records_fill_their_box(spread, sparsity):
+    X, y, bounds = _fill_problem(spread)
+    est = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=audit.LedgerNoise(0, zero=True)).fit, X, y)
+    R = math.sqrt(X.shape[1] + 1)  # the design's bound: the features on [-1, 1] and the intercept's column
+    fill = np.mean(np.minimum(np.sqrt((X**2).sum(axis=1) + 1.0) / R, 1.0))
+    assert float(est.privacy_report_.noise["the rule's fill"].split(",")[0]) == pytest.approx(fill, abs=5e-4)
+    assert (fill >= auto.FILL_FOURTH) == (sparsity == 4)
+    assert est.support_.size == sparsity
+
+
+def test_the_fill_is_read_on_the_declared_map_in_blocks_and_on_every_backend():
+    from dpsparse.estimators import _fill_sum
+
+    X, y, bounds = _fill_problem(0.5, n=50, p=40)
+    X[3] = 5.0  # beyond the declared range: clipped to the box, as the fit maps it
+    R = math.sqrt(41)
+    mapped = np.clip(X, -1.0, 1.0)
+    expected = np.minimum(np.sqrt((mapped**2).sum(axis=1) + 1.0) / R, 1.0).sum()
+    assert _fill_sum(X, y, bounds, True) == pytest.approx(expected, rel=1e-12)
+    assert _fill_sum(X, y, bounds, True, block=7 * 40) == pytest.approx(expected, rel=1e-12)  # 8 blocks
+    assert _fill_sum(sp.csr_matrix(X), y, bounds, True, block=7 * 40) == pytest.approx(expected, rel=1e-12)
+    da = pytest.importorskip("dask.array")
+    assert _fill_sum(da.from_array(X, chunks=(16, 40)), da.from_array(y, chunks=16), bounds, True) == pytest.approx(
+        expected, rel=1e-12)
+
+
+def test_the_fill_and_the_fit_are_charged_once_as_one_epsilon():
+    from dpsparse.accounting import BudgetExceededError, PrivacyBudget
+
+    X, y, bounds = _fill_problem()
+    budget = PrivacyBudget(1.5, 1e-3)
+    _quiet(DPLasso(epsilon=1.0, bounds=bounds, budget=budget, random_state=0).fit, X, y)
+    assert budget.spent == [(1.0, 1.0 / X.shape[0] ** 2, "DPLasso (two-stage)")]
+    with pytest.raises(BudgetExceededError):  # refused before the fill is released
+        _quiet(DPLasso(epsilon=1.0, bounds=bounds, budget=budget, random_state=audit.LedgerNoise(0)).fit, X, y)
+    assert len(budget.spent) == 1
+
+
+def test_no_fill_is_released_where_the_rule_does_not_read_it():
+    X, y, bounds = _fill_problem()
+    named = _quiet(DPLasso(epsilon=1.0, bounds=bounds, mechanism="two-stage", random_state=0).fit, X, y)
+    many = _quiet(DPLasso(epsilon=2.0, bounds=bounds, random_state=0).fit, X, y)  # 304: from the first band's bound
+    for est in (named, many):
+        assert "the rule's fill" not in est.privacy_report_.noise
 
 
 def test_adassp_is_three_gaussian_releases_at_the_target():

@@ -533,23 +533,32 @@ def default_fit_pairs(n=20000, p=4, seed=0):
     return tuple(out)
 
 
+FILL_FIT, FILL_SIZE = "lasso, few records, many features", (560, 40)
+"""The default fit of ``default_fits`` whose rule reads the records' fill of their box (``auto.reads_fill``), and
+the records and features of its pairs (``n epsilon / log p`` = 152 at epsilon 1)."""
+
+
 def default_fits(p=4):
     """The default fits whose releases ``default_fit_replay`` checks: name -> a function making the estimator. Only
     epsilon and what a user declares: the bounds and the classes; the bounds bought privately; the label set
-    selected privately; a regression with its label range."""
+    selected privately; a regression with its label range; a regression on ``FILL_SIZE`` records and features,
+    whose rule releases the records' fill of their box before the fit."""
     from .estimators import DPLasso, DPLogisticRegression
 
     box = Bounds(-np.ones(p), np.ones(p))
+    wide = FILL_SIZE[1]
     return {"classifier, bounds and classes declared": lambda: DPLogisticRegression(bounds=box, classes=[0, 1]),
             "classifier, bounds bought privately": lambda: DPLogisticRegression(classes=[0, 1]),
             "classifier, label set selected privately": lambda: DPLogisticRegression(bounds=box),
-            "lasso, label range declared": lambda: DPLasso(bounds=Bounds(-np.ones(p), np.ones(p), -3.0, 3.0))}
+            "lasso, label range declared": lambda: DPLasso(bounds=Bounds(-np.ones(p), np.ones(p), -3.0, 3.0)),
+            FILL_FIT: lambda: DPLasso(bounds=Bounds(-np.ones(wide), np.ones(wide), -3.0, 3.0))}
 
 
 def default_fit_replay(epsilon=1.0, seed=0, repeats=2, n=20000, p=4):
     """The sensitivity replay of every release a default fit makes (``default_fits``: the private bounds, the label
-    set's counts, the automatic clipping threshold, the warm start and the mechanism the rule chooses), on each pair
-    of ``default_fit_pairs``, through the estimators as a user calls them.
+    set's counts, the records' fill, the automatic clipping threshold, the warm start and the mechanism the rule
+    chooses), on each pair of ``default_fit_pairs`` (of ``FILL_SIZE`` records and features for ``FILL_FIT``), through
+    the estimators as a user calls them.
 
     Returns
     -------
@@ -558,9 +567,11 @@ def default_fit_replay(epsilon=1.0, seed=0, repeats=2, n=20000, p=4):
         the claim).
     """
     classification, regression = default_fit_pairs(n, p, seed)
+    wide = default_fit_pairs(*FILL_SIZE, seed)[1]
     out = {}
     for fit, make in default_fits(p).items():
-        for pair, (a, b) in (regression if fit.startswith("lasso") else classification).items():
+        pairs = wide if fit == FILL_FIT else regression if fit.startswith("lasso") else classification
+        for pair, (a, b) in pairs.items():
             ratios = {}
             for s in range(seed, seed + repeats):
                 record = ReplayNoise(s)

@@ -510,6 +510,8 @@ _PLAIN_STEPS = {
     "warm start": "a noisy mean of the labels, where the fit starts",
     "clipping": "a noisy typical size of the records, which sets how far one record may move the model",
     "label set": "choosing the label set from noisy counts of the labels",
+    "the rule's fill: noise": "a noisy measure of how much of their declared ranges the records fill, which decided "
+                              "how many features the model uses",
 }
 """A released report's extra private steps (its ``noise`` keys, a search's selected model's too) in plain words."""
 
@@ -521,7 +523,7 @@ def _plain_spending(rep):
              "choice is released"] if rep.get("mechanism") == "dp-search" else []
     released = []
     for key, value in rep["noise"].items():
-        key = key.removeprefix("selected model, ")
+        key = key.removeprefix("selected model, ").removeprefix("stage 2: ")
         share = re.search(r"([0-9.]+) of the zCDP budget", str(value))
         share = (f" ({float(share.group(1)):.0%} of the budget counted in zCDP, where the steps' shares add up: "
                  "not that share of epsilon)" if share else "")
@@ -530,8 +532,9 @@ def _plain_spending(rep):
         step = _PLAIN_STEPS.get("clipping" if key in _CLIPPING else key)
         if step is not None:
             spent.append(step + share)
-        elif key == "bounds: share of the budget":
-            what = ("cuts of the declared feature ranges, chosen from the records with noise" if "bounds: joint cuts"
+        elif key in ("bounds: share of the budget", "label range: share of the budget"):
+            what = ("the label range, narrowed to the labels' noisy mean and spread" if key.startswith("label") else
+                    "cuts of the declared feature ranges, chosen from the records with noise" if "bounds: joint cuts"
                     in rep["noise"] else "the feature ranges, read from the records with noise")
             zcdp = "zCDP" in str(rep["noise"].get("bounds: budget", ""))
             spent.append(f"{what} ({float(value):.0%} of the budget" + (

@@ -1528,7 +1528,9 @@ def _pipeline_replay(args):
     by pair, the largest ratio and the release that reaches it."""
     from . import audit as _audit
 
-    print(f"audit of the default fits (epsilon={args.epsilon:g}, delta 1/n^2; 20000 records, 4 features): "
+    n, p = _audit.FILL_SIZE
+    print(f"audit of the default fits (epsilon={args.epsilon:g}, delta 1/n^2; 20000 records, 4 features; {n} and {p} "
+          f"for the {_audit.FILL_FIT}): "
           "sensitivity replay of every release they make, change / declared sensitivity, largest of 2 seeds; above "
           "1 breaks the claim")
     failed = []

@@ -23,7 +23,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 
 from . import distributed, losses, norms, private_labels
-from .accounting import charge, check_privacy_params, weak_guarantee, zcdp_budget
+from .accounting import charge, check_privacy_params, weak_guarantee, zcdp_budget, zcdp_epsilon
 from .data import (
     CLASSES_FROM_DATA,
     HOLDER_ONLY,
@@ -45,6 +45,7 @@ from .exceptions import (
     WeakGuaranteeWarning,
 )
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
+from .mechanisms._common import private_unit_mean, unit_row_norm_sum
 from .noise import BACKENDS as NOISE_BACKENDS
 from .noise import make_noise
 from .private_bounds import (
@@ -365,6 +366,21 @@ def _buys_every_range(bounds):
     return isinstance(bounds, str) and bounds == "private"
 
 
+def _fill_sum(X, y, bounds, fit_intercept, block=2**22):
+    """``sum_i min(||x_i|| / R, 1)`` over the records mapped onto ``bounds`` as the fit maps them (``data.prepare``, a
+    block of rows at a time: no copy of the whole design; a dask array in one reduction), ``R`` the design's row-norm
+    bound."""
+    if distributed.is_dask(X):
+        design = prepare(X, y, bounds, False, fit_intercept)
+        return unit_row_norm_sum(design.X, design.row_norm)
+    rows = max(1, block // max(X.shape[1], 1))
+    total = 0.0
+    for i in range(0, X.shape[0], rows):
+        design = prepare(X[i:i + rows], y[i:i + rows], bounds, False, fit_intercept)
+        total += unit_row_norm_sum(design.X, design.row_norm)
+    return total
+
+
 def _is_auto(value):
     """Whether a parameter is the string ``"auto"`` (its rule's choice)."""
     return isinstance(value, str) and value == "auto"
@@ -534,6 +550,10 @@ class _DPLinearModel(BaseEstimator):
                   label=f"{type(self).__name__} ({mechanism.name})")
         labels = (self._select_labels(y, X.shape[1], mechanism, zcdp, delta, noise, kw) if self._private_classes()
                   else None)
+        fill = self._release_fill(X, y, delta, noise, kw) if self._reads_fill(reason, zcdp, n, X.shape[1]) else None
+        if fill is not None:  # the rule's options, from the released fill (post-processing)
+            _, kw["options"], reason = self._chosen_mechanism(n, X.shape[1], fill[0])
+            reason += f"; penalty strength alpha = {self.alpha_:g} (alpha='auto')" if _is_auto(self.alpha) else ""
         # the constant predictor reads no feature: nothing to tighten
         design = self._design(X, y, None if mechanism.name == "constant" else (self.epsilon, kw["delta"], zcdp,
                                                                               kw.get("zcdp")), mechanism.one_hot)
@@ -545,6 +565,10 @@ class _DPLinearModel(BaseEstimator):
         else:
             w, report = fit_mechanism(mechanism, design, loss, penalty, **kw)
         design = getattr(design, "design", design)  # private bounds: the design mapped onto them
+        if fill is not None:  # the whole: the fill and the fit, (epsilon, delta) by zCDP
+            report.accountant_epsilon = zcdp_epsilon(fill[1], delta)
+            report.accountant = "rdp (zCDP of the fill's release and the fit added, docs/privacy.md)"
+            report.noise = {**report.noise, **fill[2]}
         if labels is not None:  # the whole: the selection and the fit, (epsilon, delta) by approximate zCDP
             report.delta, report.accountant_epsilon = delta, private_labels.whole_epsilon(labels[0], delta)
             report.accountant = ("rdp (zCDP of the label selection and the fit added; plus log(1 / (1 - delta/10)) "
@@ -693,9 +717,45 @@ class _DPLinearModel(BaseEstimator):
             raise ValueError(f"a private fit needs at least 2 samples, got n_samples = {X.shape[0]}")
         return dense_if_dense(X), y
 
-    def _chosen_mechanism(self, n, p):
+    def _reads_fill(self, reason, zcdp, n, p):
+        """Whether the rule's choice waits for the records' fill of their box (``auto.reads_fill``): the rule chose
+        (``reason``), its mechanism composes in zCDP, the bounds are declared (the fill is read on their map), and
+        the loss, penalty, n, p and epsilon are where the fill moves the choice. Public inputs only."""
+        return (reason is not None and zcdp and isinstance(self.bounds, Bounds) and self.bounds.public
+                and auto.reads_fill(self._loss(), self._penalty(p, auto.ALPHA), n, p, self.epsilon))
+
+    def _release_fill(self, X, y, delta, noise, kw):
+        """Charge the whole budget, release the records' fill of their box with ``auto.FILL_SHARE`` of the zCDP
+        budget, and leave the fit the rest as a zCDP target (``kw`` updated).
+
+        The fill is the mean over the records of ``min(||x_i|| / R, 1)``, ``x_i`` mapped onto the declared bounds
+        (``data.prepare``, the intercept's column included) and ``R`` the design's row-norm bound: each term lies in
+        [0, 1], so the sum has replace-one sensitivity 1; Gaussian noise of standard deviation ``1 / sqrt(2 rho_f)``
+        makes it ``rho_f``-zCDP (Bun & Steinke, TCC 2016, Prop. 1.6), composed with the fit's zCDP.
+
+        Returns
+        -------
+        (fill, rho, lines) : (float, float, dict)
+            The released fill, the whole's zCDP budget, the report's lines.
+        """
+        rho = zcdp_budget(self.epsilon, delta)
+        rho_fill = auto.FILL_SHARE * rho
+        charge(self.budget, self.epsilon, delta, kw["label"])
+        sigma = 1.0 / math.sqrt(2.0 * rho_fill)
+        bounds = self.bounds.for_features(X.shape[1])
+        fill = private_unit_mean(_fill_sum(X, y, bounds, self.fit_intercept), X.shape[0],
+                                 sigma, noise, "the records' fill of their box")
+        kw.update(zcdp=rho - rho_fill, budget=None)
+        return fill, rho, {
+            "the rule's fill": f"{fill:.3f}, the records' mean of min(||x_i|| / R, 1) on the declared bounds, released",
+            "the rule's fill: noise": (f"gaussian, standard deviation {sigma:.4g} on the sum (sensitivity 1), zCDP "
+                                       f"{rho_fill:.4g} ({auto.FILL_SHARE:g} of the zCDP budget)"),
+        }
+
+    def _chosen_mechanism(self, n, p, fill=None):
         """``(mechanism, options, reason)``: the named mechanism, or the public rule of ``mechanism="auto"``
-        (``mechanisms.auto.choose``: from the loss, the penalty, n, p and epsilon only; ``reason`` None when named)."""
+        (``mechanisms.auto.choose``: from the loss, the penalty, n, p and epsilon only, and ``fill``, the records'
+        fill of their box released privately, where the rule reads it; ``reason`` None when named)."""
         if self.mechanism != "auto":
             mechanism = get(self.mechanism)
             return mechanism, self._mechanism_options(mechanism), None
@@ -704,7 +764,7 @@ class _DPLinearModel(BaseEstimator):
         grouped = isinstance(self.bounds, Bounds) and self.bounds.one_hot is not None
         name, options, reason = auto.choose(self._loss(), self._penalty(p, auto.ALPHA), n, p, self.epsilon,
                                             self.fit_intercept, zcdp=self._classification and self._private_classes(),
-                                            one_hot=self.bounds.record_norm(p) ** 2 if grouped else None)
+                                            one_hot=self.bounds.record_norm(p) ** 2 if grouped else None, fill=fill)
         mechanism = get(name)
         if self.max_iter is not None and "n_iter" in mechanism.option_names:
             reason += f"; max_iter={self.max_iter} given: {self.max_iter} steps instead"
