@@ -1035,9 +1035,10 @@ def fill_table(rows):
 def study_fill_rule(quick):
     """The least-squares rule with the fill's release (``auto.FILL_FOURTH``: its default, as a user calls it) against
     the rule without it (3 features below ``175 log p``, the whole budget: ``two-stage`` named with the rule's
-    options), on ``shaped_family``'s five shapes, 5- and 10-sparse, SNR 3 and 10, p 300 and 1000, epsilon 1,
-    ``n epsilon / log p`` in ``FILL_RATIOS``, 4 seeds other than ``--study fill-threshold``'s (1 with ``quick``); the
-    R^2 gain over the training mean by shape and ratio, the fill each default released, and how often it chose 4."""
+    options and penalty strength), on ``shaped_family``'s five shapes, 5- and 10-sparse, SNR 3 and 10, p 300 and
+    1000, epsilon 1, ``n epsilon / log p`` in ``FILL_RATIOS``, 4 seeds other than ``--study fill-threshold``'s (1 with
+    ``quick``); the R^2 gain over the training mean by shape and ratio, the fill each default released, and how often
+    it chose 4."""
     rows = []
     grid = itertools.product(FILL_RATIOS, ("offset", "mixed", "uniform", "gaussian", "wide"), (300, 1000), (5, 10),
                              (3.0, 10.0), range(4, 5 if quick else 8))
@@ -1050,7 +1051,8 @@ def study_fill_rule(quick):
         default = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=seed).fit, Xtr, ytr)
         fill = float(default.privacy_report_.noise["the rule's fill"].split(",")[0])
         before = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=seed, mechanism="two-stage",
-                                mechanism_options=auto.least_squares_selection(n, p, 1.0)).fit, Xtr, ytr)
+                                alpha=auto.RULE_ALPHA, mechanism_options=auto.least_squares_selection(n, p, 1.0)).fit,
+                        Xtr, ytr)
         for name, m in (("with the fill", default), ("without", before)):
             rows.append({**base, "setting": name, "fill": fill, "features": int(m.support_.size),
                          "gain": float(r2_score(yte, m.predict(Xte))) - constant})

@@ -334,17 +334,78 @@ def test_the_fill_and_the_fit_are_charged_once_as_one_epsilon():
     budget = PrivacyBudget(1.5, 1e-3)
     _quiet(DPLasso(epsilon=1.0, bounds=bounds, budget=budget, random_state=0).fit, X, y)
     assert budget.spent == [(1.0, 1.0 / X.shape[0] ** 2, "DPLasso (two-stage)")]
+    refused = audit.LedgerNoise(0)
     with pytest.raises(BudgetExceededError):  # refused before the fill is released
-        _quiet(DPLasso(epsilon=1.0, bounds=bounds, budget=budget, random_state=audit.LedgerNoise(0)).fit, X, y)
-    assert len(budget.spent) == 1
+        _quiet(DPLasso(epsilon=1.0, bounds=bounds, budget=budget, random_state=refused).fit, X, y)
+    assert len(budget.spent) == 1 and refused.log == []
 
 
-def test_no_fill_is_released_where_the_rule_does_not_read_it():
+def test_a_dask_records_infinity_is_refused_before_the_fill_charges_anything():
+    da = pytest.importorskip("dask.array")
+    from dpsparse.accounting import PrivacyBudget
+
     X, y, bounds = _fill_problem()
-    named = _quiet(DPLasso(epsilon=1.0, bounds=bounds, mechanism="two-stage", random_state=0).fit, X, y)
-    many = _quiet(DPLasso(epsilon=2.0, bounds=bounds, random_state=0).fit, X, y)  # 304: from the first band's bound
-    for est in (named, many):
-        assert "the rule's fill" not in est.privacy_report_.noise
+    X[5, 2] = np.inf
+    budget = PrivacyBudget(5.0, 1e-3)
+    for clip in (1.0, "auto"):
+        with pytest.raises(ValueError):
+            DPLasso(epsilon=1.0, bounds=bounds, clip=clip, budget=budget, random_state=0).fit(
+                da.from_array(X, chunks=(100, 40)), da.from_array(y, chunks=100))
+    assert budget.spent == []
+
+
+@pytest.mark.parametrize("kw", [{"mechanism": "two-stage"}, {"epsilon": 2.0},  # 304: from the first band's bound
+                                {"bounds": "row_norm"}, {"loss_huber": True}])
+def test_no_fill_is_released_where_the_rule_does_not_read_it(kw):
+    X, y, bounds = _fill_problem()
+    kw = dict(kw)
+    if kw.pop("bounds", None):
+        bounds = data.Bounds(-np.ones(40), np.ones(40), -10.0, 10.0, row_norm=4.0)  # not measured: not read
+    if kw.pop("loss_huber", False):
+        kw["loss"] = "huber"
+    noise = audit.LedgerNoise(0)
+    est = _quiet(DPLasso(**{"epsilon": 1.0, **kw}, bounds=bounds, random_state=noise).fit, X, y)
+    assert "the rule's fill" not in est.privacy_report_.noise
+    assert all(d.name != "the records' fill of their box" for d in noise.log) and noise.log
+
+
+def test_the_fill_reads_bounds_declared_any_way_and_any_record_container_alike():
+    pd = pytest.importorskip("pandas")
+    from dpsparse import DPLinearRegression
+
+    X, y, bounds = _fill_problem()
+    as_dict = {"feature_low": [-1.0] * 40, "feature_high": [1.0] * 40, "label_low": -10.0, "label_high": 10.0}
+    fits = [_quiet(DPLasso(epsilon=1.0, bounds=b, random_state=audit.LedgerNoise(0, zero=True)).fit, x, y)
+            for b, x in ((bounds, X), (as_dict, X), (tuple(as_dict.values()), X), (bounds, pd.DataFrame(X)))]
+    fills = {est.privacy_report_.noise["the rule's fill"] for est in fits}
+    assert len(fills) == 1 and all(est.support_.size == 4 for est in fits)
+    np.testing.assert_allclose(fits[1].coef_, fits[0].coef_)
+    other = _quiet(DPLinearRegression(epsilon=1.0, bounds=bounds, random_state=0).fit, X, y)
+    assert "the rule's fill" in other.privacy_report_.noise
+
+
+def test_the_fill_maps_one_hot_groups_as_the_selection_does():
+    X, y, bounds = _fill_problem()
+    X[:, :3] = np.eye(3)[np.arange(X.shape[0]) % 3]  # a one-hot answer in columns 0-2, on [0, 1]
+    low, high = -np.ones(40), np.ones(40)
+    low[:3] = 0.0
+    grouped = data.Bounds(low, high, -10.0, 10.0, one_hot=[[0, 1, 2]])
+    plain = data.Bounds(low, high, -10.0, 10.0)
+    fills = [_quiet(DPLasso(epsilon=1.0, bounds=b, random_state=audit.LedgerNoise(0, zero=True)).fit, X, y)
+             .privacy_report_.noise["the rule's fill"] for b in (grouped, plain)]
+    assert fills[0] == fills[1]  # two-stage keeps no group: the groups' indicators mapped as any feature
+
+
+def test_the_model_cards_plain_words_name_the_fill_and_each_share_where_it_was_spent():
+    from dpsparse import card
+
+    X, y, bounds = _fill_problem()
+    est = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=0).fit, X, y)
+    words = " ".join(card.plain_words({"privacy_report": est.privacy_report_.to_dict(),
+                                       "data": {"training records": X.shape[0]}}))
+    assert "how much of their declared ranges the records fill" in words and "(2% of the budget counted" in words
+    assert "within the second stage's share of the budget" in words  # the automatic clipping norm of stage 2
+    assert "the label range, narrowed to the labels' noisy mean and spread (10% of the fit's budget" in words
 
 
 def test_adassp_is_three_gaussian_releases_at_the_target():

@@ -522,10 +522,14 @@ def _plain_spending(rep):
     spent = ["a private search: several candidate fits, scored with noise on the validation records; only its "
              "choice is released"] if rep.get("mechanism") == "dp-search" else []
     released = []
+    fit = " of the fit's budget" if "the rule's fill" in rep["noise"] else " of the budget"  # the fill's share apart
     for key, value in rep["noise"].items():
-        key = key.removeprefix("selected model, ").removeprefix("stage 2: ")
+        key = key.removeprefix("selected model, ")
+        stage = key.startswith("stage 2: ")
+        key = key.removeprefix("stage 2: ")
         share = re.search(r"([0-9.]+) of the zCDP budget", str(value))
-        share = (f" ({float(share.group(1)):.0%} of the budget counted in zCDP, where the steps' shares add up: "
+        share = (" (within the second stage's share of the budget)" if stage and share else
+                 f" ({float(share.group(1)):.0%} of the budget counted in zCDP, where the steps' shares add up: "
                  "not that share of epsilon)" if share else "")
         if key in _CLIPPING and not str(value).startswith("automatic"):
             continue  # set by hand: a public number, no spending
@@ -537,7 +541,7 @@ def _plain_spending(rep):
                     "cuts of the declared feature ranges, chosen from the records with noise" if "bounds: joint cuts"
                     in rep["noise"] else "the feature ranges, read from the records with noise")
             zcdp = "zCDP" in str(rep["noise"].get("bounds: budget", ""))
-            spent.append(f"{what} ({float(value):.0%} of the budget" + (
+            spent.append(f"{what} ({float(value):.0%}{fit}" + (
                 " counted in zCDP, where the steps' shares add up: not that share of epsilon)" if zcdp else ")"))
         elif key.endswith(_RELEASED_THRESHOLDS):
             released.append(f"the clipping threshold {float(value):.4g}: no record moves the model by more than this "

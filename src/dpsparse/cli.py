@@ -229,8 +229,9 @@ def _add_fit_arguments(f):
                    "weak (a warning) (default: 1/n^2, n the records of the data file, a held-out part included: every "
                    "record is protected)")
     f.add_argument("--mechanism", choices=sorted(REGISTRY),
-                   help="default: chosen by a public rule from the loss, the penalty, n, p and epsilon "
-                        "(docs/defaults.md). "
+                   help="default: chosen by a public rule from the loss, the penalty, n, p and epsilon (for least "
+                        "squares with few records for many features, also the records' fill of their box, released "
+                        "privately) (docs/defaults.md). "
                         + "; ".join(f"{m.name}: {m.summary}" for m in REGISTRY.values()))
     _add_mechanism_options(f)
     calibrations = sorted({c for m in REGISTRY.values() for c in m.calibrations})

@@ -718,33 +718,38 @@ class _DPLinearModel(BaseEstimator):
         return dense_if_dense(X), y
 
     def _reads_fill(self, reason, zcdp, n, p):
-        """Whether the rule's choice waits for the records' fill of their box (``auto.reads_fill``): the rule chose
-        (``reason``), its mechanism composes in zCDP, the bounds are declared (the fill is read on their map), and
-        the loss, penalty, n, p and epsilon are where the fill moves the choice. Public inputs only."""
-        return (reason is not None and zcdp and isinstance(self.bounds, Bounds) and self.bounds.public
+        """Whether the rule's choice waits for the records' fill of their box (``auto.reads_fill``): a regression
+        whose mechanism the rule chose (``reason``) and composes in zCDP, on declared public bounds without a row-norm
+        bound (the fill is read on their map, as measured), where the loss, penalty, n, p and epsilon let the fill
+        move the choice. Public inputs only."""
+        declared = _declared_bounds(self.bounds)
+        return (reason is not None and zcdp and not self._classification and declared is not None
+                and declared.public and declared.row_norm is None
                 and auto.reads_fill(self._loss(), self._penalty(p, auto.ALPHA), n, p, self.epsilon))
 
     def _release_fill(self, X, y, delta, noise, kw):
         """Charge the whole budget, release the records' fill of their box with ``auto.FILL_SHARE`` of the zCDP
         budget, and leave the fit the rest as a zCDP target (``kw`` updated).
 
-        The fill is the mean over the records of ``min(||x_i|| / R, 1)``, ``x_i`` mapped onto the declared bounds
-        (``data.prepare``, the intercept's column included) and ``R`` the design's row-norm bound: each term lies in
-        [0, 1], so the sum has replace-one sensitivity 1; Gaussian noise of standard deviation ``1 / sqrt(2 rho_f)``
-        makes it ``rho_f``-zCDP (Bun & Steinke, TCC 2016, Prop. 1.6), composed with the fit's zCDP.
+        The fill is the mean over the records of ``min(||x_i|| / R, 1)``, ``x_i`` mapped onto the declared bounds as
+        the rule's mechanism maps them (``data.prepare``, the intercept's column included, one-hot groups mapped as
+        any feature) and ``R`` the design's row-norm bound: each term lies in [0, 1], so the sum has replace-one
+        sensitivity 1; Gaussian noise of standard deviation ``1 / sqrt(2 rho_f)`` makes it ``rho_f``-zCDP (Bun &
+        Steinke, TCC 2016, Prop. 1.6), composed with the fit's zCDP. The sum is taken before the charge (a dask
+        array's NaN is refused there, with nothing charged) and released after it.
 
         Returns
         -------
         (fill, rho, lines) : (float, float, dict)
             The released fill, the whole's zCDP budget, the report's lines.
         """
+        bounds = dataclasses.replace(_declared_bounds(self.bounds).for_features(X.shape[1]), one_hot=None)
+        total = _fill_sum(X, y, bounds, self.fit_intercept)
         rho = zcdp_budget(self.epsilon, delta)
         rho_fill = auto.FILL_SHARE * rho
         charge(self.budget, self.epsilon, delta, kw["label"])
         sigma = 1.0 / math.sqrt(2.0 * rho_fill)
-        bounds = self.bounds.for_features(X.shape[1])
-        fill = private_unit_mean(_fill_sum(X, y, bounds, self.fit_intercept), X.shape[0],
-                                 sigma, noise, "the records' fill of their box")
+        fill = private_unit_mean(total, X.shape[0], sigma, noise, "the records' fill of their box")
         kw.update(zcdp=rho - rho_fill, budget=None)
         return fill, rho, {
             "the rule's fill": f"{fill:.3f}, the records' mean of min(||x_i|| / R, 1) on the declared bounds, released",

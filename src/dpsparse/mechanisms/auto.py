@@ -1,7 +1,8 @@
-"""``mechanism="auto"``: the mechanism and its options from public quantities only.
+"""``mechanism="auto"``: the mechanism and its options from public quantities (and, in one band, a private release).
 
-The rule reads the loss, the penalty, ``n``, ``p`` and epsilon, never the data; it
-was chosen by measurement on synthetic families only (``benchmarks/defaults_rule.py``,
+The rule reads the loss, the penalty, ``n``, ``p`` and epsilon, never the data (in one band of least squares,
+``reads_fill``, also a differentially private release of the records' fill of their box, which the estimators buy
+inside the same budget); it was chosen by measurement on synthetic families only (``benchmarks/defaults_rule.py``,
 docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 
 - least squares (and the Huber loss) with a separable penalty: the constant predictor when
@@ -10,7 +11,8 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
   when there are at most ``FEW_LEAST_SQUARES`` of them (its steps growing with ``n epsilon / log p``:
   ``LEAST_SQUARES_GD_STEPS``), otherwise ``two-stage``: features selected by peeling (the
   labels clipped at ``SELECTION_CLIP`` in the scores), then DP-GD (its clipping norm set privately) on them; how many
-  and DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``);
+  and DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``), and for the squared loss one feature more in
+  the first band where the records fill at least ``FILL_FOURTH`` of their box;
 - the logistic loss with a separable penalty: on at most ``FEW`` features, the constant predictor when
   ``n epsilon < FLOOR_FEW log p`` (too few records for the budget), otherwise DP-GD (its clipping norm set
   privately), and so on at most ``FEW_MANY`` features from ``n epsilon = GD_MANY_BAND log p``; on more, the constant
@@ -148,8 +150,8 @@ mapped onto the declared bounds (``R`` the design's row-norm bound), released wi
 before the fit (Gaussian, sensitivity 1; docs/privacy.md). Where the features fill more of their box the selection's
 scores stand further above its noise: on synthetic regressions whose features fill 0.72-0.75 of it (clipped normals,
 wide uniforms) a fourth feature gained +0.02 to +0.08 of R^2 at every ``n epsilon / log p`` from 115 to 170, where it
-lost up to 0.04 at 0.48 (the rule's families) and tied or lost at 0.58 (uniforms) (``--study fill-threshold``,
-docs/defaults.md)."""
+lost up to 0.04 at 0.48 (the rule's families) and lost or tied at 0.58 (uniforms) from 115 to 160, gaining +0.03 at
+170 (``--study fill-threshold``, docs/defaults.md)."""
 
 
 ALPHA = 1e-3
@@ -331,7 +333,7 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False, one_hot
         options = least_squares_selection(n, p, epsilon, fill)
         if name == "huber":  # its derivative is already bounded by its threshold: no label clip in the scores
             del options["selection_clip"]
-        filled = ("" if fill is None else f"; the records fill {fill:.2f} of their box (released privately), "
+        filled = ("" if fill is None else f"; the records fill {fill:.3f} of their box (released privately), "
                   f"{'at least' if fill >= FILL_FOURTH else 'below'} {FILL_FOURTH:g}: "
                   f"{'one feature more' if fill >= FILL_FOURTH else 'no feature more'} below {SPARSITY_STEPS[0][0]:g}")
         return ("two-stage", options, f"{kind} on {p} > {FEW_LEAST_SQUARES} features, n epsilon / log p = "

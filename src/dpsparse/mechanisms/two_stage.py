@@ -130,9 +130,11 @@ def _plan(info):
         "epsilon of one stage-1 draw": 2.0 / u,
         "stage 2": f"{second.name} on the {s} selected features and the intercept",
         **{f"stage 2: {k}": v for k, v in plan2.details.items()},
-        "budget split": (f"zCDP rho={rho:.4g} (the largest meeting the target by dp-accounting's RDP accountant), "
-                         f"{share:g} of it for stage 1 and {1 - share:g} for stage 2; both stages' events composed "
-                         "together by the accountant"),
+        "budget split": (f"zCDP rho={rho:.4g} ("
+                         + ("the largest meeting the target by dp-accounting's RDP accountant" if info.zcdp is None
+                            else "the fit's share of the whole, after the releases before it")
+                         + f"), {share:g} of it for stage 1 and {1 - share:g} for stage 2; both stages' events "
+                         "composed together by the accountant"),
     }
     params = {"lam": lam, "beta": u * lam.max(), "kept": kept, "sparsity": s, "second": second, "plan2": plan2}
     return Plan(ledger=ledger, accountant_epsilon=eps, accountant=ledger.accountant,
