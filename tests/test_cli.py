@@ -300,6 +300,10 @@ def test_the_card_figure_shows_the_tables_effects_in_the_labels_units(tmp_path, 
     card.plot_coefficients(tmp_path / "f.png", release)
     np.testing.assert_allclose(bars[0], [-10.0, 4.0, 0.0])  # largest effect first
     assert [round(e, 6) for _, _, e in card._effects(release)] == [-10.0, 4.0, 0.0]  # the table's: signed
+    wide = {"task": "regression", "coef": [0.0] * 37 + [1.0, 0.0, -3.0], "feature_names": [f"x{j}" for j in range(40)],
+            "bounds": {"feature_low": [-1.0] * 40, "feature_high": [1.0] * 40}}
+    card.plot_coefficients(tmp_path / "g.png", wide)
+    np.testing.assert_allclose(bars[1], [-3.0, 1.0])  # beyond 30 features: the support only, no arbitrary zeros
 
 
 def test_the_model_files_top_features_are_the_cards_signed_effects(tmp_path):

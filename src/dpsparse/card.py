@@ -58,7 +58,9 @@ def plot_coefficients(path, release):
     names, signed = _feature_effects(release)
     several = signed.shape[0] > 1
     w = np.linalg.norm(signed, axis=0) if several else signed[0]
-    shown = np.argsort(-np.abs(w), kind="stable")[:min(30, w.size)]
+    nonzero = int(np.count_nonzero(w))
+    # every feature where they are few (the zeros in gray); else the support's largest, never an arbitrary zero
+    shown = np.argsort(-np.abs(w), kind="stable")[:w.size if w.size <= 30 else min(30, max(nonzero, 1))]
     fig, ax = plt.subplots(figsize=(7.5, max(2.5, 0.22 * shown.size + 1.2)))
     y = np.arange(shown.size)[::-1]
     ax.barh(y, w[shown], color=np.where(w[shown] != 0, "tab:red", "lightgray"))
@@ -66,8 +68,8 @@ def plot_coefficients(path, release):
     ax.set_yticks(y, [str(names[i]) for i in shown], fontsize=7)
     ax.set_xlabel(textwrap.fill(f"change of the {_score_words(release)} when the feature moves across half its "
                                 "public range" + (" (L2 norm over the classes)" if several else ""), 110), fontsize=8)
-    ax.set_title(f"{int(np.count_nonzero(w))} of {w.size} features in the model's support"
-                 + (f" (largest {shown.size} shown)" if shown.size < w.size else ""), fontsize=9)
+    ax.set_title(f"{nonzero} of {w.size} features in the model's support"
+                 + (f" (largest {shown.size} shown)" if shown.size < nonzero else ""), fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
