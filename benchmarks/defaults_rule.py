@@ -64,6 +64,7 @@ from sklearn.metrics import r2_score
 
 from dpsparse import DPLasso, DPLinearSVC, DPLogisticRegression, losses, norms
 from dpsparse.data import Bounds
+from dpsparse.estimators import _fill_sum
 from dpsparse.mechanisms import auto
 
 RESULTS = Path(__file__).parent / "results"
@@ -999,15 +1000,15 @@ def study_fill_threshold(quick):
     """Where a fourth feature pays below ``175 log p`` as a function of how much of the box the features fill: 3
     features against 4, both with 20 DP-GD steps (the rule's selection share and label clip), on ``shaped_family``'s
     five shapes, 5- and 10-sparse, SNR 3 and 10, p 300 and 1000, epsilon 1, ``n epsilon / log p`` in ``FILL_RATIOS``,
-    4 seeds (1 with ``quick``); each row also holds the fill the rule would release, the mean of
-    ``min(||x_i|| / R, 1)`` over the training rows (here without noise)."""
+    4 seeds (1 with ``quick``); each row also holds the fill the rule would release (``estimators._fill_sum`` over
+    its pairs, here without noise)."""
     rows = []
     grid = itertools.product(FILL_RATIOS, ("offset", "mixed", "uniform", "gaussian", "wide"), (300, 1000), (5, 10),
                              (3.0, 10.0), range(1 if quick else 4))
     for ratio, shape, p, k, snr, seed in grid:
         n = round(ratio * np.log(p))
         Xtr, ytr, Xte, yte, half = shaped_family(n, p, k, snr, 9000 + 17 * seed + k + ratio + p, shape)
-        fill = float(np.mean(np.minimum(np.linalg.norm(Xtr, axis=1) / np.sqrt(p), 1.0)))
+        fill = _fill_sum(Xtr, ytr, Bounds(-np.ones(p), np.ones(p), -half, half), True) / (n // 2)
         constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
         options = {key: v for key, v in auto.least_squares_selection(n, p, 1.0).items() if key != "sparsity"}
         for sparsity in (3, 4):

@@ -814,6 +814,7 @@ def test_the_card_of_a_constant_predictor_says_what_it_predicts_and_carries_the_
     assert model["privacy_report"]["mechanism"] == "constant"  # 189 records on 16 features: below the floor
     assert f"it predicts {model['intercept']:.4g} for every record" in text and "penalty" not in text.split("##")[1]
     assert "Every coefficient is 0" in text and "more nonzero coefficients" not in text
+    assert "support in red" not in text  # no chart of effects where there is none
     assert "check its private score (below)" not in text  # none was released
     note = json.loads(open(schema_path).read())["note"]
     assert model["schema_note"] == note and note in text  # "the coding itself is not private": the reader sees it
@@ -1085,3 +1086,20 @@ def test_a_test_size_without_a_held_out_use_is_refused_before_reading(tmp_path, 
     err = capsys.readouterr().err
     assert "--test-size sets the share held out for --private-score or --diagnostics" in err
     assert "missing.csv" not in err and not out.exists()
+
+
+def test_the_card_of_a_sparse_model_names_its_zeros_without_a_count_of_zero_more(tmp_path):
+    rng = np.random.default_rng(0)
+    X = np.clip(rng.standard_normal((560, 40)), -1.0, 1.0)
+    y = X[:, :4] @ np.ones(4) + 0.3 * rng.standard_normal(560)
+    (tmp_path / "d.csv").write_text(",".join(f"x{j}" for j in range(40)) + ",y\n" + "".join(
+        ",".join(f"{v:.4f}" for v in row) + f",{t:.4f}\n" for row, t in zip(X, y)))
+    (tmp_path / "b.json").write_text(json.dumps({"feature_low": -1, "feature_high": 1, "label_low": -10,
+                                                 "label_high": 10}))
+    card = tmp_path / "card.md"
+    assert main(["fit", "--data", str(tmp_path / "d.csv"), "--target", "y", "--loss", "squared", "--bounds",
+                 str(tmp_path / "b.json"), "--out", str(tmp_path / "m.json"), "--report", str(card)]) == 0
+    support = json.loads((tmp_path / "m.json").read_text())["privacy_report"]["support_size"]
+    text = card.read_text()
+    assert 0 < support < 40 and f"The other {40 - support} coefficients are 0." in text
+    assert "0 more nonzero" not in text and "support in red" in text

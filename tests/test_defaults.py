@@ -305,23 +305,50 @@ def test_the_noiseless_fill_chooses_four_features_where_the_records_fill_their_b
     X, y, bounds = _fill_problem(spread)
     est = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=audit.LedgerNoise(0, zero=True)).fit, X, y)
     R = math.sqrt(X.shape[1] + 1)  # the design's bound: the features on [-1, 1] and the intercept's column
-    fill = np.mean(np.minimum(np.sqrt((X**2).sum(axis=1) + 1.0) / R, 1.0))
+    m = X.shape[0] // 2
+    fill = np.mean(np.minimum(np.linalg.norm(X[:m] - X[m:2 * m], axis=1) / (math.sqrt(2) * R), 1.0))
     assert float(est.privacy_report_.noise["the rule's fill"].split(",")[0]) == pytest.approx(fill, abs=5e-4)
     assert (fill >= auto.FILL_FOURTH) == (sparsity == 4)
     assert est.support_.size == sparsity
 
 
+def test_the_fill_sum_moves_by_exactly_its_sensitivity_when_a_record_crosses_its_partners_box():
+    from dpsparse.estimators import _fill_sum
+
+    X, y, bounds = _fill_problem(n=100)
+    X[50] = 1.0  # record 0's partner, at a corner
+    a, b = X.copy(), X.copy()
+    a[0], b[0] = 1.0, -1.0  # record 0 on its partner (distance 0), then at the opposite corner (beyond sqrt(2) R)
+    assert _fill_sum(b, y, bounds, True) - _fill_sum(a, y, bounds, True) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_records_bunched_in_a_corner_of_their_box_do_not_count_as_filling_it():
+    """The fill measures the records' spread, not their distance from the box's centre: records in [0.8, 1] sit far
+    from it but spread over a tenth of the range (a fill near 0.06), and the rule keeps 3 features."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(0.8, 1.0, (560, 40))
+    y = X[:, :4] @ np.ones(4) + 0.1 * rng.standard_normal(560)
+    est = _quiet(DPLasso(epsilon=1.0, bounds=data.Bounds(-np.ones(40), np.ones(40), -10.0, 10.0),
+                         random_state=audit.LedgerNoise(0, zero=True)).fit, X, y)
+    assert float(est.privacy_report_.noise["the rule's fill"].split(",")[0]) < 0.1 and est.support_.size <= 3
+
+
 def test_the_fill_is_read_on_the_declared_map_in_blocks_and_on_every_backend():
     from dpsparse.estimators import _fill_sum
 
-    X, y, bounds = _fill_problem(0.5, n=50, p=40)
+    X, y, bounds = _fill_problem(0.5, n=51, p=40)  # 25 pairs, the last record unpaired
     X[3] = 5.0  # beyond the declared range: clipped to the box, as the fit maps it
+    X[4, :20] = 0.0  # a sparse matrix's implicit zeros on both sides of a pair
     R = math.sqrt(41)
     mapped = np.clip(X, -1.0, 1.0)
-    expected = np.minimum(np.sqrt((mapped**2).sum(axis=1) + 1.0) / R, 1.0).sum()
+    expected = np.minimum(np.linalg.norm(mapped[:25] - mapped[25:50], axis=1) / (math.sqrt(2) * R), 1.0).sum()
     assert _fill_sum(X, y, bounds, True) == pytest.approx(expected, rel=1e-12)
-    assert _fill_sum(X, y, bounds, True, block=7 * 40) == pytest.approx(expected, rel=1e-12)  # 8 blocks
+    assert _fill_sum(X, y, bounds, True, block=7 * 40) == pytest.approx(expected, rel=1e-12)  # 4 blocks of pairs
     assert _fill_sum(sp.csr_matrix(X), y, bounds, True, block=7 * 40) == pytest.approx(expected, rel=1e-12)
+    shifted = data.Bounds(np.zeros(40), np.full(40, 2.0), -10.0, 10.0)  # a range not centred on 0: a shifted map
+    centred = np.clip(X, 0.0, 2.0) - 1.0
+    assert _fill_sum(sp.csr_matrix(X), y, shifted, True, block=7 * 40) == pytest.approx(
+        np.minimum(np.linalg.norm(centred[:25] - centred[25:50], axis=1) / (math.sqrt(2) * R), 1.0).sum(), rel=1e-12)
     da = pytest.importorskip("dask.array")
     assert _fill_sum(da.from_array(X, chunks=(16, 40)), da.from_array(y, chunks=16), bounds, True) == pytest.approx(
         expected, rel=1e-12)

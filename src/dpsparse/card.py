@@ -446,12 +446,15 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                     ("table", ["feature", "coefficient (data units)", "effect over half the range"], coef_rows)
                     ] if shown else [("p", "Every coefficient is 0: the model predicts the same for every record "
                                            "(above).")]
+    more = sum(e != 0 for _, _, e in effects) - len(shown)
+    zeros = sum(e == 0 for _, _, e in effects)
     if shown and len(shown) < len(effects):
-        quantitative.append(("p", f"{sum(e != 0 for _, _, e in effects) - len(shown)} more nonzero coefficients "
-                                  f"and {sum(e == 0 for _, _, e in effects)} zeros are in the model file."))
-    quantitative.append(("figure", "The released model's effects, as in the table: the change of its "
-                                   f"{_score_words(release).split(' (')[0]} when a feature moves across half its "
-                                   "public range (support in red)", figure))
+        quantitative.append(("p", f"{more} more nonzero coefficients and {zeros} zeros are in the model file." if more
+                                  else f"The other {zeros} coefficients are 0."))
+    if shown:  # a constant model has no effect to draw
+        quantitative.append(("figure", "The released model's effects, as in the table: the change of its "
+                                       f"{_score_words(release).split(' (')[0]} when a feature moves across half its "
+                                       "public range (support in red)", figure))
     if sweep is not None:
         quantitative += [
             ("p", f"Privacy-utility trade-off: {sweep['repeats']} fits at each epsilon, each scored with noise on "
@@ -503,8 +506,8 @@ def _shares(rep):
     """Rows ``[item, value]`` of a released report's budget shares and released clipping thresholds."""
     shares = [[k, _cell(v)] for k, v in rep["noise"].items()
               if any(w in k for w in ("share", "budget", "rho")) or "budget" in str(v)]
-    return shares + [[k, f"{_cell(v)}: each record's influence on the model is capped at this size, set from the "
-                         "data with noise, its cost inside the epsilon above"]
+    return shares + [[k, f"{_cell(v)}: at every step each record's gradient counts for at most this size, set from "
+                         "the data with noise, its cost inside the epsilon above"]
                      for k, v in rep["noise"].items() if k.endswith(_RELEASED_THRESHOLDS)]
 
 
@@ -546,8 +549,8 @@ def _plain_spending(rep):
             spent.append(f"{what} ({float(value):.0%}{fit}" + (
                 " counted in zCDP, where the steps' shares add up: not that share of epsilon)" if zcdp else ")"))
         elif key.endswith(_RELEASED_THRESHOLDS):
-            released.append(f"the clipping threshold {float(value):.4g}: no record moves the model by more than this "
-                            "(set from the records with noise, inside the epsilon above)")
+            released.append(f"the clipping threshold {float(value):.4g}: at every step one record's gradient counts "
+                            "for at most this much (set from the records with noise, inside the epsilon above)")
     return spent, released
 
 

@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import distributed, losses, norms, private_labels
 from .accounting import charge, check_privacy_params, weak_guarantee, zcdp_budget, zcdp_epsilon
+from .affine import is_shifted
 from .data import (
     CLASSES_FROM_DATA,
     HOLDER_ONLY,
@@ -32,6 +33,7 @@ from .data import (
     check_feature_names,
     clipping_warnings,
     dense_if_dense,
+    design_row_norm,
     distinct_labels,
     linear_decision,
     prepare,
@@ -45,7 +47,7 @@ from .exceptions import (
     WeakGuaranteeWarning,
 )
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
-from .mechanisms._common import private_unit_mean, unit_row_norm_sum
+from .mechanisms._common import private_unit_mean
 from .noise import BACKENDS as NOISE_BACKENDS
 from .noise import make_noise
 from .private_bounds import (
@@ -367,18 +369,37 @@ def _buys_every_range(bounds):
 
 
 def _fill_sum(X, y, bounds, fit_intercept, block=2**22):
-    """``sum_i min(||x_i|| / R, 1)`` over the records mapped onto ``bounds`` as the fit maps them (``data.prepare``, a
-    block of rows at a time: no copy of the whole design; a dask array in one reduction), ``R`` the design's row-norm
-    bound."""
+    """``sum_{i < m} min(||x_i - x_{i+m}|| / (sqrt(2) R), 1)``, ``m = n // 2``: the records paired by position (the
+    first half with the second), mapped onto ``bounds`` as the fit maps them (``data.prepare``, a block of pairs at a
+    time: no copy of the whole design; a dask array in one reduction), ``R`` the design's row-norm bound. A pair's
+    distance measures the records' spread around their centre, wherever it sits in the box (``sqrt(2) R`` times the
+    root mean square of the features' standard deviations, for many features); a replaced record moves one term, each
+    in [0, 1]."""
+    m = X.shape[0] // 2
     if distributed.is_dask(X):
         design = prepare(X, y, bounds, False, fit_intercept)
-        return unit_row_norm_sum(design.X, design.row_norm)
+        d = (design.X[:m] - design.X[m:2 * m]) ** 2
+        return float(np.minimum(np.sqrt(d.sum(axis=1)) / (math.sqrt(2.0) * design.row_norm), 1.0).sum().compute())
     rows = max(1, block // max(X.shape[1], 1))
     total = 0.0
-    for i in range(0, X.shape[0], rows):
-        design = prepare(X[i:i + rows], y[i:i + rows], bounds, False, fit_intercept)
-        total += unit_row_norm_sum(design.X, design.row_norm)
+    for i in range(0, m, rows):
+        j = min(i + rows, m)
+        first = prepare(X[i:j], y[i:j], bounds, False, fit_intercept)
+        second = prepare(X[m + i:m + j], y[m + i:m + j], bounds, False, fit_intercept)
+        total += float(np.minimum(_row_distances(first.X, second.X) / (math.sqrt(2.0) * first.row_norm), 1.0).sum())
     return total
+
+
+def _row_distances(A, B):
+    """``||a_i - b_i||`` for the rows of two mapped designs of one shape (dense arrays, or ``ShiftedSparse`` with one
+    column shift: ``S_a - S_b + (f_a - f_b) c``, never densified)."""
+    if is_shifted(A):
+        D = (A.S - B.S).tocsr()
+        g = A.f - B.f
+        squared = np.asarray(D.multiply(D).sum(axis=1)).ravel() + g**2 * float(A.c @ A.c) + 2.0 * g * (D @ A.c)
+        return np.sqrt(np.maximum(squared, 0.0))
+    D = np.asarray(A) - np.asarray(B)
+    return np.sqrt(np.einsum("ij,ij->i", D, D))
 
 
 def _is_auto(value):
@@ -723,7 +744,7 @@ class _DPLinearModel(BaseEstimator):
         bound (the fill is read on their map, as measured), where the loss, penalty, n, p and epsilon let the fill
         move the choice. Public inputs only."""
         declared = _declared_bounds(self.bounds)
-        return (reason is not None and zcdp and not self._classification and declared is not None
+        return (reason is not None and zcdp and not self._classification and declared is not None and n >= 2
                 and declared.public and declared.row_norm is None
                 and auto.reads_fill(self._loss(), self._penalty(p, auto.ALPHA), n, p, self.epsilon))
 
@@ -731,9 +752,10 @@ class _DPLinearModel(BaseEstimator):
         """Charge the whole budget, release the records' fill of their box with ``auto.FILL_SHARE`` of the zCDP
         budget, and leave the fit the rest as a zCDP target (``kw`` updated).
 
-        The fill is the mean over the records of ``min(||x_i|| / R, 1)``, ``x_i`` mapped onto the declared bounds as
-        the rule's mechanism maps them (``data.prepare``, the intercept's column included, one-hot groups mapped as
-        any feature) and ``R`` the design's row-norm bound: each term lies in [0, 1], so the sum has replace-one
+        The fill is the mean over the ``n // 2`` pairs of records (the first half with the second, by position) of
+        ``min(||x_i - x_j|| / (sqrt(2) R), 1)`` (``_fill_sum``), the records mapped onto the declared bounds as the
+        rule's mechanism maps them (``data.prepare``, one-hot groups mapped as any feature) and ``R`` the design's
+        row-norm bound: each term lies in [0, 1] and a replaced record is in one pair, so the sum has replace-one
         sensitivity 1; Gaussian noise of standard deviation ``1 / sqrt(2 rho_f)`` makes it ``rho_f``-zCDP (Bun &
         Steinke, TCC 2016, Prop. 1.6), composed with the fit's zCDP. The sum is taken before the charge (a dask
         array's NaN is refused there, with nothing charged) and released after it.
@@ -745,16 +767,21 @@ class _DPLinearModel(BaseEstimator):
         """
         bounds = dataclasses.replace(_declared_bounds(self.bounds).for_features(X.shape[1]), one_hot=None)
         total = _fill_sum(X, y, bounds, self.fit_intercept)
+        R = design_row_norm(X.shape[1], bounds.record_norm(X.shape[1]), self.fit_intercept)
         rho = zcdp_budget(self.epsilon, delta)
         rho_fill = auto.FILL_SHARE * rho
         charge(self.budget, self.epsilon, delta, kw["label"])
         sigma = 1.0 / math.sqrt(2.0 * rho_fill)
-        fill = private_unit_mean(total, X.shape[0], sigma, noise, "the records' fill of their box")
+        fill = private_unit_mean(total, X.shape[0] // 2, sigma, noise, "the records' fill of their box")
         kw.update(zcdp=rho - rho_fill, budget=None)
         return fill, rho, {
-            "the rule's fill": f"{fill:.3f}, the records' mean of min(||x_i|| / R, 1) on the declared bounds, released",
+            "the rule's fill": (f"{fill:.3f}, the mean over pairs of records (the first half with the second) of "
+                                f"min(||x_i - x_j|| / (sqrt(2) R), 1) on the declared bounds, R = {R:.4g} the bound "
+                                "on a record's norm there; released"),
             "the rule's fill: noise": (f"gaussian, standard deviation {sigma:.4g} on the sum (sensitivity 1), zCDP "
                                        f"{rho_fill:.4g} ({auto.FILL_SHARE:g} of the zCDP budget)"),
+            "whole budget": (f"zCDP rho={rho:.4g}: the rule's fill {rho_fill:.4g}, the fit {rho - rho_fill:.4g} (its "
+                             "label range and mechanism's shares are of this)"),
         }
 
     def _chosen_mechanism(self, n, p, fill=None):

@@ -145,7 +145,8 @@ deviation once the range is narrowed privately, so that the scores weigh the lab
 
 FILL_FOURTH, FILL_SHARE = 0.65, 0.02
 """Below ``n epsilon = SPARSITY_STEPS[0][0] log p`` (3 features) the least-squares rule selects a fourth feature where
-the records fill at least ``FILL_FOURTH`` of their box: the private mean of ``min(||x_i|| / R, 1)`` over the records
+the records fill at least ``FILL_FOURTH`` of their box: the private mean over pairs of records of
+``min(||x_i - x_j|| / (sqrt(2) R), 1)`` (their spread, ``estimators._fill_sum``), the records
 mapped onto the declared bounds (``R`` the design's row-norm bound), released with ``FILL_SHARE`` of the zCDP budget
 before the fit (Gaussian, sensitivity 1; docs/privacy.md). Where the features fill more of their box the selection's
 scores stand further above its noise: on synthetic regressions whose features fill 0.72-0.75 of it (clipped normals,

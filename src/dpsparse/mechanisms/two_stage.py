@@ -132,7 +132,7 @@ def _plan(info):
         **{f"stage 2: {k}": v for k, v in plan2.details.items()},
         "budget split": (f"zCDP rho={rho:.4g} ("
                          + ("the largest meeting the target by dp-accounting's RDP accountant" if info.zcdp is None
-                            else "the fit's share of the whole, after the releases before it")
+                            else "the mechanism's share of the whole, after the releases before it")
                          + f"), {share:g} of it for stage 1 and {1 - share:g} for stage 2; both stages' events "
                          "composed together by the accountant"),
     }
