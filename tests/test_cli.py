@@ -1103,3 +1103,22 @@ def test_the_card_of_a_sparse_model_names_its_zeros_without_a_count_of_zero_more
     text = card.read_text()
     assert 0 < support < 40 and f"The other {40 - support} coefficients are 0." in text
     assert "0 more nonzero" not in text and "support in red" in text
+
+
+def test_a_constant_model_says_when_the_held_out_records_took_the_count_below_the_floor(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = np.clip(rng.standard_normal((460, 40)), -1.0, 1.0)  # n epsilon / log p = 125: above the floor (110)
+    y = X[:, :4] @ np.ones(4) + 0.3 * rng.standard_normal(460)
+    (tmp_path / "d.csv").write_text(",".join(f"x{j}" for j in range(40)) + ",y\n" + "".join(
+        ",".join(f"{v:.4f}" for v in row) + f",{t:.4f}\n" for row, t in zip(X, y)))
+    (tmp_path / "b.json").write_text(json.dumps({"feature_low": -1, "feature_high": 1, "label_low": -10,
+                                                 "label_high": 10}))
+    args = ["fit", "--data", str(tmp_path / "d.csv"), "--target", "y", "--loss", "squared", "--bounds",
+            str(tmp_path / "b.json"), "--out", str(tmp_path / "m.json")]
+    assert main(args + ["--private-score"]) == 0  # 345 training records: 93 log p, below it
+    out = capsys.readouterr().out
+    said = " ".join(out.split())
+    assert "the constant predictor" in said and ("with all 460 records it would learn from them: the 115 held out "
+                                                 "for the private score took the count below its floor" in said)
+    assert main(args) == 0
+    assert "took the count below" not in capsys.readouterr().out

@@ -1082,7 +1082,8 @@ def _summary(job, est, release):
     if top and release.get("feature_names") is None:
         top += f" ({card.unnamed(release)})"
     constant = ("; the constant predictor (a noisy label mean): too few records for this epsilon to learn from the "
-                "features (docs/defaults.md)" if est.privacy_report_.mechanism == "constant" else "")
+                "features (docs/defaults.md)" + _held_out_floor(job, est, counts, use)
+                if est.privacy_report_.mechanism == "constant" else "")
     support = release["support"]
     dense = (", every feature: the default penalty strength on few features (alpha = 1e-4, docs/defaults.md) keeps "
              "them all; --alpha, or --mechanism two-stage --sparsity K, for fewer" if support["size"] == support[
@@ -1091,6 +1092,18 @@ def _summary(job, est, release):
                  f"coefficients{dense})" + (f"; largest over each feature's range: {top}" if top else "") + constant)
     lines += [f"WARNING             {w}" for w in release["warnings"]]
     return lines
+
+
+def _held_out_floor(job, est, counts, use):
+    """Where the rule released the constant predictor only because records were held out: says so (public inputs:
+    the records' counts, p and epsilon; the rule without its private fill)."""
+    if job.X_test is None or est.mechanism != "auto":
+        return ""
+    total = counts["training records"] + counts["validation records"] + int(job.X_test.shape[0])
+    if est._chosen_mechanism(total, job.X_train.shape[1])[0].name == "constant":
+        return ""
+    return (f"; with all {total} records it would learn from them: the {job.X_test.shape[0]} held out for {use} "
+            "took the count below its floor (a smaller --test-size keeps more)")
 
 
 def _diagnostic_lines(diag, holder):

@@ -125,8 +125,8 @@ def private_score(estimator, X, y, epsilon, delta, noise):
         warnings.warn(
             f"the private R^2 at epsilon {epsilon:g} is not a score here: the held-out labels' noisy variance is "
             f"within {RELIABLE:g} standard deviations of its noise ({m} held-out records at this epsilon); the mean "
-            f"squared errors released beside it are (the model's {score['model_mse']:.4g} against the constant's "
-            f"{score['constant_mse']:.4g}, noise sd {score['mse_sd']:.2g} and {score['constant_mse_sd']:.2g}); "
+            f"squared errors released beside it: the model's {score['model_mse']:.4g} against the constant's "
+            f"{score['constant_mse']:.4g} (noise sd {score['mse_sd']:.2g} and {score['constant_mse_sd']:.2g}); "
             "more held-out records or a larger "
             "epsilon make the R^2 a score", NoBetterThanConstantWarning, stacklevel=2)
     elif score["model"] <= score["constant"] + margin:
