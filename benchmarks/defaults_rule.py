@@ -946,10 +946,11 @@ def study_sparsity_low(quick):
 
 
 def shaped_family(n, p, k, snr, seed, shape, n_test=2000):
-    """Planted k-sparse regression on [-1, 1] whose features fill more or less of the box: ``"offset"`` as
-    ``regression_family`` at fill 0.3 (a spread of 0.3 around a random centre; root mean square 0.43 of the
-    half-width), ``"mixed"`` as it at fill 1 (two uniforms mixed, 0.48), ``"uniform"`` (0.58), ``"gaussian"``
-    (standard normals clipped to the box, 0.72), ``"wide"`` (uniforms 1.5 times the box, clipped: 0.76); weights of
+    """Planted k-sparse regression on [-1, 1] whose features fill more or less of the box (the fill the rule reads,
+    ``estimators._fill_sum``, in brackets): ``"offset"`` as ``regression_family`` at fill 0.3 (a spread of 0.3 around
+    a random centre: 0.14), ``"mixed"`` as it at fill 1 (two uniforms mixed, 0.48), ``"uniform"`` (0.58),
+    ``"gaussian"`` (standard normals clipped to the box, 0.72), ``"wide"`` (uniforms 1.5 times the box, clipped:
+    0.75); weights of
     random sign and size 0.5-1.5, declared label range centred on 0 and reaching five label standard deviations
     beyond the labels' mean on either side."""
     rng = np.random.default_rng(seed)
@@ -1008,7 +1009,8 @@ def study_fill_threshold(quick):
     for ratio, shape, p, k, snr, seed in grid:
         n = round(ratio * np.log(p))
         Xtr, ytr, Xte, yte, half = shaped_family(n, p, k, snr, 9000 + 17 * seed + k + ratio + p, shape)
-        fill = _fill_sum(Xtr, ytr, Bounds(-np.ones(p), np.ones(p), -half, half), True) / (n // 2)
+        fill = _fill_sum(Xtr, ytr, Bounds(-np.ones(p), np.ones(p), -half, half), True,
+                         np.random.default_rng(seed).permutation(n)) / (n // 2)
         constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
         options = {key: v for key, v in auto.least_squares_selection(n, p, 1.0).items() if key != "sparsity"}
         for sparsity in (3, 4):
@@ -1043,8 +1045,8 @@ def study_fill_rule(quick):
     the rule without it (3 features below ``175 log p``, the whole budget: ``two-stage`` named with the rule's
     options and penalty strength), on ``shaped_family``'s five shapes, 5- and 10-sparse, SNR 3 and 10, p 300 and
     1000, epsilon 1, ``n epsilon / log p`` in ``FILL_RATIOS``, 4 seeds other than ``--study fill-threshold``'s (1 with
-    ``quick``); the R^2 gain over the training mean by shape and ratio, the fill each default released, and how often
-    it chose 4."""
+    ``quick``), each cell with its own noise seed (both arms the same); the R^2 gain over the training mean by shape and
+    ratio, the fill each default released, and how often it chose 4."""
     rows = []
     grid = itertools.product(FILL_RATIOS, ("offset", "mixed", "uniform", "gaussian", "wide"), (300, 1000), (5, 10),
                              (3.0, 10.0), range(4, 5 if quick else 8))
@@ -1054,9 +1056,10 @@ def study_fill_rule(quick):
         bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
         constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
         base = {"n": n, "p": p, "seed": seed, "family": shape, "n eps / log p": ratio}
-        default = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=seed).fit, Xtr, ytr)
+        cell = 100_000 * seed + 1000 * k + 10 * ratio + p + int(snr)  # each cell's own noise (the fill's draw too)
+        default = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=cell).fit, Xtr, ytr)
         fill = float(default.privacy_report_.noise["the rule's fill"].split(",")[0])
-        before = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=seed, mechanism="two-stage",
+        before = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=cell, mechanism="two-stage",
                                 alpha=auto.RULE_ALPHA, mechanism_options=auto.least_squares_selection(n, p, 1.0)).fit,
                         Xtr, ytr)
         for name, m in (("with the fill", default), ("without", before)):

@@ -814,7 +814,7 @@ def test_the_card_of_a_constant_predictor_says_what_it_predicts_and_carries_the_
     assert model["privacy_report"]["mechanism"] == "constant"  # 189 records on 16 features: below the floor
     assert f"it predicts {model['intercept']:.4g} for every record" in text and "penalty" not in text.split("##")[1]
     assert "Every coefficient is 0" in text and "more nonzero coefficients" not in text
-    assert "support in red" not in text  # no chart of effects where there is none
+    assert "support in red" not in text and not (tmp_path / "bw.coefficients.png").exists()  # no chart, no file
     assert "check its private score (below)" not in text  # none was released
     note = json.loads(open(schema_path).read())["note"]
     assert model["schema_note"] == note and note in text  # "the coding itself is not private": the reader sees it
@@ -1122,3 +1122,6 @@ def test_a_constant_model_says_when_the_held_out_records_took_the_count_below_th
                                                  "for the private score took the count below its floor" in said)
     assert main(args) == 0
     assert "took the count below" not in capsys.readouterr().out
+    assert main(args + ["--private-score", "--epsilon", "0.05"]) == 0  # the constant with every record too
+    out = capsys.readouterr().out
+    assert "the constant predictor" in out and "took the count below" not in out

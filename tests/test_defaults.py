@@ -305,8 +305,8 @@ def test_the_noiseless_fill_chooses_four_features_where_the_records_fill_their_b
     X, y, bounds = _fill_problem(spread)
     est = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=audit.LedgerNoise(0, zero=True)).fit, X, y)
     R = math.sqrt(X.shape[1] + 1)  # the design's bound: the features on [-1, 1] and the intercept's column
-    m = X.shape[0] // 2
-    fill = np.mean(np.minimum(np.linalg.norm(X[:m] - X[m:2 * m], axis=1) / (math.sqrt(2) * R), 1.0))
+    m, order = X.shape[0] // 2, np.random.default_rng(0).permutation(X.shape[0])  # the noise generator's pairs
+    fill = np.mean(np.minimum(np.linalg.norm(X[order[:m]] - X[order[m:2 * m]], axis=1) / (math.sqrt(2) * R), 1.0))
     assert float(est.privacy_report_.noise["the rule's fill"].split(",")[0]) == pytest.approx(fill, abs=5e-4)
     assert (fill >= auto.FILL_FOURTH) == (sparsity == 4)
     assert est.support_.size == sparsity
@@ -316,10 +316,27 @@ def test_the_fill_sum_moves_by_exactly_its_sensitivity_when_a_record_crosses_its
     from dpsparse.estimators import _fill_sum
 
     X, y, bounds = _fill_problem(n=100)
-    X[50] = 1.0  # record 0's partner, at a corner
+    order = np.random.default_rng(1).permutation(100)
+    first, partner = order[0], order[50]
+    X[partner] = 1.0  # the first record's partner, at a corner
     a, b = X.copy(), X.copy()
-    a[0], b[0] = 1.0, -1.0  # record 0 on its partner (distance 0), then at the opposite corner (beyond sqrt(2) R)
-    assert _fill_sum(b, y, bounds, True) - _fill_sum(a, y, bounds, True) == pytest.approx(1.0, abs=1e-12)
+    a[first], b[first] = 1.0, -1.0  # on its partner (distance 0), then at the opposite corner (beyond sqrt(2) R)
+    assert _fill_sum(b, y, bounds, True, order) - _fill_sum(a, y, bounds, True, order) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_the_fills_pairs_follow_a_permutation_not_the_files_order():
+    """Paired by position, a file sorted by its records would pair by the sort, and one replaced record could move
+    every pair; through a permutation drawn independently of the records the release depends on the records only,
+    not their order: the same records shuffled and sorted give one distribution (means over 400 permutations
+    agree)."""
+    from dpsparse.estimators import _fill_sum
+
+    X, y, bounds = _fill_problem(n=200)
+    ranked = np.argsort(X[:, 0])
+    Xs, ys = X[ranked], y[ranked]
+    rng = np.random.default_rng(2)
+    sums = [[_fill_sum(A, b, bounds, True, rng.permutation(200)) for _ in range(400)] for A, b in ((X, y), (Xs, ys))]
+    assert 0 < np.std(sums[0]) and abs(np.mean(sums[0]) - np.mean(sums[1])) < 4 * np.std(sums[0]) * math.sqrt(2 / 400)
 
 
 def test_records_bunched_in_a_corner_of_their_box_do_not_count_as_filling_it():
@@ -336,22 +353,20 @@ def test_records_bunched_in_a_corner_of_their_box_do_not_count_as_filling_it():
 def test_the_fill_is_read_on_the_declared_map_in_blocks_and_on_every_backend():
     from dpsparse.estimators import _fill_sum
 
-    X, y, bounds = _fill_problem(0.5, n=51, p=40)  # 25 pairs, the last record unpaired
-    X[3] = 5.0  # beyond the declared range: clipped to the box, as the fit maps it
-    X[4, :20] = 0.0  # a sparse matrix's implicit zeros on both sides of a pair
+    X, y, bounds = _fill_problem(0.5, n=51, p=40)  # 25 pairs, one record unpaired
+    order = np.random.default_rng(4).permutation(51)
+    X[order[3]] = 5.0  # beyond the declared range: clipped to the box, as the fit maps it
+    X[order[4], :20] = X[order[29], :20] = 0.0  # a sparse matrix's implicit zeros on both sides of a pair
     R = math.sqrt(41)
-    mapped = np.clip(X, -1.0, 1.0)
-    expected = np.minimum(np.linalg.norm(mapped[:25] - mapped[25:50], axis=1) / (math.sqrt(2) * R), 1.0).sum()
-    assert _fill_sum(X, y, bounds, True) == pytest.approx(expected, rel=1e-12)
-    assert _fill_sum(X, y, bounds, True, block=7 * 40) == pytest.approx(expected, rel=1e-12)  # 4 blocks of pairs
-    assert _fill_sum(sp.csr_matrix(X), y, bounds, True, block=7 * 40) == pytest.approx(expected, rel=1e-12)
-    shifted = data.Bounds(np.zeros(40), np.full(40, 2.0), -10.0, 10.0)  # a range not centred on 0: a shifted map
-    centred = np.clip(X, 0.0, 2.0) - 1.0
-    assert _fill_sum(sp.csr_matrix(X), y, shifted, True, block=7 * 40) == pytest.approx(
-        np.minimum(np.linalg.norm(centred[:25] - centred[25:50], axis=1) / (math.sqrt(2) * R), 1.0).sum(), rel=1e-12)
     da = pytest.importorskip("dask.array")
-    assert _fill_sum(da.from_array(X, chunks=(16, 40)), da.from_array(y, chunks=16), bounds, True) == pytest.approx(
-        expected, rel=1e-12)
+    for bounds_, mapped in ((bounds, np.clip(X, -1.0, 1.0)),  # and a range not centred on 0: a shifted map
+                            (data.Bounds(np.zeros(40), np.full(40, 2.0), -10.0, 10.0), np.clip(X, 0.0, 2.0) - 1.0)):
+        gaps = mapped[order[:25]] - mapped[order[25:50]]
+        expected = np.minimum(np.linalg.norm(gaps, axis=1) / (math.sqrt(2) * R), 1.0).sum()
+        for A, block in ((X, 2**22), (X, 7 * 40), (sp.csr_matrix(X), 7 * 40)):  # one block, or 4 blocks of pairs
+            assert _fill_sum(A, y, bounds_, True, order, block=block) == pytest.approx(expected, rel=1e-12)
+        assert _fill_sum(da.from_array(X, chunks=(16, 40)), da.from_array(y, chunks=16), bounds_, True,
+                         order) == pytest.approx(expected, rel=1e-12)
 
 
 def test_the_fill_and_the_fit_are_charged_once_as_one_epsilon():

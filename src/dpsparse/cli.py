@@ -1152,13 +1152,15 @@ def _write_fit_card(path, job, est, release, model_path, sweep_results=None):
     card's beside it, with a note for each file they replace."""
     with tempfile.TemporaryDirectory(prefix="dpsparse-card-") as folder:
         png, curve = _card_figures(path, sweep_results is not None, folder if _html(path) else None)
-        replaced = [f for f in (png, curve) if f is not None and f.exists()]
-        card.plot_coefficients(png, release)
+        drawn = release["support"]["size"] > 0  # a constant model has no effect to draw: no figure beside the card
+        replaced = [f for f in (png if drawn else None, curve) if f is not None and f.exists()]
+        if drawn:
+            card.plot_coefficients(png, release)
         if curve is not None:
             card.plot_sweep(curve, sweep_results["rows"], sweep_results["metric"], sweep_results["constant"],
                             title="privacy-utility trade-off (private scores)", private=True)
         title, sections = card.model_card(release, str(est.privacy_report_), png, model_path, sweep_results, curve)
-        _write_card(path, title, sections, [png] + ([curve] if curve else []))
+        _write_card(path, title, sections, ([png] if drawn else []) + ([curve] if curve else []))
     for f in replaced:
         print(f"dpsparse: note: {f} existed and was replaced by the card's figure (--report names another file)",
               file=sys.stderr)

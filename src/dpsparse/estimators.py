@@ -368,25 +368,27 @@ def _buys_every_range(bounds):
     return isinstance(bounds, str) and bounds == "private"
 
 
-def _fill_sum(X, y, bounds, fit_intercept, block=2**22):
-    """``sum_{i < m} min(||x_i - x_{i+m}|| / (sqrt(2) R), 1)``, ``m = n // 2``: the records paired by position (the
-    first half with the second), mapped onto ``bounds`` as the fit maps them (``data.prepare``, a block of pairs at a
-    time: no copy of the whole design; a dask array in one reduction), ``R`` the design's row-norm bound. A pair's
-    distance measures the records' spread around their centre, wherever it sits in the box (``sqrt(2) R`` times the
-    root mean square of the features' standard deviations, for many features); a replaced record moves one term, each
-    in [0, 1]."""
+def _fill_sum(X, y, bounds, fit_intercept, order, block=2**22):
+    """``sum_{i < m} min(||x_a - x_b|| / (sqrt(2) R), 1)`` over the pairs ``(a, b) = (order[i], order[m + i])``,
+    ``m = n // 2``, ``order`` a permutation of the records drawn independently of them (so the pairs do not follow the
+    file's order, which may follow the records: a sorted file), the records mapped onto ``bounds`` as the fit maps
+    them (``data.prepare``, a block of pairs at a time: no copy of the whole design; a dask array gathered by
+    ``order`` and reduced once), ``R`` the design's row-norm bound. A pair's distance measures the records' spread,
+    wherever they sit in the box (``sqrt(2) R`` times the root mean square of the features' standard deviations in
+    the mapped design's units, for many features); a replaced record moves one term, each in [0, 1]."""
     m = X.shape[0] // 2
+    first, second = np.asarray(order[:m]), np.asarray(order[m:2 * m])
     if distributed.is_dask(X):
         design = prepare(X, y, bounds, False, fit_intercept)
-        d = (design.X[:m] - design.X[m:2 * m]) ** 2
+        d = (design.X[first] - design.X[second]) ** 2
         return float(np.minimum(np.sqrt(d.sum(axis=1)) / (math.sqrt(2.0) * design.row_norm), 1.0).sum().compute())
     rows = max(1, block // max(X.shape[1], 1))
     total = 0.0
     for i in range(0, m, rows):
-        j = min(i + rows, m)
-        first = prepare(X[i:j], y[i:j], bounds, False, fit_intercept)
-        second = prepare(X[m + i:m + j], y[m + i:m + j], bounds, False, fit_intercept)
-        total += float(np.minimum(_row_distances(first.X, second.X) / (math.sqrt(2.0) * first.row_norm), 1.0).sum())
+        a, b = first[i:i + rows], second[i:i + rows]
+        A = prepare(X[a], y[a], bounds, False, fit_intercept)
+        B = prepare(X[b], y[b], bounds, False, fit_intercept)
+        total += float(np.minimum(_row_distances(A.X, B.X) / (math.sqrt(2.0) * A.row_norm), 1.0).sum())
     return total
 
 
@@ -752,7 +754,8 @@ class _DPLinearModel(BaseEstimator):
         """Charge the whole budget, release the records' fill of their box with ``auto.FILL_SHARE`` of the zCDP
         budget, and leave the fit the rest as a zCDP target (``kw`` updated).
 
-        The fill is the mean over the ``n // 2`` pairs of records (the first half with the second, by position) of
+        The fill is the mean over ``n // 2`` pairs of records (a permutation from the noise generator, drawn
+        independently of the records, pairs its first half with its second) of
         ``min(||x_i - x_j|| / (sqrt(2) R), 1)`` (``_fill_sum``), the records mapped onto the declared bounds as the
         rule's mechanism maps them (``data.prepare``, one-hot groups mapped as any feature) and ``R`` the design's
         row-norm bound: each term lies in [0, 1] and a replaced record is in one pair, so the sum has replace-one
@@ -766,7 +769,7 @@ class _DPLinearModel(BaseEstimator):
             The released fill, the whole's zCDP budget, the report's lines.
         """
         bounds = dataclasses.replace(_declared_bounds(self.bounds).for_features(X.shape[1]), one_hot=None)
-        total = _fill_sum(X, y, bounds, self.fit_intercept)
+        total = _fill_sum(X, y, bounds, self.fit_intercept, noise.rng.permutation(X.shape[0]))  # pairs: no data
         R = design_row_norm(X.shape[1], bounds.record_norm(X.shape[1]), self.fit_intercept)
         rho = zcdp_budget(self.epsilon, delta)
         rho_fill = auto.FILL_SHARE * rho
@@ -775,7 +778,7 @@ class _DPLinearModel(BaseEstimator):
         fill = private_unit_mean(total, X.shape[0] // 2, sigma, noise, "the records' fill of their box")
         kw.update(zcdp=rho - rho_fill, budget=None)
         return fill, rho, {
-            "the rule's fill": (f"{fill:.3f}, the mean over pairs of records (the first half with the second) of "
+            "the rule's fill": (f"{fill:.3f}, the mean over random pairs of records of "
                                 f"min(||x_i - x_j|| / (sqrt(2) R), 1) on the declared bounds, R = {R:.4g} the bound "
                                 "on a record's norm there; released"),
             "the rule's fill: noise": (f"gaussian, standard deviation {sigma:.4g} on the sum (sensitivity 1), zCDP "

@@ -43,9 +43,9 @@ def ledger_after(before):
 
 
 def private_unit_mean(total, n, multiplier, noise, name):
-    """The mean of ``n`` per-record values in [0, 1], released: their sum ``total`` (replace-one sensitivity 1)
-    plus Gaussian noise of standard deviation ``multiplier`` (through ``noise.release``), over ``n``, clipped to
-    ``[0.01, 1]`` (post-processing).
+    """The mean of ``n`` values in [0, 1] (one a record, or one a pair of records), released: their sum ``total``
+    (replace-one sensitivity 1) plus Gaussian noise of standard deviation ``multiplier`` (through ``noise.release``),
+    over ``n``, clipped to ``[0.01, 1]`` (post-processing).
 
     Returns
     -------
