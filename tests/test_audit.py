@@ -278,6 +278,19 @@ def _label_counts(y, noise):
     select_labels(y, zcdp_budget(_EPS, _DELTA), _DELTA, noise)
 
 
+def _records_fill(X, noise):
+    """The least-squares rule's fill (``estimators._release_fill``) with the whole budget: the pairs drawn from the
+    noise generator, the sum over them released with the Gaussian noise of its zCDP share."""
+    from dpsparse.accounting import zcdp_budget
+    from dpsparse.data import Bounds
+    from dpsparse.estimators import _fill_sum
+    from dpsparse.mechanisms._common import private_unit_mean
+
+    n, p = X.shape
+    total = _fill_sum(X, np.zeros(n), Bounds(-np.ones(p), np.ones(p), -1.0, 1.0), True, noise.rng.permutation(n))
+    private_unit_mean(total, n // 2, 1.0 / math.sqrt(2.0 * zcdp_budget(_EPS, _DELTA)), noise, "fill")
+
+
 def _held_out_score(classification):
     from dpsparse.scoring import private_score
 
@@ -294,6 +307,9 @@ def _release_cases():
         "label counts": (_label_counts, (np.r_[np.zeros(6), np.ones(4)], np.r_[np.zeros(5), np.ones(5)]), 20000),
         "score, classification": (_held_out_score(True), ((X, first), (X, np.zeros(_N))), 20000),
         "score, regression": (_held_out_score(False), ((X, first), (X, -first)), 20000),
+        # every record at one corner, then record 0 at the opposite one: whatever its partner, its pair's term goes
+        # from 0 to 1 (a distance 2 sqrt(2) beyond sqrt(2) R = sqrt(6))
+        "records' fill": (_records_fill, (np.ones((_N, 2)), np.vstack([-np.ones(2), np.ones((_N - 1, 2))])), 20000),
     }
 
 

@@ -561,8 +561,6 @@ class _DPLinearModel(BaseEstimator):
             warnings.warn(f"mechanism='auto' releases the constant predictor: {reason}; more records, a larger "
                           "epsilon or fewer features would let it learn from the features", ConstantPredictorWarning,
                           stacklevel=2)
-        if reason is not None and _is_auto(self.alpha) and mechanism.name != "constant":
-            reason += f"; penalty strength alpha = {self.alpha_:g} (alpha='auto')"
         zcdp = mechanism.zcdp_calibration and mechanism.resolve_calibration(self.calibration) == "tight"
         penalty = self._penalty(X.shape[1])
         loss = self._loss()
@@ -576,7 +574,8 @@ class _DPLinearModel(BaseEstimator):
         fill = self._release_fill(X, y, delta, noise, kw) if self._reads_fill(reason, zcdp, n, X.shape[1]) else None
         if fill is not None:  # the rule's options, from the released fill (post-processing)
             _, kw["options"], reason = self._chosen_mechanism(n, X.shape[1], fill[0])
-            reason += f"; penalty strength alpha = {self.alpha_:g} (alpha='auto')" if _is_auto(self.alpha) else ""
+        if reason is not None and _is_auto(self.alpha) and mechanism.name != "constant":
+            reason += f"; penalty strength alpha = {self.alpha_:g} (alpha='auto')"
         # the constant predictor reads no feature: nothing to tighten
         design = self._design(X, y, None if mechanism.name == "constant" else (self.epsilon, kw["delta"], zcdp,
                                                                               kw.get("zcdp")), mechanism.one_hot)
