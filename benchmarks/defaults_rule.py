@@ -970,6 +970,10 @@ def shaped_family(n, p, k, snr, seed, shape, n_test=2000):
     return X[:n], y[:n], X[n:], y[n:], abs(y.mean()) + 5.0 * y.std()
 
 
+SHAPES = ("offset", "mixed", "uniform", "gaussian", "wide")
+"""``shaped_family``'s shapes, by the fill they give."""
+
+
 def study_sparsity_fill(quick):
     """Why a fourth feature pays on some problems below ``175 log p`` and not on the rule's families: 3 features with
     20 DP-GD steps against 4 with 20 and with 50 (the rule's selection share and label clip) on ``shaped_family``'s
@@ -1040,6 +1044,37 @@ def fill_table(rows):
     return table
 
 
+COUNT_RATIOS = (115, 130, 145, 160, 175, 200, 225, 260, 300, 340)
+"""The values of ``n epsilon / log p`` of ``--study fill-count`` and ``--study fill-bands``."""
+
+
+def study_fill_count(quick):
+    """How many features the least-squares rule should select below ``350 log p`` as a function of how much of their
+    box the records fill: 3 to 8 features with the rule's DP-GD steps (20 below ``175 log p``, 50 above), selection
+    share and label clip, on ``shaped_family``'s five shapes, 5- and 10-sparse, SNR 3 and 10, p 300 and 1000,
+    epsilon 1, ``n epsilon / log p`` in ``COUNT_RATIOS``, 4 seeds no other study used (1 with ``quick``), each cell
+    with its own noise seed (every count the same); the R^2 gain over the training mean by shape and ratio, and each
+    cell's fill (``estimators._fill_sum`` over its pairs, here without noise)."""
+    rows = []
+    grid = itertools.product(COUNT_RATIOS, SHAPES, (300, 1000), (5, 10), (3.0, 10.0), range(20, 21 if quick else 24))
+    for ratio, shape, p, k, snr, seed in grid:
+        n = round(ratio * np.log(p))
+        Xtr, ytr, Xte, yte, half = shaped_family(n, p, k, snr, 9000 + 17 * seed + k + ratio + p, shape)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+        options = {key: v for key, v in auto.least_squares_selection(n, p, 1.0).items() if key != "sparsity"}
+        cell = 100_000 * seed + 1000 * k + 10 * ratio + p + int(snr)
+        fill = _fill_sum(Xtr, ytr, bounds, True, np.random.default_rng(cell).permutation(n)) / (n // 2)
+        for sparsity in range(3, 9):
+            kw = {"mechanism": "two-stage", "mechanism_options": {**options, "sparsity": sparsity}}
+            m = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=cell, alpha=auto.RULE_ALPHA, **kw).fit,
+                       Xtr, ytr)
+            rows.append({"n": n, "p": p, "k": k, "snr": snr, "seed": seed, "family": shape, "fill": fill,
+                         "n eps / log p": ratio, "setting": f"{sparsity} features",
+                         "gain": float(r2_score(yte, m.predict(Xte))) - constant})
+    return rows
+
+
 def study_fill_rule(quick):
     """The least-squares rule with the fill's release (``auto.FILL_FOURTH``: its default, as a user calls it) against
     the rule without it (3 features below ``175 log p``, the whole budget: ``two-stage`` named with the rule's
@@ -1068,8 +1103,75 @@ def study_fill_rule(quick):
     return rows
 
 
+def _previous_selection(n, p, fill):
+    """The least-squares rule's options before ``--study fill-count``: 3 features below ``175 log p`` (4 where
+    the fill was at least 0.65), 4 below 225, 5 below 350; the same shares and steps."""
+    options = auto.least_squares_selection(n, p, 1.0)
+    ratio = n / np.log(p)
+    options["sparsity"] = 4 if 175 <= ratio < 225 else 5 if 225 <= ratio < 350 else 4 if fill >= 0.65 else 3
+    return options
+
+
+def study_fill_bands(quick):
+    """The least-squares rule's counts of ``auto.SPARSITY_STEPS`` below ``FILL_BAND log p`` (its default, as a user
+    calls it, the fill released) against the rule before them (``_previous_selection`` on the fill the default
+    released, ``two-stage`` named with the rule's penalty strength and the whole budget), on seeds no other study
+    used: ``shaped_family``'s five shapes and ``regression_family`` at fill 0.3 and 1 with the labels inside their
+    range, 5- and 10-sparse, SNR 3 and 10, p 300 and 1000, epsilon 1, ``n epsilon / log p`` in ``COUNT_RATIOS``, 2
+    seeds (1 with ``quick``), each cell with its own noise seed (both arms the same); the R^2 gain over the training
+    mean by family and ratio, the fill each default released and its mean count."""
+    rows, seeds = [], range(24, 25 if quick else 26)
+
+    def problems():
+        for ratio, shape, p, k, snr, seed in itertools.product(COUNT_RATIOS, SHAPES, (300, 1000), (5, 10),
+                                                               (3.0, 10.0), seeds):
+            n = round(ratio * np.log(p))
+            Xtr, ytr, Xte, yte, half = shaped_family(n, p, k, snr, 9000 + 17 * seed + k + ratio + p, shape)
+            yield ratio, shape, p, k, snr, seed, n, (Xtr, ytr, Xte, yte), Bounds(-np.ones(p), np.ones(p), -half, half)
+        for n, p, seed, split, bounds, base, _ in _planted_by_ratio(COUNT_RATIOS, 43, quick, seeds, labels_inside=True):
+            k, snr, fill = (float(part.split("=")[1]) for part in base["family"].split())
+            yield base["n eps / log p"], f"regression fill={fill:g}", p, int(k), snr, seed, n, split, bounds
+
+    for ratio, family, p, k, snr, seed, n, (Xtr, ytr, Xte, yte), bounds in problems():
+        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+        base = {"n": n, "p": p, "k": k, "snr": snr, "seed": seed, "family": family, "n eps / log p": ratio}
+        cell = 100_000 * seed + 1000 * k + 10 * ratio + p + int(snr)
+        default = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=cell).fit, Xtr, ytr)
+        fill = float(default.privacy_report_.noise["the rule's fill"].split(",")[0])
+        before = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=cell, mechanism="two-stage",
+                                alpha=auto.RULE_ALPHA, mechanism_options=_previous_selection(n, p, fill)).fit,
+                        Xtr, ytr)
+        for name, m in (("with the fill", default), ("without", before)):
+            rows.append({**base, "setting": name, "fill": fill, "features": int(m.support_.size),
+                         "gain": float(r2_score(yte, m.predict(Xte))) - constant})
+    return rows
+
+
+def study_huber_bands(quick):
+    """The Huber loss follows the least-squares rule's counts where no fill is read (``auto.SPARSITY_STEPS``'
+    second entry): its default (5 features below ``225 log p``, 6 below 350) against the counts before
+    ``--study fill-count`` (4 and 5), ``two-stage`` named with the rule's options and penalty strength, on
+    ``shaped_family``'s five shapes, 5- and 10-sparse, SNR 3 and 10, p 1000, epsilon 1, ``n epsilon / log p`` 200, 260
+    and 300, 2 seeds no other study used (1 with ``quick``); the R^2 gain over the training mean by shape and ratio."""
+    rows = []
+    grid = itertools.product((200, 260, 300), SHAPES, (5, 10), (3.0, 10.0), range(26, 27 if quick else 28))
+    for ratio, shape, k, snr, seed in grid:
+        p, n = 1000, round(ratio * np.log(1000))
+        Xtr, ytr, Xte, yte, half = shaped_family(n, p, k, snr, 9000 + 17 * seed + k + ratio + p, shape)
+        bounds = Bounds(-np.ones(p), np.ones(p), -half, half)
+        constant = float(r2_score(yte, np.full_like(yte, np.mean(ytr))))
+        cell = 100_000 * seed + 1000 * k + 10 * ratio + p + int(snr)
+        options = {key: v for key, v in _previous_selection(n, p, 0.0).items() if key != "selection_clip"}
+        for name, kw in (("rule", {}), ("before", {"mechanism": "two-stage", "alpha": auto.RULE_ALPHA,
+                                                   "mechanism_options": options})):
+            m = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=cell, loss="huber", **kw).fit, Xtr, ytr)
+            rows.append({"n": n, "p": p, "seed": seed, "family": shape, "n eps / log p": ratio, "setting": name,
+                         "gain": float(r2_score(yte, m.predict(Xte))) - constant})
+    return rows
+
+
 def fill_rule_table(rows):
-    """By shape and ratio: the mean released fill, how often the default took 4 features, each setting's mean gain,
+    """By shape and ratio: the mean released fill, the default's mean count of features, each setting's mean gain,
     and the paired difference with its standard error."""
     by = {}
     for r in rows:
@@ -1081,7 +1183,7 @@ def fill_rule_table(rows):
         d = np.array([r["gain"] for r in new]) - old
         table.append({"family": shape, "n eps / log p": ratio, "fits": int(d.size),
                       "fill": float(np.mean([r["fill"] for r in new])),
-                      "4 features": float(np.mean([r["features"] == 4 for r in new])),
+                      "features": float(np.mean([r["features"] for r in new])),
                       "with the fill": float(old.mean() + d.mean()), "without": float(old.mean()),
                       "difference": float(d.mean()),
                       "se": float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else 0.0})
@@ -1768,7 +1870,8 @@ def main(argv=None):
                                         "gd-many-wide", "gd-mid", "floor-steps", "selection-clip", "one-hot",
                                         "one-hot-sgd", "floor-selection", "private-tail", "joint-tightening",
                                         "sparsity-low", "sparsity-fill", "fill-threshold",
-                                        "fill-rule", "floor-selection-inside"],
+                                        "fill-rule", "fill-count", "fill-bands", "huber-bands",
+                                        "floor-selection-inside"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1780,7 +1883,7 @@ def main(argv=None):
                       "gd-warm", "second-steps-many", "fw-radius", "iht-step", "gd-steps-floor", "hinge-wide",
                       "gd-many", "gd-many-wide", "gd-mid", "floor-steps", "selection-clip", "one-hot",
                       "one-hot-sgd", "floor-selection", "private-tail", "joint-tightening", "sparsity-low",
-                      "sparsity-fill", "fill-threshold", "fill-rule",
+                      "sparsity-fill", "fill-threshold", "fill-rule", "fill-count", "fill-bands", "huber-bands",
                       "floor-selection-inside"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
@@ -1807,6 +1910,9 @@ def main(argv=None):
                            "sparsity-fill": (study_sparsity_fill, ratio_family_table),
                            "fill-threshold": (study_fill_threshold, fill_table),
                            "fill-rule": (study_fill_rule, fill_rule_table),
+                           "fill-count": (study_fill_count, ratio_family_table),
+                           "fill-bands": (study_fill_bands, fill_rule_table),
+                           "huber-bands": (study_huber_bands, ratio_family_table),
                            "one-hot": (study_one_hot, one_hot_table),
                            "one-hot-sgd": (study_one_hot_sgd, one_hot_table),
                            "floor-selection": (study_floor_selection, ratio_family_table),

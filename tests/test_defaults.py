@@ -242,8 +242,8 @@ def test_the_rules_dp_gcd_starts_from_the_noisy_label_mean_and_reports_it():
 @pytest.mark.parametrize("n,epsilon,sparsity,steps", [
     (1000, 1.0, 3, 20),  # n epsilon / log 1000 = 145: just above the floor (130), 3 features, 20 steps
     (1200, 1.0, 3, 20),  # 174: still 3 below 175 (--study sparsity-low)
-    (1300, 1.0, 4, 50),  # 188: 4 features
-    (2000, 1.0, 5, 50),  # 290
+    (1300, 1.0, 5, 50),  # 188: 5 features (--study fill-count)
+    (2000, 1.0, 6, 50),  # 290
     (5000, 0.5, 10, 100),  # 362: 10 features, 100 DP-GD steps
     (5000, 1.0, 10, 200),  # 724: the planted Lasso of the targets
     (20000, 1.0, 10, 1000),  # 2895: 1000 DP-GD steps from 1000
@@ -265,24 +265,25 @@ def _fill_problem(spread=1.0, n=560, p=40, seed=0):
     return X, y, data.Bounds(-np.ones(p), np.ones(p), -10.0, 10.0)
 
 
-def test_the_rule_reads_the_fill_only_below_its_first_band_for_least_squares_on_many_features():
+def test_the_rule_reads_the_fill_only_below_fill_band_for_least_squares_on_many_features():
     sq, l1 = losses.Squared(1.0), norms.build_penalty("l1", 1e-3, 1000, True)
     assert auto.reads_fill(sq, l1, 1000, 1000, 1.0)  # n epsilon / log p = 145
     assert auto.reads_fill(sq, l1, 770, 1000, 1.0)  # 111: from the selection's floor (110)
     assert not auto.reads_fill(sq, l1, 750, 1000, 1.0)  # 109: below it, the constant
-    assert not auto.reads_fill(sq, l1, 1210, 1000, 1.0)  # 175: the bands read n, p and epsilon only
+    assert auto.reads_fill(sq, l1, 2400, 1000, 1.0)  # 347: below FILL_BAND (350)
+    assert not auto.reads_fill(sq, l1, 2420, 1000, 1.0)  # 350: the bands read n, p and epsilon only
     assert not auto.reads_fill(sq, norms.build_penalty("l1", 1e-3, 30, True), 500, 30, 1.0)  # every feature fit
     assert not auto.reads_fill(losses.Huber(1.0), l1, 1000, 1000, 1.0)  # not measured for the Huber loss
     assert not auto.reads_fill(losses.Logistic(), l1, 1000, 1000, 1.0)
 
 
-@pytest.mark.parametrize("fill,sparsity", [(None, 3), (0.01, 3), (auto.FILL_FOURTH - 1e-9, 3),
-                                           (auto.FILL_FOURTH, 4), (1.0, 4)])
-def test_a_fill_of_at_least_fill_fourth_adds_a_fourth_feature_below_the_first_band(fill, sparsity):
-    options = auto.least_squares_selection(1000, 1000, 1.0, fill)  # 145
-    assert (options["sparsity"], options["n_iter"], options["selection_share"]) == (sparsity, 20, 0.7)
-    assert auto.least_squares_selection(1300, 1000, 1.0, fill)["sparsity"] == 4  # 188: the band's own 4, any fill
-    assert auto.least_squares_selection(3000, 1000, 1.0, fill)["sparsity"] == 10  # 434
+@pytest.mark.parametrize("fill,filled", [(None, False), (0.01, False), (auto.FILL_MORE - 1e-9, False),
+                                         (auto.FILL_MORE, True), (1.0, True)])
+def test_a_fill_of_at_least_fill_more_selects_the_filled_count_below_fill_band(fill, filled):
+    for n, steps, counts in ((800, 20, (3, 4)), (1000, 20, (3, 5)), (1300, 50, (5, 6)), (2000, 50, (6, 7)),
+                             (3000, 100, (10, 10))):  # n epsilon / log p = 116, 145, 188, 290, 434
+        options = auto.least_squares_selection(n, 1000, 1.0, fill)
+        assert (options["sparsity"], options["n_iter"], options["selection_share"]) == (counts[filled], steps, 0.7)
 
 
 def test_the_fill_is_one_gaussian_release_of_sensitivity_one_composed_with_the_fit():
@@ -300,15 +301,15 @@ def test_the_fill_is_one_gaussian_release_of_sensitivity_one_composed_with_the_f
     assert "the rule's fill" in report.noise and "records fill" in report.noise["mechanism chosen (mechanism='auto')"]
 
 
-@pytest.mark.parametrize("spread,sparsity", [(1.0, 4), (0.3, 3)])
-def test_the_noiseless_fill_chooses_four_features_where_the_records_fill_their_box(spread, sparsity):
+@pytest.mark.parametrize("spread,sparsity", [(1.0, 5), (0.3, 3)])
+def test_the_noiseless_fill_chooses_five_features_where_the_records_fill_their_box(spread, sparsity):
     X, y, bounds = _fill_problem(spread)
     est = _quiet(DPLasso(epsilon=1.0, bounds=bounds, random_state=audit.LedgerNoise(0, zero=True)).fit, X, y)
     R = math.sqrt(X.shape[1] + 1)  # the design's bound: the features on [-1, 1] and the intercept's column
     m, order = X.shape[0] // 2, np.random.default_rng(0).permutation(X.shape[0])  # the noise generator's pairs
     fill = np.mean(np.minimum(np.linalg.norm(X[order[:m]] - X[order[m:2 * m]], axis=1) / (math.sqrt(2) * R), 1.0))
     assert float(est.privacy_report_.noise["the rule's fill"].split(",")[0]) == pytest.approx(fill, abs=5e-4)
-    assert (fill >= auto.FILL_FOURTH) == (sparsity == 4)
+    assert (fill >= auto.FILL_MORE) == (sparsity == 5)
     assert est.support_.size == sparsity
 
 
@@ -396,7 +397,7 @@ def test_a_dask_records_infinity_is_refused_before_the_fill_charges_anything():
     assert budget.spent == []
 
 
-@pytest.mark.parametrize("kw", [{"mechanism": "two-stage"}, {"epsilon": 2.0},  # 304: from the first band's bound
+@pytest.mark.parametrize("kw", [{"mechanism": "two-stage"}, {"epsilon": 2.5},  # 380: from FILL_BAND (350)
                                 {"bounds": "row_norm"}, {"loss_huber": True}])
 def test_no_fill_is_released_where_the_rule_does_not_read_it(kw):
     X, y, bounds = _fill_problem()
@@ -420,7 +421,7 @@ def test_the_fill_reads_bounds_declared_any_way_and_any_record_container_alike()
     fits = [_quiet(DPLasso(epsilon=1.0, bounds=b, random_state=audit.LedgerNoise(0, zero=True)).fit, x, y)
             for b, x in ((bounds, X), (as_dict, X), (tuple(as_dict.values()), X), (bounds, pd.DataFrame(X)))]
     fills = {est.privacy_report_.noise["the rule's fill"] for est in fits}
-    assert len(fills) == 1 and all(est.support_.size == 4 for est in fits)
+    assert len(fills) == 1 and all(est.support_.size == 5 for est in fits)
     np.testing.assert_allclose(fits[1].coef_, fits[0].coef_)
     other = _quiet(DPLinearRegression(epsilon=1.0, bounds=bounds, random_state=0).fit, X, y)
     assert "the rule's fill" in other.privacy_report_.noise

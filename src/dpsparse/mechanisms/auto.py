@@ -11,8 +11,8 @@ docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
   when there are at most ``FEW_LEAST_SQUARES`` of them (its steps growing with ``n epsilon / log p``:
   ``LEAST_SQUARES_GD_STEPS``), otherwise ``two-stage``: features selected by peeling (the
   labels clipped at ``SELECTION_CLIP`` in the scores), then DP-GD (its clipping norm set privately) on them; how many
-  and DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``), and for the squared loss one feature more in
-  the first band where the records fill at least ``FILL_FOURTH`` of their box;
+  and DP-GD's steps grow with ``n epsilon / log p`` (``SPARSITY_STEPS``), and for the squared loss more of them below
+  ``FILL_BAND log p`` where the records fill at least ``FILL_MORE`` of their box;
 - the logistic loss with a separable penalty: on at most ``FEW`` features, the constant predictor when
   ``n epsilon < FLOOR_FEW log p`` (too few records for the budget), otherwise DP-GD (its clipping norm set
   privately), and so on at most ``FEW_MANY`` features from ``n epsilon = GD_MANY_BAND log p``; on more, the constant
@@ -46,7 +46,7 @@ from .base import penalty_capabilities
 __all__ = ["FEW", "FEW_LEAST_SQUARES", "FEW_MANY", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "FLOOR_SELECTION",
            "GCD_BAND",
            "GCD_FEW_STEPS", "GCD_MANY_BAND", "GCD_MANY_STEPS", "GD_MANY_BAND", "GD_MANY_STEPS", "GD_STEPS",
-           "FILL_FOURTH", "FILL_SHARE", "HINGE_BAND", "HINGE_FLOOR", "HINGE_RADII", "ITERATIONS",
+           "FILL_BAND", "FILL_MORE", "FILL_SHARE", "HINGE_BAND", "HINGE_FLOOR", "HINGE_RADII", "ITERATIONS",
            "LEAST_SQUARES_GD_STEPS", "ONE_HOT_BAND",
            "SELECTION_CLIP",
            "SPARSITY", "SPARSITY_STEPS",
@@ -62,13 +62,15 @@ loss, least squares on at most ``FEW_LEAST_SQUARES`` and the second stage of its
 ``GD_MANY_STEPS`` steps instead of ``GD_STEPS``: there 1000 steps beat 200 in every band on the synthetic families,
 and below it 200 beat or tied with 1000 (``--study gd-steps``, ``--study second-steps-many``, docs/defaults.md)."""
 
-SPARSITY_STEPS = ((175, 3, 0.7, 20), (225, 4, 0.7, 50), (350, 5, 0.7, 50), (600, SPARSITY, 0.7, 100),
-                  (GD_MANY_BAND, SPARSITY, 0.7, 200), (math.inf, SPARSITY, 0.7, GD_MANY_STEPS))
-"""``(bound, sparsity, selection share, steps)``: below ``n epsilon = bound log p`` the least-squares rule selects
-``sparsity`` features with ``selection share`` of the zCDP budget, then fits them with ``steps`` of DP-GD
-(measured: docs/defaults.md; the 20 steps below 160 by ``--study second-steps-low``, the 1000 from
-``GD_MANY_BAND`` by ``--study second-steps-many``, the 4 features from 175 by ``--study sparsity-low``, on six seeds
-where ``--study selection-clip`` had put them from 160 on two)."""
+SPARSITY_STEPS = ((130, 3, 4, 0.7, 20), (175, 3, 5, 0.7, 20), (225, 5, 6, 0.7, 50), (350, 6, 7, 0.7, 50),
+                  (600, SPARSITY, SPARSITY, 0.7, 100), (GD_MANY_BAND, SPARSITY, SPARSITY, 0.7, 200),
+                  (math.inf, SPARSITY, SPARSITY, 0.7, GD_MANY_STEPS))
+"""``(bound, sparsity, sparsity where the records fill their box, selection share, steps)``: below
+``n epsilon = bound log p`` the least-squares rule selects ``sparsity`` features (the third entry where the records'
+released fill is at least ``FILL_MORE``) with ``selection share`` of the zCDP budget, then fits them with ``steps``
+of DP-GD (measured: docs/defaults.md; the 20 steps below 160 by ``--study second-steps-low``, the 1000 from
+``GD_MANY_BAND`` by ``--study second-steps-many``; the features below 350 by ``--study fill-count``, 3 to 8 of
+them on five shapes of features, and confirmed on fresh seeds by ``--study fill-bands``)."""
 
 FLOOR_FEW, FLOOR, FLOOR_LEAST_SQUARES = 8, 50, 130
 """Below ``n epsilon = FLOOR_FEW log p`` (at most ``FEW`` features) or ``FLOOR log p`` (more) the logistic rule
@@ -143,16 +145,19 @@ deviation once the range is narrowed privately, so that the scores weigh the lab
 (measured: ``--study selection-clip``, docs/defaults.md)."""
 
 
-FILL_FOURTH, FILL_SHARE = 0.65, 0.02
-"""Below ``n epsilon = SPARSITY_STEPS[0][0] log p`` (3 features) the least-squares rule selects a fourth feature where
-the records fill at least ``FILL_FOURTH`` of their box: the private mean over pairs of records of
-``min(||x_i - x_j|| / (sqrt(2) R), 1)`` (their spread, ``estimators._fill_sum``), the records
+FILL_MORE, FILL_SHARE = 0.65, 0.02
+"""Where the records fill at least ``FILL_MORE`` of their box, the least-squares rule selects the filled column's
+count of ``SPARSITY_STEPS`` (below ``FILL_BAND log p``, from its selection's floor): the fill is the private mean over
+pairs of records of ``min(||x_i - x_j|| / (sqrt(2) R), 1)`` (their spread, ``estimators._fill_sum``), the records
 mapped onto the declared bounds (``R`` the design's row-norm bound), released with ``FILL_SHARE`` of the zCDP budget
 before the fit (Gaussian, sensitivity 1; docs/privacy.md). Where the features fill more of their box the selection's
 scores stand further above its noise: on synthetic regressions whose features fill 0.72-0.75 of it (clipped normals,
 wide uniforms) a fourth feature gained +0.02 to +0.08 of R^2 at every ``n epsilon / log p`` from 115 to 170, where it
-lost up to 0.04 at 0.48 (the rule's families) and lost or tied at 0.58 (uniforms) from 115 to 160, gaining +0.03 at
-170 (``--study fill-threshold``, docs/defaults.md)."""
+lost up to 0.04 at 0.48 (two uniforms mixed) and lost or tied at 0.58 (uniforms) from 115 to 160
+(``--study fill-threshold``), and a fifth gained again from 130 (``--study fill-count``; docs/defaults.md)."""
+
+FILL_BAND = max(bound for bound, k, filled, _, _ in SPARSITY_STEPS if filled != k)
+"""The rule reads the records' fill below ``n epsilon = FILL_BAND log p``: above it the count is the same either way."""
 
 
 ALPHA = 1e-3
@@ -216,8 +221,8 @@ def penalty_strength(loss, penalty):
 
 def least_squares_selection(n, p, epsilon, fill=None):
     """The least-squares rule's ``two-stage`` options above its floor: fewer features, with more of the budget, where
-    ``n epsilon / log p`` is small (``SPARSITY_STEPS``), and one more in the first band where the records fill at
-    least ``FILL_FOURTH`` of their box.
+    ``n epsilon / log p`` is small (``SPARSITY_STEPS``), and more where the records fill at least ``FILL_MORE`` of
+    their box.
 
     Parameters
     ----------
@@ -233,9 +238,9 @@ def least_squares_selection(n, p, epsilon, fill=None):
         Options of ``two-stage``.
     """
     ratio = per_log_feature(n, p, epsilon)
-    _, sparsity, share, steps = next(step for step in SPARSITY_STEPS if ratio < step[0])
-    if fill is not None and fill >= FILL_FOURTH and ratio < SPARSITY_STEPS[0][0]:
-        sparsity += 1
+    _, sparsity, filled, share, steps = next(step for step in SPARSITY_STEPS if ratio < step[0])
+    if fill is not None and fill >= FILL_MORE:
+        sparsity = filled
     return {"second": "dp-gd", "sparsity": sparsity, "selection_share": share, "selection_clip": SELECTION_CLIP,
             "n_iter": steps}
 
@@ -272,9 +277,9 @@ def _structured_gd(name, regression, n, p, epsilon, ratio):
 
 
 def reads_fill(loss, penalty, n, p, epsilon):
-    """Whether the rule's choice reads the records' fill of their box (``FILL_FOURTH``): least squares with a
-    separable penalty on more than ``FEW_LEAST_SQUARES`` features, from the selection's floor to the first band's
-    bound. Public inputs only.
+    """Whether the rule's choice reads the records' fill of their box (``FILL_MORE``): least squares with a
+    separable penalty on more than ``FEW_LEAST_SQUARES`` features, from the selection's floor to ``FILL_BAND``.
+    Public inputs only.
 
     Returns
     -------
@@ -282,7 +287,7 @@ def reads_fill(loss, penalty, n, p, epsilon):
     """
     ratio = per_log_feature(n, p, epsilon)
     return (getattr(loss, "name", "") == "squared" and "separable" in penalty_capabilities(penalty)
-            and p > FEW_LEAST_SQUARES and FLOOR_SELECTION <= ratio < SPARSITY_STEPS[0][0])
+            and p > FEW_LEAST_SQUARES and FLOOR_SELECTION <= ratio < FILL_BAND)
 
 
 def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False, one_hot=None, fill=None):
@@ -332,14 +337,15 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False, one_hot
                     f"{kind} on {p} features, n epsilon / log p = {ratio:.3g}: DP-GD on all of them, {steps} steps, "
                     "automatic clipping norm" + _rule_words(FLOOR_LEAST_SQUARES, LEAST_SQUARES_GD_STEPS))
         options = least_squares_selection(n, p, epsilon, fill)
+        band = least_squares_selection(n, p, epsilon)["sparsity"]
         if name == "huber":  # its derivative is already bounded by its threshold: no label clip in the scores
             del options["selection_clip"]
         filled = ("" if fill is None else f"; the records fill {fill:.3f} of their box (released privately), "
-                  f"{'at least' if fill >= FILL_FOURTH else 'below'} {FILL_FOURTH:g}: "
-                  f"{'one feature more' if fill >= FILL_FOURTH else 'no feature more'} below {SPARSITY_STEPS[0][0]:g}")
+                  + (f"at least {FILL_MORE:g}: {options['sparsity']} features instead of {band}" if fill >= FILL_MORE
+                     else f"below {FILL_MORE:g}: the band's {band}"))
         return ("two-stage", options, f"{kind} on {p} > {FEW_LEAST_SQUARES} features, n epsilon / log p = "
                 f"{ratio:.3g}: select {options['sparsity']} privately, then {options['n_iter']} "
-                "steps of DP-GD on them" + _rule_words(floor, [(b, k) for b, k, _, _ in SPARSITY_STEPS],
+                "steps of DP-GD on them" + _rule_words(floor, [(b, k) for b, k, _, _, _ in SPARSITY_STEPS],
                                                        "features selected") + filled)
     if name == "hinge" and ratio < HINGE_FLOOR:
         return _below_floor(n, p, epsilon, HINGE_FLOOR)
