@@ -286,6 +286,37 @@ def test_a_fill_of_at_least_fill_more_selects_the_filled_count_below_fill_band(f
         assert (options["sparsity"], options["n_iter"], options["selection_share"]) == (counts[filled], steps, 0.7)
 
 
+@pytest.mark.parametrize("n,steps,counts", [
+    (898, 20, (3, 4)), (899, 20, (3, 5)),  # n epsilon / log 1000 = 129.998, 130.14
+    (1208, 20, (3, 5)), (1209, 50, (5, 6)),  # 174.87, 175.02
+    (1554, 50, (5, 6)), (1555, 50, (6, 7)),  # 224.96, 225.11
+    (2417, 50, (6, 7)), (2418, 100, (10, 10)),  # 349.9, 350.04: from FILL_BAND the fill changes nothing
+])
+def test_the_counts_change_at_the_band_edges(n, steps, counts):
+    assert auto.FILL_BAND == 350
+    for fill, count in ((None, counts[0]), (auto.FILL_MORE, counts[1])):
+        options = auto.least_squares_selection(n, 1000, 1.0, fill)
+        assert (options["sparsity"], options["n_iter"]) == (count, steps)
+    assert auto.reads_fill(losses.Squared(1.0), norms.build_penalty("l1", 1e-3, 1000, True), n, 1000, 1.0) == (
+        counts[0] != counts[1])
+
+
+@pytest.mark.parametrize("fill,words", [(0.7, "0.700 of their box (released privately), at least 0.65: 5 features "
+                                         "instead of 3"),
+                                        (0.3, "0.300 of their box (released privately), below 0.65: the band's 3")])
+def test_the_report_says_what_the_fill_changed(fill, words):
+    sq, l1 = losses.Squared(1.0), norms.build_penalty("l1", 1e-3, 1000, True)
+    name, options, reason = auto.choose(sq, l1, 1000, 1000, 1.0, fill=fill)  # 145
+    assert words in reason and f"select {options['sparsity']} privately" in reason
+
+
+@pytest.mark.parametrize("n,sparsity", [(1000, 3), (1300, 5), (2000, 6), (3000, 10)])
+def test_the_huber_loss_follows_the_counts_without_the_fill(n, sparsity):
+    name, options, _ = auto.choose(losses.Huber(1.0), norms.build_penalty("l1", 1e-3, 1000, True), n, 1000, 1.0)
+    assert name == "two-stage" and options["sparsity"] == sparsity and "selection_clip" not in options
+    assert not auto.reads_fill(losses.Huber(1.0), norms.build_penalty("l1", 1e-3, 1000, True), n, 1000, 1.0)
+
+
 def test_the_fill_is_one_gaussian_release_of_sensitivity_one_composed_with_the_fit():
     X, y, bounds = _fill_problem()
     noise = audit.LedgerNoise(0)

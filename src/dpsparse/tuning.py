@@ -85,12 +85,13 @@ def rule_grid(estimator, n, p, epsilon, delta=None, validation_fraction=0.25):
     The rule of ``mechanism="auto"`` (``mechanisms.auto.choose``) read where each candidate trains: on the training
     part (``n`` less the validation part) at the epsilon of its share of the zCDP budget (a third: the search
     with ``repetitions="each"`` runs the two settings and the constant predictor); and the rule's choice at the whole
-    ``n`` and ``epsilon`` (what the single fit runs), or, where the two agree, the same mechanism with half its steps
-    (``n_iter``) or half its selected features (``sparsity``). Where the rule, read at a candidate's share, releases
-    the constant predictor there is nothing to search: read at the whole ``n`` and ``epsilon`` only, the search's
-    candidates fell below the floor the single fit clears (n = 1000, p = 1000, epsilon 1: a model below the constant
-    predictor); read at the share only, they selected 5 features of a planted 10 at epsilon 5 (held-out R^2 0.42,
-    0.52 with the whole budget's 10 among the candidates; ``benchmarks/utility.py``, 10 splits).
+    ``n`` and ``epsilon`` (what the single fit runs where the rule reads no fill of the records' box: the search buys
+    none, so below ``auto.FILL_BAND`` its least-squares candidates take the counts without it), or, where the two agree,
+    the same mechanism with half its steps (``n_iter``) or half its selected features (``sparsity``). Where the rule,
+    read at a candidate's share, releases the constant predictor there is nothing to search: read at the whole ``n`` and
+    ``epsilon`` only, the search's candidates fell below the floor the single fit clears (n = 1000, p = 1000, epsilon 1:
+    a model below the constant predictor); read at the share only, they selected 5 features of a planted 10 at epsilon 5
+    (held-out R^2 0.42, 0.52 with the whole budget's 10 among the candidates; ``benchmarks/utility.py``, 10 splits).
 
     Parameters
     ----------

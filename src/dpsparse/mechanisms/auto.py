@@ -1,9 +1,10 @@
-"""``mechanism="auto"``: the mechanism and its options from public quantities (and, in one band, a private release).
+"""``mechanism="auto"``: the mechanism and its options from public quantities (and, for least squares where the
+records are few, a private release).
 
-The rule reads the loss, the penalty, ``n``, ``p`` and epsilon, never the data (in one band of least squares,
-``reads_fill``, also a differentially private release of the records' fill of their box, which the estimators buy
-inside the same budget); it was chosen by measurement on synthetic families only (``benchmarks/defaults_rule.py``,
-docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
+The rule reads the loss, the penalty, ``n``, ``p`` and epsilon, never the data (for least squares on many features below
+``n epsilon = FILL_BAND log p``, ``reads_fill``, also a differentially private release of the records' fill of their
+box, which the estimators buy inside the same budget); it was chosen by measurement on synthetic families only
+(``benchmarks/defaults_rule.py``, docs/defaults.md), so the real datasets of the benchmarks stay an honest test.
 
 - least squares (and the Huber loss) with a separable penalty: the constant predictor when
   ``n epsilon < FLOOR_LEAST_SQUARES log p`` (``FLOOR_SELECTION`` for the squared loss on more than
