@@ -1125,3 +1125,18 @@ def test_a_constant_model_says_when_the_held_out_records_took_the_count_below_th
     assert main(args + ["--private-score", "--epsilon", "0.05"]) == 0  # the constant with every record too
     out = capsys.readouterr().out
     assert "the constant predictor" in out and "took the count below" not in out
+
+
+def test_a_constant_model_from_the_fill_says_the_declared_ranges_are_too_wide(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    X = np.clip(0.1 * rng.standard_normal((560, 40)), -1.0, 1.0)  # a tenth of the box: a fill near 0.07
+    y = X[:, :4] @ np.ones(4) + 0.03 * rng.standard_normal(560)
+    (tmp_path / "d.csv").write_text(",".join(f"x{j}" for j in range(40)) + ",y\n" + "".join(
+        ",".join(f"{v:.4f}" for v in row) + f",{t:.4f}\n" for row, t in zip(X, y)))
+    (tmp_path / "b.json").write_text(json.dumps({"feature_low": -1, "feature_high": 1, "label_low": -2,
+                                                 "label_high": 2}))
+    assert main(["fit", "--data", str(tmp_path / "d.csv"), "--target", "y", "--loss", "squared", "--bounds",
+                 str(tmp_path / "b.json"), "--out", str(tmp_path / "m.json")]) == 0  # n epsilon / log p = 152
+    said = " ".join(capsys.readouterr().out.split())
+    assert "the constant predictor" in said and "narrower public ranges would let it learn" in said
+    assert "too few records" not in said

@@ -13,7 +13,7 @@ from dp_accounting.pld import pld_privacy_accountant
 from conftest import planted_sparse
 from dpsparse import DPLasso, DPLinearSVC, DPLogisticRegression, audit, data, losses, norms
 from dpsparse.accounting import zcdp_budget
-from dpsparse.exceptions import WeakGuaranteeWarning
+from dpsparse.exceptions import ConstantPredictorWarning, WeakGuaranteeWarning
 from dpsparse.mechanisms import REGISTRY, auto, fit_mechanism
 from dpsparse.private_bounds import LABEL_WIDTH, LabelScaleDesign
 
@@ -373,13 +373,35 @@ def test_the_fills_pairs_follow_a_permutation_not_the_files_order():
 
 def test_records_bunched_in_a_corner_of_their_box_do_not_count_as_filling_it():
     """The fill measures the records' spread, not their distance from the box's centre: records in [0.8, 1] sit far
-    from it but spread over a tenth of the range (a fill near 0.06), and the rule keeps 3 features."""
+    from it but spread over a tenth of the range (a fill near 0.06, below ``auto.FILL_FLOOR``), and the rule releases
+    the constant predictor."""
     rng = np.random.default_rng(3)
     X = rng.uniform(0.8, 1.0, (560, 40))
     y = X[:, :4] @ np.ones(4) + 0.1 * rng.standard_normal(560)
     est = _quiet(DPLasso(epsilon=1.0, bounds=data.Bounds(-np.ones(40), np.ones(40), -10.0, 10.0),
                          random_state=audit.LedgerNoise(0, zero=True)).fit, X, y)
-    assert float(est.privacy_report_.noise["the rule's fill"].split(",")[0]) < 0.1 and est.support_.size <= 3
+    assert float(est.privacy_report_.noise["the rule's fill"].split(",")[0]) < 0.1
+    assert est.privacy_report_.mechanism == "constant" and est.support_.size == 0
+
+
+def test_a_fill_below_fill_floor_releases_the_constant_predictor_inside_the_same_budget():
+    X, y, bounds = _fill_problem(spread=0.1)  # normals a tenth as wide: a fill near 0.07
+    noise = audit.LedgerNoise(0)
+    with pytest.warns(ConstantPredictorWarning, match=f"below {auto.FILL_FLOOR:g}"):
+        est = DPLasso(epsilon=1.0, bounds=bounds, random_state=noise).fit(X, y)
+    report = est.privacy_report_
+    assert report.mechanism == "constant" and est.support_.size == 0
+    assert noise.log[0].name == "the records' fill of their box" and len(noise.log) == 2  # the fill, the mean
+    assert report.accountant_epsilon <= 1.0 + 1e-9 and audit.check_log(noise.log, report).holds
+
+
+@pytest.mark.parametrize("fill,name", [(auto.FILL_FLOOR - 1e-9, "constant"), (auto.FILL_FLOOR, "two-stage"),
+                                       (None, "two-stage")])
+def test_the_rule_releases_the_constant_below_fill_floor(fill, name):
+    sq, l1 = losses.Squared(1.0), norms.build_penalty("l1", 1e-3, 1000, True)
+    for n in (800, 2400):  # n epsilon / log p = 116, 347: wherever the rule reads the fill
+        chosen, _, reason = auto.choose(sq, l1, n, 1000, 1.0, fill=fill)
+        assert chosen == name and (name == "two-stage" or "narrower public ranges" in reason)
 
 
 def test_the_fill_is_read_on_the_declared_map_in_blocks_and_on_every_backend():

@@ -41,7 +41,7 @@ from .exceptions import (
     PrivacyLeakWarning,
     WeakGuaranteeWarning,
 )
-from .mechanisms import REGISTRY
+from .mechanisms import REGISTRY, auto
 from .noise import make_noise
 
 # scikit-learn, the estimators and the search are imported where a command needs them, not here: the parser (--help,
@@ -1081,9 +1081,13 @@ def _summary(job, est, release):
     top = ", ".join(f"{t['feature']}" for t in release["support"]["top"])
     if top and release.get("feature_names") is None:
         top += f" ({card.unnamed(release)})"
-    constant = ("; the constant predictor (a noisy label mean): too few records for this epsilon to learn from the "
-                "features (docs/defaults.md)" + _held_out_floor(job, est, counts, use)
-                if est.privacy_report_.mechanism == "constant" else "")
+    constant = "" if est.privacy_report_.mechanism != "constant" else (
+        "; the constant predictor (a noisy label mean): the records spread over too little of their declared ranges "
+        f"(their fill, released privately, is below {auto.FILL_FLOOR:g}) for this epsilon to learn from the "
+        "features; narrower public ranges would let it learn (docs/defaults.md)"
+        if "the rule's fill" in est.privacy_report_.noise else
+        "; the constant predictor (a noisy label mean): too few records for this epsilon to learn from the "
+        "features (docs/defaults.md)" + _held_out_floor(job, est, counts, use))
     support = release["support"]
     dense = (", every feature: the default penalty strength on few features (alpha = 1e-4, docs/defaults.md) keeps "
              "them all; --alpha, or --mechanism two-stage --sparsity K, for fewer" if support["size"] == support[

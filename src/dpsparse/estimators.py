@@ -458,6 +458,15 @@ def _declared_bounds(bounds):
     return None
 
 
+def _warn_constant(mechanism, reason):
+    """The ``ConstantPredictorWarning`` of a rule (``reason`` not None) that chose the constant predictor."""
+    if reason is not None and mechanism.name == "constant":
+        advice = "" if "would let it learn" in reason else (
+            "; more records, a larger epsilon or fewer features would let it learn from the features")
+        warnings.warn(f"mechanism='auto' releases the constant predictor: {reason}{advice}", ConstantPredictorWarning,
+                      stacklevel=3)
+
+
 class _Progress:
     """Prints the iteration count and the support (nonzero coefficients of the ``n_features`` features, the
     intercept excluded) to stderr at most once a second; with ``classes`` set (one-vs-rest), which class's fit
@@ -557,10 +566,7 @@ class _DPLinearModel(BaseEstimator):
         weak = warn_weak_guarantee(self.epsilon, delta, n)
         mechanism, options, reason = self._chosen_mechanism(n, X.shape[1])
         self.alpha_ = self._strength(reason is not None, X.shape[1])
-        if reason is not None and mechanism.name == "constant":
-            warnings.warn(f"mechanism='auto' releases the constant predictor: {reason}; more records, a larger "
-                          "epsilon or fewer features would let it learn from the features", ConstantPredictorWarning,
-                          stacklevel=2)
+        _warn_constant(mechanism, reason)
         zcdp = mechanism.zcdp_calibration and mechanism.resolve_calibration(self.calibration) == "tight"
         penalty = self._penalty(X.shape[1])
         loss = self._loss()
@@ -572,8 +578,10 @@ class _DPLinearModel(BaseEstimator):
         labels = (self._select_labels(y, X.shape[1], mechanism, zcdp, delta, noise, kw) if self._private_classes()
                   else None)
         fill = self._release_fill(X, y, delta, noise, kw) if self._reads_fill(reason, zcdp, n, X.shape[1]) else None
-        if fill is not None:  # the rule's options, from the released fill (post-processing)
-            _, kw["options"], reason = self._chosen_mechanism(n, X.shape[1], fill[0])
+        if fill is not None:  # the rule's choice, from the released fill (post-processing)
+            mechanism, kw["options"], reason = self._chosen_mechanism(n, X.shape[1], fill[0])
+            mechanism.check_compatible(loss, penalty, kw["options"])
+            _warn_constant(mechanism, reason)
         if reason is not None and _is_auto(self.alpha) and mechanism.name != "constant":
             reason += f"; penalty strength alpha = {self.alpha_:g} (alpha='auto')"
         # the constant predictor reads no feature: nothing to tighten

@@ -47,7 +47,8 @@ from .base import penalty_capabilities
 __all__ = ["FEW", "FEW_LEAST_SQUARES", "FEW_MANY", "FLOOR", "FLOOR_FEW", "FLOOR_LEAST_SQUARES", "FLOOR_SELECTION",
            "GCD_BAND",
            "GCD_FEW_STEPS", "GCD_MANY_BAND", "GCD_MANY_STEPS", "GD_MANY_BAND", "GD_MANY_STEPS", "GD_STEPS",
-           "FILL_BAND", "FILL_MORE", "FILL_SHARE", "HINGE_BAND", "HINGE_FLOOR", "HINGE_RADII", "ITERATIONS",
+           "FILL_BAND", "FILL_FLOOR", "FILL_MORE", "FILL_SHARE", "HINGE_BAND", "HINGE_FLOOR", "HINGE_RADII",
+           "ITERATIONS",
            "LEAST_SQUARES_GD_STEPS", "ONE_HOT_BAND",
            "SELECTION_CLIP",
            "SPARSITY", "SPARSITY_STEPS",
@@ -156,6 +157,13 @@ scores stand further above its noise: on synthetic regressions whose features fi
 wide uniforms) a fourth feature gained +0.02 to +0.08 of R^2 at every ``n epsilon / log p`` from 115 to 170, where it
 lost up to 0.04 at 0.48 (two uniforms mixed) and lost or tied at 0.58 (uniforms) from 115 to 160
 (``--study fill-threshold``), and a fifth gained again from 130 (``--study fill-count``; docs/defaults.md)."""
+
+FILL_FLOOR = 0.15
+"""Where the records' released fill is below ``FILL_FLOOR`` (features spread over less than about a third of their
+declared ranges), the least-squares rule releases the constant predictor (the noisy label mean) below
+``FILL_BAND log p``: on synthetic regressions whose features spread over 0.1 of their box (a fill of about 0.06) the
+selection lost 0.02-0.11 of R^2 to it at every ``n epsilon / log p`` from 115 to 340, over 0.3 (0.14) 0.005 on
+average, and from 0.5 (0.24) it won by 0.025-0.21 from 130 (``--study fill-floor``; docs/defaults.md)."""
 
 FILL_BAND = max(bound for bound, k, filled, _, _ in SPARSITY_STEPS if filled != k)
 """The rule reads the records' fill below ``n epsilon = FILL_BAND log p``: above it the count is the same either way."""
@@ -330,6 +338,11 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False, one_hot
     floor = FLOOR_SELECTION if name == "squared" and p > FEW_LEAST_SQUARES else FLOOR_LEAST_SQUARES
     if regression and separable and ratio < floor:
         return _below_floor(n, p, epsilon, floor, " (the noisy label mean)")
+    if fill is not None and fill < FILL_FLOOR:
+        return ("constant", {}, f"least squares on {p} > {FEW_LEAST_SQUARES} features, n epsilon / log p = "
+                f"{ratio:.3g}: the records fill {fill:.3f} of their box (released privately), below {FILL_FLOOR:g}: "
+                "their features spread too little within the declared ranges for the budget to learn one; the "
+                "constant predictor (the noisy label mean; narrower public ranges would let it learn)")
     if regression and separable:
         kind = "least squares" if name == "squared" else "the Huber loss"
         if p <= FEW_LEAST_SQUARES:
