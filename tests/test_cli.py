@@ -7,6 +7,7 @@ import pytest
 
 from dpsparse import data
 from dpsparse.cli import main
+from dpsparse.mechanisms import auto
 
 
 def _keys(tree):
@@ -78,6 +79,13 @@ def test_report_prints_the_privacy_report_of_a_model_file(tmp_path, capsys):
     assert "Released with the model: the clipping threshold" in plain and "  - The model: a linear model with" in plain
     assert "x_ij" not in plain and "multiplier" not in plain  # plain words, not the report's
     assert "mechanism chosen" not in plain  # a reason, not a spend
+    assert main(["fit", "--out", str(out), "--private-score"]) == 0  # the held-out records are protected too
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 0
+    release = json.loads(out.read_text())
+    held, n = release["private_score"]["records"], release["data"]["training records"]
+    said = " ".join(capsys.readouterr().out.split())
+    assert f"Protected: each of the {n} training records and the {held} held-out records of its private score" in said
     seeded = tmp_path / "seeded.json"
     assert main(["fit", "--seed", "1", "--out", str(seeded)]) == 0
     capsys.readouterr()
@@ -1129,14 +1137,21 @@ def test_a_constant_model_says_when_the_held_out_records_took_the_count_below_th
 
 def test_a_constant_model_from_the_fill_says_the_declared_ranges_are_too_wide(tmp_path, capsys):
     rng = np.random.default_rng(0)
-    X = np.clip(0.1 * rng.standard_normal((560, 40)), -1.0, 1.0)  # a tenth of the box: a fill near 0.07
-    y = X[:, :4] @ np.ones(4) + 0.03 * rng.standard_normal(560)
+    X = np.clip(0.03 * rng.standard_normal((1200, 40)), -1.0, 1.0)  # a fill near 0.02, its noise's sd 0.05
+    y = X[:, :4] @ np.ones(4) + 0.01 * rng.standard_normal(1200)
     (tmp_path / "d.csv").write_text(",".join(f"x{j}" for j in range(40)) + ",y\n" + "".join(
         ",".join(f"{v:.4f}" for v in row) + f",{t:.4f}\n" for row, t in zip(X, y)))
-    (tmp_path / "b.json").write_text(json.dumps({"feature_low": -1, "feature_high": 1, "label_low": -2,
-                                                 "label_high": 2}))
+    (tmp_path / "b.json").write_text(json.dumps({"feature_low": -1, "feature_high": 1, "label_low": -1,
+                                                 "label_high": 1}))
     assert main(["fit", "--data", str(tmp_path / "d.csv"), "--target", "y", "--loss", "squared", "--bounds",
-                 str(tmp_path / "b.json"), "--out", str(tmp_path / "m.json")]) == 0  # n epsilon / log p = 152
+                 str(tmp_path / "b.json"), "--out", str(tmp_path / "m.json"), "--seed", "0", "--report",
+                 str(tmp_path / "card.md")]) == 0  # 325
     said = " ".join(capsys.readouterr().out.split())
     assert "the constant predictor" in said and "narrower public ranges would let it learn" in said
     assert "too few records" not in said
+    fill = json.loads((tmp_path / "m.json").read_text())["privacy_report"]["noise"]["the rule's fill"].split(",")[0]
+    assert float(fill) < auto.FILL_FLOOR
+    words = f"the records fill {fill} of their declared box (0 for identical records, about 0.58 for features uniform"
+    assert words in " ".join((tmp_path / "card.md").read_text().split())  # the card's table and plain words
+    assert main(["report", str(tmp_path / "m.json")]) == 0
+    assert "Released with the model: " + words in " ".join(capsys.readouterr().out.split())

@@ -506,9 +506,19 @@ def _shares(rep):
     """Rows ``[item, value]`` of a released report's budget shares and released clipping thresholds."""
     shares = [[k, _cell(v)] for k, v in rep["noise"].items()
               if any(w in k for w in ("share", "budget", "rho")) or "budget" in str(v)]
+    fill = rep["noise"].get("the rule's fill")
     return shares + [[k, f"{_cell(v)}: at every step each record's gradient counts for at most this size, set from "
                          "the data with noise, its cost inside the epsilon above"]
-                     for k, v in rep["noise"].items() if k.endswith(_RELEASED_THRESHOLDS)]
+                     for k, v in rep["noise"].items() if k.endswith(_RELEASED_THRESHOLDS)] + (
+        [["the rule's fill", f"{_fill_words(fill)}; set from the data with noise, its cost inside the epsilon above"]]
+        if fill is not None else [])
+
+
+def _fill_words(value):
+    """The released fill of a report (``"0.679, on a scale ..."``) in words."""
+    return (f"the records fill {str(value).split(',')[0]} of their declared box (0 for identical records, about 0.58 "
+            "for features uniform over their ranges, 1 at opposite corners), which decided how many features the "
+            "model uses")
 
 
 _PLAIN_STEPS = {
@@ -551,6 +561,8 @@ def _plain_spending(rep):
         elif key.endswith(_RELEASED_THRESHOLDS):
             released.append(f"the clipping threshold {float(value):.4g}: at every step one record's gradient counts "
                             "for at most this much (set from the records with noise, inside the epsilon above)")
+        elif key == "the rule's fill":
+            released.append(f"{_fill_words(value)} (set from the records with noise, inside the epsilon above)")
     return spent, released
 
 
@@ -561,8 +573,10 @@ def plain_words(release):
     rep = release["privacy_report"]
     counts = release.get("data", {})
     n, validation = counts.get("training records"), counts.get("validation records", 0)
+    held = int((release.get("private_score") or {}).get("records") or 0)  # scored with noise: protected too
     records = (f"each of the {n + validation} training and validation records" if n and validation else
-               f"each of the {n} training records" if n else "each training record")
+               f"each of the {n} training records and the {held} held-out records of its private score"
+               if n and held else f"each of the {n} training records" if n else "each training record")
     lines = [_meaning(rep),
              f"Protected: {records} (a dataset and the same with one record replaced)." if rep["guarantee_holds"]
              else f"Protected: nothing ({records} may be revealed beyond the target; above).",

@@ -785,11 +785,13 @@ class _DPLinearModel(BaseEstimator):
         fill = private_unit_mean(total, X.shape[0] // 2, sigma, noise, "the records' fill of their box")
         kw.update(zcdp=rho - rho_fill, budget=None)
         return fill, rho, {
-            "the rule's fill": (f"{fill:.3f}, the mean over random pairs of records of "
-                                f"min(||x_i - x_j|| / (sqrt(2) R), 1) on the declared bounds, R = {R:.4g} the bound "
-                                "on a record's norm there; released"),
-            "the rule's fill: noise": (f"gaussian, standard deviation {sigma:.4g} on the sum (sensitivity 1), zCDP "
-                                       f"{rho_fill:.4g} ({auto.FILL_SHARE:g} of the zCDP budget)"),
+            "the rule's fill": (f"{fill:.3f}, on a scale from 0 (identical records) through about 0.58 (features "
+                                "uniform over their declared ranges) to 1 (records at opposite corners): the mean "
+                                "over random pairs of records of min(||x_i - x_j|| / (sqrt(2) R), 1) on the declared "
+                                f"bounds, R = {R:.4g} the bound on a record's norm there; released"),
+            "the rule's fill: noise": (f"gaussian, standard deviation {sigma:.4g} on the sum over "
+                                       f"{X.shape[0] // 2} pairs ({sigma / (X.shape[0] // 2):.2g} on the fill; "
+                                       f"sensitivity 1), zCDP {rho_fill:.4g} ({auto.FILL_SHARE:g} of the zCDP budget)"),
             "whole budget": (f"zCDP rho={rho:.4g}: the rule's fill {rho_fill:.4g}, the fit {rho - rho_fill:.4g} (its "
                              "label range and mechanism's shares are of this)"),
         }
