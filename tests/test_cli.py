@@ -1040,7 +1040,9 @@ def test_a_noisy_mean_squared_error_clipped_at_zero_says_so():
              "mse_sd": 91.0, "constant_mse": 24.74, "constant_mse_sd": 94.0}
     line = _score_line(score)
     assert "mean squared error 0 (its noisy value fell below 0 and was clipped: the noise dominates)" in line
-    assert "constant predictor's 24.74" in line
+    assert "constant predictor's 25 (sd 94)" in line  # to the digits its noise leaves
+    line = _score_line({**score, "model_mse": 0.2392, "mse_sd": 2.0, "constant_mse": 3.917, "constant_mse_sd": 0.04})
+    assert "mean squared error 0.2 (sd 2)" in line and "constant predictor's 3.917 (sd 0.04)" in line
     reliable = {**score, "unreliable": False, "model": 1.0, "model_sd": 0.23}  # R^2 = 1 - 0 / variance: the cap
     line = _score_line(reliable)
     assert "held-out R^2 near 1, not exactly 1" in line and "R^2 1.000;" in line and "sd 0.23" in line
@@ -1049,7 +1051,7 @@ def test_a_noisy_mean_squared_error_clipped_at_zero_says_so():
 
     cells = _score_table(score)[0][2]  # the card's table: the clipped value says so there too
     assert cells[0][3] == "0 (its noisy value fell below 0 and was clipped: the noise dominates)"
-    assert cells[1][3] == "24.74"
+    assert cells[1][3] == "25"  # sd 94: the digits its noise leaves
 
 
 @pytest.mark.parametrize("option,value,message", [("--delta", "-1e-5", "delta must be in the open interval (0, 1)"),

@@ -123,9 +123,12 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
     plt.close(fig)
 
 
-def noisy_square(value):
-    """A noisy mean of squares as text: 0 where its noise took it below 0 (``scoring`` clips it there)."""
-    return "0 (its noisy value fell below 0 and was clipped: the noise dominates)" if value == 0 else f"{value:.4g}"
+def noisy_square(value, sd):
+    """A noisy mean of squares as text, to the digits its noise's standard deviation ``sd`` leaves (one more than the
+    sd's first): 0 where its noise took it below 0 (``scoring`` clips it there)."""
+    if value == 0:
+        return "0 (its noisy value fell below 0 and was clipped: the noise dominates)"
+    return f"{value:.{max(0, 1 - math.floor(math.log10(sd)))}f}" if sd > 0 else f"{value:.4g}"
 
 
 def _score_table(score):
@@ -145,8 +148,9 @@ def _score_table(score):
           "-" if score["unreliable"] else round(score["model_sd"], 4))
     table = ("table", ["model", "held-out R^2 (noisy)", "its noise (sd)", "mean squared error (noisy)",
                        "its noise (sd)"],
-             [["this model", *r2, noisy_square(score["model_mse"]), f"{score['mse_sd']:.2g}"],
-              ["constant predictor", "0 (by definition)", "-", noisy_square(score["constant_mse"]),
+             [["this model", *r2, noisy_square(score["model_mse"], score["mse_sd"]), f"{score['mse_sd']:.2g}"],
+              ["constant predictor", "0 (by definition)", "-", noisy_square(score["constant_mse"],
+                                                                             score["constant_mse_sd"]),
                f"{score['constant_mse_sd']:.2g}"]])
     if not score["unreliable"]:
         return [table]

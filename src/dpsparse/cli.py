@@ -1036,7 +1036,8 @@ def _score_line(score):
         return (f"private score       held-out R^2 {score['model']:.3f}, constant predictor 0 ({where})"
                 + ("; the labels' noisy variance fell below its floor: disregard this R^2" if
                    score.get("variance_floored") else ""))
-    model, constant = card.noisy_square(score["model_mse"]), card.noisy_square(score["constant_mse"])
+    model = card.noisy_square(score["model_mse"], score["mse_sd"])
+    constant = card.noisy_square(score["constant_mse"], score["constant_mse_sd"])
     mse = (f"mean squared error {model} (sd {score['mse_sd']:.2g}) against the constant "
            f"predictor's {constant} (sd {score['constant_mse_sd']:.2g}), noisy, in "
            f"squared label units, {where}")
