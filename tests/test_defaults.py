@@ -301,6 +301,11 @@ def test_the_counts_change_at_the_band_edges(n, steps, counts):
         counts[0] != counts[1])
 
 
+def test_the_report_never_rounds_a_ratio_up_to_the_band_it_is_below():
+    _, options, reason = auto.choose(losses.Squared(1.0), norms.build_penalty("l1", 1e-3, 1000, True), 2417, 1000, 1.0)
+    assert options["sparsity"] == 6 and "n epsilon / log p = 349.8: select 6" in reason  # 349.897: cut, not 349.9
+
+
 @pytest.mark.parametrize("fill,words", [(0.7, "0.700 of their box (released privately), at least 0.65: 5 features "
                                          "instead of 3"),
                                         (0.3, "0.300 of their box (released privately), below 0.65: the band's 3")])

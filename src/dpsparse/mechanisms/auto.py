@@ -254,6 +254,12 @@ def least_squares_selection(n, p, epsilon, fill=None):
             "n_iter": steps}
 
 
+def _shown(ratio):
+    """``n epsilon / log p`` for the report, cut (not rounded) to one decimal, so that a ratio below a band's bound
+    never reads as the bound (349.96 reads 349.9, not 350)."""
+    return f"{math.floor(ratio * 10) / 10:g}"
+
+
 def _rule_words(floor, bands, what="steps"):
     """The numbers the rule compared ``n epsilon / log p`` with, for the report: ``" (the rule, on n epsilon / log p:
     the constant below 8; steps: 200 below 1000, 1000 above)"`` (``bands``: ``(bound, value)`` pairs, the last bound
@@ -281,7 +287,7 @@ def _structured_gd(name, regression, n, p, epsilon, ratio):
     steps = least_squares_steps(ratio) if regression else gd_steps(ratio)
     bands = LEAST_SQUARES_GD_STEPS if regression else _GD_BANDS
     return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
-            f"a structured norm on {p} features, n epsilon / log p = {ratio:.3g}: DP-GD with its proximal step, "
+            f"a structured norm on {p} features, n epsilon / log p = {_shown(ratio)}: DP-GD with its proximal step, "
             f"{steps} steps, automatic clipping norm" + _rule_words(floor, bands))
 
 
@@ -334,13 +340,14 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False, one_hot
     name = getattr(loss, "name", "")
     separable = "separable" in penalty_capabilities(penalty)
     ratio = per_log_feature(n, p, epsilon)
+    shown = _shown(ratio)
     regression = name in ("squared", "huber")  # the Huber loss follows least squares (--study selection-few)
     floor = FLOOR_SELECTION if name == "squared" and p > FEW_LEAST_SQUARES else FLOOR_LEAST_SQUARES
     if regression and separable and ratio < floor:
         return _below_floor(n, p, epsilon, floor, " (the noisy label mean)")
     if fill is not None and fill < FILL_FLOOR:
         return ("constant", {}, f"least squares on {p} > {FEW_LEAST_SQUARES} features, n epsilon / log p = "
-                f"{ratio:.3g}: the records fill {fill:.3f} of their box (released privately), below {FILL_FLOOR:g}: "
+                f"{shown}: the records fill {fill:.3f} of their box (released privately), below {FILL_FLOOR:g}: "
                 "their features spread too little within the declared ranges for the budget to learn one; the "
                 "constant predictor (the noisy label mean; narrower public ranges would let it learn)")
     if regression and separable:
@@ -348,7 +355,7 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False, one_hot
         if p <= FEW_LEAST_SQUARES:
             steps = least_squares_steps(ratio)
             return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
-                    f"{kind} on {p} features, n epsilon / log p = {ratio:.3g}: DP-GD on all of them, {steps} steps, "
+                    f"{kind} on {p} features, n epsilon / log p = {shown}: DP-GD on all of them, {steps} steps, "
                     "automatic clipping norm" + _rule_words(FLOOR_LEAST_SQUARES, LEAST_SQUARES_GD_STEPS))
         options = least_squares_selection(n, p, epsilon, fill)
         band = least_squares_selection(n, p, epsilon)["sparsity"]
@@ -358,7 +365,7 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False, one_hot
                   + (f"at least {FILL_MORE:g}: {options['sparsity']} features instead of {band}" if fill >= FILL_MORE
                      else f"below {FILL_MORE:g}: the band's {band}"))
         return ("two-stage", options, f"{kind} on {p} > {FEW_LEAST_SQUARES} features, n epsilon / log p = "
-                f"{ratio:.3g}: select {options['sparsity']} privately, then {options['n_iter']} "
+                f"{shown}: select {options['sparsity']} privately, then {options['n_iter']} "
                 "steps of DP-GD on them" + _rule_words(floor, [(b, k) for b, k, _, _, _ in SPARSITY_STEPS],
                                                        "features selected") + filled)
     if name == "hinge" and ratio < HINGE_FLOOR:
@@ -368,7 +375,7 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False, one_hot
         steps = gd_steps(ratio)
         return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto", "step_radius": radius},
                 f"hinge loss: DP-GD on its subgradients, {steps} steps, automatic clipping norm, step "
-                f"{radius:g} / (C sqrt(T)) (n epsilon / log p = {ratio:.3g})" + _rule_words(HINGE_FLOOR, _GD_BANDS))
+                f"{radius:g} / (C sqrt(T)) (n epsilon / log p = {shown})" + _rule_words(HINGE_FLOOR, _GD_BANDS))
     few = p <= (FEW_LEAST_SQUARES if regression else FEW)
     if not separable and few and (regression or name == "logistic"):
         return _structured_gd(name, regression, n, p, epsilon, ratio)
@@ -385,24 +392,24 @@ def choose(loss, penalty, n, p, epsilon, fit_intercept=True, zcdp=False, one_hot
     if name == "logistic" and p <= FEW:
         steps = gd_steps(ratio)
         return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
-                f"logistic loss on {p} <= {FEW} features, n epsilon / log p = {ratio:.3g}: DP-GD, {steps} steps, "
+                f"logistic loss on {p} <= {FEW} features, n epsilon / log p = {shown}: DP-GD, {steps} steps, "
                 "automatic clipping norm" + _rule_words(FLOOR_FEW, _GD_BANDS))
     if name == "logistic" and one_hot is not None and one_hot <= FEW and ratio >= ONE_HOT_BAND:
         steps = gd_steps(ratio)
         return ("dp-gd", {"n_iter": steps, "clipping_norm": "auto"},
                 f"logistic loss on {p} features with one-hot groups declared, a record's squared norm at most "
-                f"{one_hot:.3g} (one per group and per other feature) <= {FEW}, n epsilon / log p = {ratio:.3g} from "
+                f"{one_hot:.3g} (one per group and per other feature) <= {FEW}, n epsilon / log p = {shown} from "
                 f"{ONE_HOT_BAND}: DP-GD, {steps} steps, automatic clipping norm" + _rule_words(FLOOR, _GD_BANDS))
     if name == "logistic" and p <= FEW_MANY and ratio >= GD_MANY_BAND:
         return ("dp-gd", {"n_iter": GD_MANY_STEPS, "clipping_norm": "auto"},
-                f"logistic loss on {p} <= {FEW_MANY} features, n epsilon / log p = {ratio:.3g} from {GD_MANY_BAND}: "
+                f"logistic loss on {p} <= {FEW_MANY} features, n epsilon / log p = {shown} from {GD_MANY_BAND}: "
                 f"DP-GD, {GD_MANY_STEPS} steps, automatic clipping norm (below {GD_MANY_BAND}, or on more than "
                 f"{FEW_MANY} features, DP-GCD)")
     if name == "logistic":
         steps = _band_value(_GCD_BANDS, ratio)
         warm = ratio < GCD_BAND and fit_intercept
         return ("dp-gcd", {"n_iter": steps, "clipping_norm": "auto", "warm_start": warm},
-                f"logistic loss on {p} > {FEW} features, n epsilon / log p = {ratio:.3g}: DP-GCD, {steps} steps, "
+                f"logistic loss on {p} > {FEW} features, n epsilon / log p = {shown}: DP-GCD, {steps} steps, "
                 "automatic clipping" + (", started from the constant predictor's intercept" if warm else "")
                 + _rule_words(FLOOR, _GCD_BANDS))
     return "dp-gcd", {}, "a smooth loss with a separable penalty: DP-GCD"
