@@ -102,6 +102,9 @@ def test_bounds_json_roundtrip_and_errors(tmp_path):
         data.Bounds.from_json(tmp_path / "missing.json")
     with pytest.raises(ValueError, match="3 feature ranges given for 2 features"):
         data.prepare(np.zeros((2, 2)), np.ones(2), _bounds(), True)
+    path.write_text(json.dumps({"feature_low": [0, 0, 0], "feature_high": [1, 1, 1]}))
+    with pytest.raises(ValueError, match=r"bounds \(file b.json\): 3 feature ranges given for 2 features"):
+        data.Bounds.from_json(path).for_features(2)  # the file named: a user may have several
     with pytest.raises(ValueError, match="label range"):
         data.prepare(np.zeros((2, 3)), np.ones(2), _bounds(), classification=False)
     with pytest.raises(ValueError, match=r"feature_low must be a number or a 1-d array .* shape \(3, 1\)"):

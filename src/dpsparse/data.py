@@ -400,13 +400,13 @@ class Bounds:
         """
         if self.n_features is not None and self.n_features != p:
             what = "feature ranges given" if not self.uniform else "features declared (n_features)"
-            raise ValueError(f"bounds: {self.n_features} {what} for {p} features")
+            raise ValueError(f"bounds ({self.source}): {self.n_features} {what} for {p} features")
         if not self.uniform:
             return self
         lo, hi = np.full(p, self.feature_low[0]), np.full(p, self.feature_high[0])
         for j, (a, b) in (self.exceptions or {}).items():
             if j >= p:
-                raise ValueError(f"bounds: exception for column {j}, but the data has {p} features")
+                raise ValueError(f"bounds ({self.source}): exception for column {j}, but the data has {p} features")
             lo[j], hi[j] = a, b
         return dataclasses.replace(self, feature_low=uniform_view(lo), feature_high=uniform_view(hi), exceptions=None)
 

@@ -788,7 +788,8 @@ class _DPLinearModel(BaseEstimator):
             "the rule's fill": (f"{fill:.3f}, on a scale from 0 (identical records) through about 0.58 (features "
                                 "uniform over their declared ranges) to 1 (records at opposite corners): the mean "
                                 "over random pairs of records of min(||x_i - x_j|| / (sqrt(2) R), 1) on the declared "
-                                f"bounds, R = {R:.4g} the bound on a record's norm there; released"),
+                                f"bounds, R = {R:.4g} the bound on the norm of a record of all {X.shape[1]} "
+                                "features there; released"),
             "the rule's fill: noise": (f"gaussian, standard deviation {sigma:.4g} on the sum over "
                                        f"{X.shape[0] // 2} pairs ({sigma / (X.shape[0] // 2):.2g} on the fill; "
                                        f"sensitivity 1), zCDP {rho_fill:.4g} ({auto.FILL_SHARE:g} of the zCDP budget)"),
