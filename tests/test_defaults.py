@@ -12,7 +12,7 @@ from dp_accounting.pld import pld_privacy_accountant
 
 from conftest import planted_sparse
 from dpsparse import DPLasso, DPLinearSVC, DPLogisticRegression, audit, data, losses, norms
-from dpsparse.accounting import zcdp_budget
+from dpsparse.accounting import zcdp_budget, zcdp_epsilon
 from dpsparse.exceptions import ConstantPredictorWarning, WeakGuaranteeWarning
 from dpsparse.mechanisms import REGISTRY, auto, fit_mechanism
 from dpsparse.private_bounds import LABEL_WIDTH, LabelScaleDesign
@@ -335,6 +335,8 @@ def test_the_fill_is_one_gaussian_release_of_sensitivity_one_composed_with_the_f
     assert report.accountant_epsilon <= 1.0 + 1e-9 and "fill" in report.accountant
     assert audit.check_log(noise.log, report).holds  # every draw, the fill's included, within the claim
     assert "the rule's fill" in report.noise and "records fill" in report.noise["mechanism chosen (mechanism='auto')"]
+    alone = zcdp_epsilon((1.0 - auto.FILL_SHARE) * rho, 1.0 / X.shape[0] ** 2)  # the fill's cost, in epsilon
+    assert f"the fit alone would be epsilon {alone:.4g}" in report.noise["whole budget"] and 0 < 1.0 - alone < 0.05
 
 
 @pytest.mark.parametrize("spread,sparsity", [(1.0, 5), (0.3, 3)])

@@ -794,7 +794,9 @@ class _DPLinearModel(BaseEstimator):
                                        f"{X.shape[0] // 2} pairs ({sigma / (X.shape[0] // 2):.2g} on the fill; "
                                        f"sensitivity 1), zCDP {rho_fill:.4g} ({auto.FILL_SHARE:g} of the zCDP budget)"),
             "whole budget": (f"zCDP rho={rho:.4g}: the rule's fill {rho_fill:.4g}, the fit {rho - rho_fill:.4g} (its "
-                             "label range and mechanism's shares are of this)"),
+                             "label range and mechanism's shares are of this); the fit alone would be epsilon "
+                             f"{zcdp_epsilon(rho - rho_fill, delta):.4g} at the same delta, so the fill costs "
+                             f"{zcdp_epsilon(rho, delta) - zcdp_epsilon(rho - rho_fill, delta):.2g} of epsilon"),
         }
 
     def _chosen_mechanism(self, n, p, fill=None):
