@@ -1108,7 +1108,7 @@ def _previous_selection(n, p, fill):
     """The least-squares rule's options before ``--study fill-count``: 3 features below ``175 log p`` (4 where
     the fill was at least 0.65), 4 below 225, 5 below 350; the same shares and steps."""
     options = auto.least_squares_selection(n, p, 1.0)
-    ratio = n / np.log(p)
+    ratio = auto.per_log_feature(n, p, 1.0)
     options["sparsity"] = 4 if 175 <= ratio < 225 else 5 if 225 <= ratio < 350 else 4 if fill >= 0.65 else 3
     return options
 

@@ -784,6 +784,7 @@ class _DPLinearModel(BaseEstimator):
         sigma = 1.0 / math.sqrt(2.0 * rho_fill)
         fill = private_unit_mean(total, X.shape[0] // 2, sigma, noise, "the records' fill of their box")
         kw.update(zcdp=rho - rho_fill, budget=None)
+        alone = zcdp_epsilon(rho - rho_fill, delta)  # the fit's epsilon without the fill, at the same delta
         return fill, rho, {
             "the rule's fill": (f"{fill:.3f}, on a scale from 0 (identical records) through about 0.58 (features "
                                 "uniform over their declared ranges) to 1 (records at opposite corners): the mean "
@@ -794,9 +795,9 @@ class _DPLinearModel(BaseEstimator):
                                        f"{X.shape[0] // 2} pairs ({sigma / (X.shape[0] // 2):.2g} on the fill; "
                                        f"sensitivity 1), zCDP {rho_fill:.4g} ({auto.FILL_SHARE:g} of the zCDP budget)"),
             "whole budget": (f"zCDP rho={rho:.4g}: the rule's fill {rho_fill:.4g}, the fit {rho - rho_fill:.4g} (its "
-                             "label range and mechanism's shares are of this); the fit alone would be epsilon "
-                             f"{zcdp_epsilon(rho - rho_fill, delta):.4g} at the same delta, so the fill costs "
-                             f"{zcdp_epsilon(rho, delta) - zcdp_epsilon(rho - rho_fill, delta):.2g} of epsilon"),
+                             f"label range and mechanism's shares are of this); the fit alone would be epsilon "
+                             f"{alone:.4g} at the same delta, so the fill costs {zcdp_epsilon(rho, delta) - alone:.2g} "
+                             "of epsilon"),
         }
 
     def _chosen_mechanism(self, n, p, fill=None):
