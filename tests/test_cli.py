@@ -252,10 +252,14 @@ def test_useless_models_clipped_data_and_weak_budgets_are_warned(tmp_path, capsy
             "--mechanism", "dp-gcd", "--out", str(tmp_path / "m.json"), "--delta", "0.01", "--epsilon", "20",
             "--private-score", "--seed", "0"]
     assert main(args) == 0
-    err = capsys.readouterr().err
+    shown = capsys.readouterr()
+    err = shown.err
     assert "data holder only, not private): 450 feature values (100%) lie outside the declared bounds" in err
-    assert "epsilon = 20 is above 10" in err and "delta = 0.01 is above 1/n" in err
-    assert "label set" not in err  # declared by --classes
+    assert "epsilon = 20 is above 10" in shown.out and "delta = 0.01 is above 1/n" in shown.out  # WARNING lines
+    assert "epsilon = 20" not in err  # each warning once: in the summary, on stderr only with --json
+    assert "label set" not in shown.out + err  # declared by --classes
+    assert main([*args, "--json"]) == 0
+    assert "dpsparse: warning: epsilon = 20 is above 10" in capsys.readouterr().err  # stdout holds the JSON
     warnings = json.loads((tmp_path / "m.json").read_text())["warnings"]
     assert any("does not show the model beating the constant predictor" in w for w in warnings)
     assert not any("lie outside" in w for w in warnings)  # counted on the private data: not released

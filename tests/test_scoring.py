@@ -8,7 +8,7 @@ import pytest
 from dpsparse import DPLasso, DPLogisticRegression, NoBetterThanConstantWarning, data
 from dpsparse.accounting import zcdp_budget
 from dpsparse.noise import NoiseSource
-from dpsparse.scoring import private_score
+from dpsparse.scoring import noisy_square, private_score
 
 
 class Released(NoiseSource):
@@ -158,9 +158,11 @@ def test_the_private_r2_spread_is_its_noise_and_a_noise_dominated_ratio_is_no_sc
     assert mse.std() == pytest.approx(draws[0]["mse_sd"], rel=0.2)
     assert abs(mse.mean() - mean_squared_error(held, pred)) < 4 * draws[0]["mse_sd"] / math.sqrt(300)
     est, X, y, _ = _fitted(False)
-    with pytest.warns(NoBetterThanConstantWarning, match="the private R\\^2 at epsilon .* is not a score here"):
+    with pytest.warns(NoBetterThanConstantWarning, match="the private R\\^2 at epsilon .* is not a score here") as said:
         score = private_score(est, X, y, 1.0, 1e-5, NoiseSource(np.random.default_rng(0), seeded=True))
     assert score["unreliable"] and score["model"] is None  # no number that would read as a score
+    shown = noisy_square(score["model_mse"], score["mse_sd"])  # the errors to the digits their noise leaves
+    assert f"the model's {shown} against" in str(said[0].message) and shown.endswith("000")  # sd 1.7e4
 
 
 def test_a_floored_variance_is_never_a_score_and_each_mse_has_its_own_noise():

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .accounting import SEEDED_NOTE, odds, weak_guarantee
-from .scoring import RELIABLE
+from .scoring import RELIABLE, noisy_square
 
 __all__ = ["guarantee_sentence", "model_card", "plain_words", "plot_coefficients", "plot_sweep", "render_card"]
 
@@ -121,14 +121,6 @@ def plot_sweep(path, rows, metric, constant, nonprivate=None, title="privacy-uti
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-def noisy_square(value, sd):
-    """A noisy mean of squares as text, to the digits its noise's standard deviation ``sd`` leaves (one more than the
-    sd's first): 0 where its noise took it below 0 (``scoring`` clips it there)."""
-    if value == 0:
-        return "0 (its noisy value fell below 0 and was clipped: the noise dominates)"
-    return f"{value:.{max(0, 1 - math.floor(math.log10(sd)))}f}" if sd > 0 else f"{value:.4g}"
 
 
 def _score_table(score):

@@ -999,7 +999,7 @@ def fit(args):
     if replaced:
         print(f"dpsparse: note: {args.out} existed and was replaced by this model (--out names another file)",
               file=sys.stderr)
-    for note in notes:
+    for note in notes if args.json else ():  # the summary below lists them as its WARNING lines
         print(f"dpsparse: warning: {note}", file=sys.stderr)
     for note in holder:
         print(f"dpsparse: warning (data holder only, not private): {note}", file=sys.stderr)
@@ -1036,8 +1036,8 @@ def _score_line(score):
         return (f"private score       held-out R^2 {score['model']:.3f}, constant predictor 0 ({where})"
                 + ("; the labels' noisy variance fell below its floor: disregard this R^2" if
                    score.get("variance_floored") else ""))
-    model = card.noisy_square(score["model_mse"], score["mse_sd"])
-    constant = card.noisy_square(score["constant_mse"], score["constant_mse_sd"])
+    model = scoring.noisy_square(score["model_mse"], score["mse_sd"])
+    constant = scoring.noisy_square(score["constant_mse"], score["constant_mse_sd"])
     mse = (f"mean squared error {model} (sd {score['mse_sd']:.2g}) against the constant "
            f"predictor's {constant} (sd {score['constant_mse_sd']:.2g}), noisy, in "
            f"squared label units, {where}")

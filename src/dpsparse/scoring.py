@@ -43,7 +43,7 @@ import numpy as np
 from .accounting import zcdp_budget
 from .exceptions import NoBetterThanConstantWarning
 
-__all__ = ["private_score"]
+__all__ = ["noisy_square", "private_score"]
 
 SOURCE = ("Gaussian mechanism in zCDP (Bun & Steinke 2016, Prop. 1.6) on a held-out part; parallel composition with "
           "the fit (McSherry 2009, Thm 4)")
@@ -122,13 +122,14 @@ def private_score(estimator, X, y, epsilon, delta, noise):
             "released values are clipped to [0, 1]); more held-out records or a larger epsilon make it one",
             NoBetterThanConstantWarning, stacklevel=2)
     elif score.get("unreliable"):
+        model = noisy_square(score["model_mse"], score["mse_sd"])
+        constant = noisy_square(score["constant_mse"], score["constant_mse_sd"])
         warnings.warn(
             f"the private R^2 at epsilon {epsilon:g} is not a score here: the held-out labels' noisy variance is "
             f"within {RELIABLE:g} standard deviations of its noise ({m} held-out records at this epsilon); the mean "
-            f"squared errors released beside it: the model's {score['model_mse']:.4g} against the constant's "
-            f"{score['constant_mse']:.4g} (noise sd {score['mse_sd']:.2g} and {score['constant_mse_sd']:.2g}); "
-            "more held-out records or a larger "
-            "epsilon make the R^2 a score", NoBetterThanConstantWarning, stacklevel=2)
+            f"squared errors released beside it: the model's {model} against the constant's {constant} (noise sd "
+            f"{score['mse_sd']:.2g} and {score['constant_mse_sd']:.2g}); more held-out records or a larger epsilon "
+            "make the R^2 a score", NoBetterThanConstantWarning, stacklevel=2)
     elif score["model"] <= score["constant"] + margin:
         warnings.warn(
             f"the private score at epsilon {epsilon:g} does not show the model beating the constant predictor "
@@ -139,6 +140,17 @@ def private_score(estimator, X, y, epsilon, delta, noise):
             "records help, and more held-out records make the score less noisy", NoBetterThanConstantWarning,
             stacklevel=2)
     return {**score, "noise_sd": sigma, "records": int(m), "rho": rho, "source": SOURCE}
+
+
+def noisy_square(value, sd):
+    """A noisy mean of squares as text, to the digits its noise's standard deviation ``sd`` leaves (one more than the
+    sd's first): 0 where its noise took it below 0 (``private_score`` clips it there)."""
+    if value == 0:
+        return "0 (its noisy value fell below 0 and was clipped: the noise dominates)"
+    if not sd > 0:
+        return f"{value:.4g}"
+    digits = 1 - math.floor(math.log10(sd))  # decimals; below 0, tens, hundreds... rounded away
+    return f"{round(value, digits):.{max(0, digits)}f}"
 
 
 def _r2(noisy, sigma, half_range):
