@@ -214,7 +214,8 @@ def test_private_score_and_diagnostics_are_kept_apart(tmp_path, capsys):
     released, diagnostics = text.split("Diagnostics: NOT differentially private")
     assert re.search(r"private score +held-out accuracy [\d.]+, constant predictor \(the held-out part's majority "
                      r"class\) [\d.]+ \(noisy", released)
-    assert "3 fits, private scores" in released and "together they spend epsilon = 6" in released
+    assert "3 fits, private scores" in released
+    assert "together they spend epsilon = 6, delta = 9.3e-06 (basic" in released
     line = next(x for x in diagnostics.splitlines() if x.startswith("held-out accuracy"))
     assert re.search(r"private [\d.]+ +constant 0\.\d+ \(the training part's majority class\) +non-private [\d.]+",
                      line)
@@ -222,7 +223,7 @@ def test_private_score_and_diagnostics_are_kept_apart(tmp_path, capsys):
     model = json.loads(out.read_text())
     score = model["private_score"]
     assert score["metric"] == "accuracy" and score["records"] == 143 and "repeats" not in score
-    assert model["run"] == {"fits": 3, "epsilon in all": 6}  # public: the run's options
+    assert model["run"] == {"fits": 3, "epsilon in all": 6, "delta in all": pytest.approx(3 / 569**2)}  # public
     assert main(["report", str(out)]) == 0  # the model file's report says its private score too
     assert re.search(r"private score +held-out accuracy [\d.]+, constant predictor", capsys.readouterr().out)
     # the default delta is 1/n^2 for the file's 569 records, as with --tune, not for the 426 the model trained on
@@ -230,7 +231,8 @@ def test_private_score_and_diagnostics_are_kept_apart(tmp_path, capsys):
     card = tmp_path / "card.md"
     assert main(["fit", "--seed", "0", "--out", str(out), "--repeats", "2", "--private-score", "--report",
                  str(card)]) == 0
-    assert "fitted the same records 2 times" in card.read_text() and "spends epsilon 2 in all" in card.read_text()
+    text = card.read_text()
+    assert "fitted the same records 2 times" in text and "spends epsilon 2 and delta 6.18e-06 in all" in text
     assert score["noise_sd"] == pytest.approx(3 ** 0.5 / 143 / (2 * score["rho"]) ** 0.5)
     assert not _keys(model) & {"metrics", "clipped", "non_private", "relative_error"}
 

@@ -477,7 +477,8 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     repeats = [("warn", f"This run fitted the same records {run['fits']} times (--repeats) and showed every fit's "
                         f"private score to the data holder: this card covers the written model and its score "
                         f"(epsilon {eps:g}); publishing the other scores too spends epsilon {run['epsilon in all']:g} "
-                        "in all (basic composition).")] if run else []
+                        f"and delta {run.get('delta in all', delta * run['fits']):.3g} in all (basic "
+                        "composition).")] if run else []
     caveats = [("warn", w) for w in release["warnings"]] + repeats + [
         ("p", "Values outside the feature ranges were clipped to them before training; records far outside are "
               "treated as if at the edge."),

@@ -987,7 +987,8 @@ def fit(args):
         notes += scored[0][1]  # decided on the model written
     release = _release(job, est, scores, notes)
     if len(fits) > 1 and scores is not None:  # public: this run's options; the other fits' scores, the terminal's
-        release["run"] = {"fits": len(fits), "epsilon in all": len(fits) * args.epsilon}
+        release["run"] = {"fits": len(fits), "epsilon in all": len(fits) * args.epsilon,
+                          "delta in all": len(fits) * args.delta}
     diagnostics, holder = (None, list(job.holder_notes))
     if args.diagnostics:
         diagnostics, more = _diagnostics(job, fits)
@@ -1011,7 +1012,8 @@ def fit(args):
     if scores is not None and len(scores) > 1:
         print(f"spread              {len(scores)} fits, private scores " + ", ".join(
             "not measurable" if x.get("unreliable") else f"{x['model']:.3f}" for x in scores)
-            + f"; together they spend epsilon = {len(scores) * args.epsilon:g}; the first is written")
+            + f"; together they spend epsilon = {len(scores) * args.epsilon:g}, delta = "
+            f"{len(scores) * args.delta:.2g} (basic composition); the first is written")
     print(f"model written to    {args.out}" + (f"; model card: {args.report}" if args.report else ""))
     if diagnostics is not None:
         print()
