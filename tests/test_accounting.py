@@ -292,3 +292,10 @@ def test_a_pure_dp_ledger_is_bounded_by_its_sum_below_the_grid():
     assert ledger.epsilon(1e-9) == pytest.approx(1e-5) and ledger.accountant == BASIC
     assert Ledger().laplace(2.0, 1.0, 20).epsilons(1e-6)[BASIC] == pytest.approx(10.0)
     assert Ledger().laplace(2.0, 1.0, 20).epsilon(1e-6) < 10.0  # the PLD's, tighter for many steps
+
+
+def test_odds_in_words_keep_the_digits_a_small_epsilon_moves():
+    from dpsparse.accounting import odds
+
+    assert odds(1e-6) == "e^1e-06 = 1.000001" and odds(1.0) == "e^1 = 2.72" and odds(0.1) == "e^0.1 = 1.105"
+    assert odds(800) == "e^800"  # beyond a float: the power alone

@@ -1083,6 +1083,13 @@ def test_a_mistyped_option_is_answered_in_one_line(capsys):
         main(["predict", "--model", "m.json", "--zero-based"])  # an option predict lacks: no hint about lists
     err = capsys.readouterr().err
     assert "unrecognized arguments: --zero-based (" in err and "a list" not in err
+    with pytest.raises(SystemExit):
+        main(["fit", "--epsilion", "1"])  # named by the command that lacks it, with the option it resembles
+    err = capsys.readouterr().err
+    assert err.startswith("dpsparse fit: error: unrecognized arguments: --epsilion; did you mean --epsilon? (")
+    with pytest.raises(SystemExit):
+        main(["fit", "--dleta=0.1", "--foo"])
+    assert "did you mean --delta? ('dpsparse fit --help'" in capsys.readouterr().err  # --foo resembles none
 
 
 def test_a_full_support_under_the_default_penalty_says_why_and_how_to_get_fewer(tmp_path, capsys):

@@ -70,7 +70,8 @@ WEAK_EPSILON = 10.0
 
 def odds(epsilon):
     """``e^epsilon`` in words (its value when it fits in a float)."""
-    return f"e^{epsilon:g}" + (f" = {math.exp(epsilon):.3g}" if epsilon < 700 else "")
+    digits = 3 + max(0, -math.floor(math.log10(epsilon))) if epsilon > 0 else 3  # 1.000001, not 1, at 1e-6
+    return f"e^{epsilon:g}" + (f" = {math.exp(epsilon):.{digits}g}" if epsilon < 700 else "")
 
 
 def weak_epsilon(epsilon):

@@ -70,7 +70,26 @@ class _Parser(argparse.ArgumentParser):
         extra = message.split(":", 1)[1].split() if message.startswith("unrecognized arguments") else []
         lists = ("; a list is one argument, its items joined by commas (--classes 0,1)"  # stray items, not options
                  if extra and not all(a.startswith("-") for a in extra) else "")
-        self.exit(2, f"{self.prog}: error: {message}{lists} ('{self.prog} --help' lists the options)\n")
+        self.exit(2, f"{self.prog}: error: {message}{lists}{self._near(extra)} ('{self.prog} --help' lists the "
+                     "options)\n")
+
+    def _near(self, extra):
+        """``; did you mean --epsilon?`` for each unknown option close to one this command takes."""
+        import difflib
+
+        known = [o for action in self._actions for o in action.option_strings]
+        hints = {a: close[0] for a in extra if a.startswith("--")
+                 for close in [difflib.get_close_matches(a.split("=")[0], known, n=1, cutoff=0.75)] if close}
+        if len(hints) == 1:
+            return f"; did you mean {next(iter(hints.values()))}?"
+        return "; did you mean " + ", ".join(f"{v} (for {k})" for k, v in hints.items()) + "?" if hints else ""
+
+    def parse_args(self, args=None, namespace=None):
+        """Options a command lacks are named by that command (``dpsparse fit: error``, ``dpsparse fit --help``)."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            self.commands[parsed.command].error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
 
 
 MAX_REPEATS = 100
@@ -82,6 +101,7 @@ def _parser():
     p = _Parser(prog="dpsparse", description="Differentially private sparse learning.")
     p.add_argument("--version", action="version", version=f"dpsparse {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
+    p.commands = sub.choices  # command name -> its parser
     f = sub.add_parser("fit", help="train a private model and report privacy and accuracy",
                        formatter_class=_HelpFormatter)
     f.add_argument("--epsilon", type=float, default=1.0, help=f"privacy budget epsilon > 0 (above {WEAK_EPSILON:g} "

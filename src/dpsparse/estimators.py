@@ -43,6 +43,7 @@ from .exceptions import (
     AbsentClassWarning,
     ClassesFromDataWarning,
     ConstantPredictorWarning,
+    InputError,
     PrivacyLeakWarning,
     WeakGuaranteeWarning,
 )
@@ -1127,11 +1128,16 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                 raise ValueError(f"classes must be a list of at least 2 distinct labels, 'private' or 'from-data', "
                                  f"got {np.asarray(declared).tolist()!r}")
             if not np.isin(y, classes).all():  # the message names no record's label: the data holder may relay it
-                raise ValueError(f"y has labels outside classes={classes.tolist()}; declare every label of the task "
-                                 "(classes=, --classes in the CLI), or select them privately (classes='private'; in "
-                                 "the CLI declare no label set, in --classes, the bounds or a schema, and give "
-                                 "--loss): labels outside the selected set count as the first class of two, as none "
-                                 "of three or more")
+                coded = ", ".join(map(str, classes.tolist()))
+                private = ("labels outside the selected set then count as the first class of two, as none of three "
+                           "or more")
+                raise InputError(
+                    f"y has labels outside classes={classes.tolist()}: declare every label of the task in classes=, "
+                    f"in the labels' own coding (0 and 1, or -1 and 1); or select the label set privately, "
+                    f"classes='private' ({private})",
+                    cli=f"the labels hold values outside the declared label set {coded} (--classes, the bounds or "
+                        "the schema): declare every label of the task, in the labels' own coding (--classes 0,1 or "
+                        f"--classes=-1,1); or declare no label set and give --loss to select it privately ({private})")
             absent = classes[~np.isin(classes, y)]
             if absent.size:  # a warning, not a refusal: a rare class may be absent from a split of the records
                 warnings.warn(f"the declared class(es) {absent.tolist()} hold no training record: the model cannot "
