@@ -346,6 +346,7 @@ def test_sweep_writes_a_table_json_and_the_privacy_utility_figure(tmp_path, caps
     assert [r["epsilon"] for r in res["rows"]] == [0.5, 4] and all(len(r["values"]) == 2 for r in res["rows"])
     assert res["epsilon_spent"] == 9 and res["constant"] == pytest.approx(0.6294, abs=1e-4)
     assert 0.9 < res["non_private"] <= 1
+    assert next(iter(res)) == "NOT differentially private"  # the file's first words, for whoever opens it
     assert plot.read_bytes()[:4] == b"\x89PNG" and "data:image/png;base64," in card.read_text()
     assert res["delta_spent"] == pytest.approx(4 / 569**2)  # 4 fits, each at delta = 1 / n^2 of the file's 569 rows
     assert "epsilon spent      9 and delta 1.24e-05 in all" in capsys.readouterr().out
@@ -361,6 +362,7 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
     assert heads == [None] and plot.read_bytes()[:4] == b"\x89PNG"  # without --plot, the figure beside --out
     res = json.loads(out.read_text())
     assert res["private"] and res["non_private"] is None and "holder_warnings" not in res
+    assert "NOT differentially private" not in res
     assert all(len(r["values"]) == len(r["constants"]) == 2 for r in res["rows"])
     card = tmp_path / "card.md"
     assert main(["fit", "--private-score", "--sweep", str(out), "--report", str(card),

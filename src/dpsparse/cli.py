@@ -1278,7 +1278,10 @@ def sweep(args):
            "repeats": args.repeats, "warnings": job.warnings + score_notes,
            "noise_seeded": args.seed is not None}
     if not args.private_score:
-        out["holder_warnings"] = job.holder_notes
+        out = {"NOT differentially private": "held-out metrics measured without noise on a split of the private "
+               "data, for the data holder only: do not publish this file (its models are private, its figures are "
+               "not; 'dpsparse sweep --private-score' measures private ones)", **out,
+               "holder_warnings": job.holder_notes}
     _write_atomic(args.out, json.dumps(out, indent=1, default=jsonable))
     print("\n".join(table))
     print(f"results written to {args.out}, figure to {args.plot}" + (f", card to {args.report}" if args.report
