@@ -1046,9 +1046,12 @@ def validated(estimator, *args, **kwargs):
 
 def without_values(message):
     """``message`` of a failed validation, with what to do, and no value of the data in it."""
-    if "NaN" in message or "infinity" in message:
+    if "NaN" in message:
         return (f"{message.splitlines()[0].split('.')[0]}: {MISSING_REMEDY}; for a raw CSV, a schema declares each "
                 "column's missing value (docs/schema.md)")
+    if "infinity" in message:
+        return (f"{message.splitlines()[0].rstrip('.')}: drop those records, or replace an infinite value by a "
+                "public constant (the feature's declared bound, say)")
     if "could not convert" in message:
         return ("the data has non-numeric values (not shown here, in case they are records): a table with text or "
                 "categories is read through a schema, which maps them to numbers (dpsparse.schema.load_schema, "
