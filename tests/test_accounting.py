@@ -299,3 +299,14 @@ def test_odds_in_words_keep_the_digits_a_small_epsilon_moves():
 
     assert odds(1e-6) == "e^1e-06 = 1.000001" and odds(1.0) == "e^1 = 2.72" and odds(0.1) == "e^0.1 = 1.105"
     assert odds(800) == "e^800"  # beyond a float: the power alone
+
+
+def test_the_report_glosses_the_noise_multiplier_where_a_line_uses_it():
+    from dpsparse.accounting import MULTIPLIER_WORDS
+
+    def report(noise):
+        return str(PrivacyReport(mechanism="m", calibration="tight", epsilon=1.0, delta=1e-6, accountant_epsilon=1.0,
+                                 iterations=3, noise=noise))
+
+    assert f"terms              {MULTIPLIER_WORDS}" in report({"stage 2: noise multiplier": 2.5})
+    assert "terms" not in report({"laplace scale": 2.0})

@@ -1027,8 +1027,16 @@ class PrivacyReport:
             f"  bounds             {self.bounds_source}",
             f"  noise source       {self.noise_source}",
         ]
+        if any("noise multiplier" in k for k in self.noise):
+            lines.append(f"  terms              {MULTIPLIER_WORDS}")
         lines += [f"  WARNING            {w}" for w in self._all_warnings()]
         return "\n".join(lines)
+
+
+MULTIPLIER_WORDS = ("noise multiplier: the Gaussian noise's standard deviation in units of the sensitivity it is "
+                    "calibrated to (the most one record can move the noised value; the 'gaussian std' line gives it "
+                    "in the data's units); the guarantee follows from it, and larger means more noise")
+"""The report's gloss of a term the mechanisms' lines use without saying what it is."""
 
 
 def _fmt(v):

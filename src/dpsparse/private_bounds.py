@@ -716,7 +716,9 @@ class LabelScaleDesign(PendingDesign):
     def details(self):
         return {
             "label range: share of the budget": self.share,
-            "label range: noise": f"{self.family}, scale {self.scale:.4g} on (sum y, sum y^2) of the labels on [-1, 1]",
+            "label range: noise": f"{self.family}, scale {self.scale:.4g} on (sum u, sum u^2), u the labels mapped "
+                                  f"linearly from the declared range [{self.bounds.label_low:g}, "
+                                  f"{self.bounds.label_high:g}] onto [-1, 1]",
             "label range: source": "private mean and second moment (Gaussian or Laplace mechanism); the range is "
                                    f"mean +- {LABEL_WIDTH:g} sd, clipped to the declared one",
         }
