@@ -878,6 +878,17 @@ def test_a_penalty_a_mechanism_cannot_take_is_refused_in_words_with_the_mechanis
     assert not (tmp_path / "m.json").exists()
 
 
+def test_a_regression_loss_with_bounds_that_declare_classes_names_the_clash(tmp_path, capsys):
+    csv, bounds = tmp_path / "d.csv", tmp_path / "b.json"
+    csv.write_text("a,label\n" + "".join(f"{k / 10},{k % 2}\n" for k in range(10)))
+    bounds.write_text(json.dumps({"feature_low": [0], "feature_high": [1], "classes": [0, 1]}))
+    assert main(["fit", str(csv), "--target", "label", "--bounds", str(bounds), "--loss", "squared", "--out",
+                 str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "--loss squared is a regression, but the bounds declare a classifier's label set (classes 0, 1)" in err
+    assert not (tmp_path / "m.json").exists()
+
+
 def test_format_with_a_bundled_dataset_is_refused_not_ignored(tmp_path, capsys):
     assert main(["fit", "--data", "breast_cancer", "--format", "csv", "--out", str(tmp_path / "m.json")]) == 2
     assert "is a bundled dataset, read as it is: drop --format" in capsys.readouterr().err

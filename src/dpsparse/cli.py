@@ -349,7 +349,11 @@ def _load(args):
                                  f"features, the data has {X.shape[1]}")
             names = list(bounds.feature_names)
     declared = getattr(bounds, "classes", None)
-    if args.classes is None and declared is not None and args.loss not in ("squared", "huber"):
+    if declared is not None and args.loss in ("squared", "huber"):
+        raise ValueError(f"--loss {args.loss} is a regression, but the bounds declare a classifier's label set "
+                         f"(classes {', '.join(map(str, declared))}): drop --loss (or give logistic or hinge) for a "
+                         "classifier, or declare a label range (label_low, label_high) instead of classes")
+    if args.classes is None and declared is not None:
         args.classes = [str(c) for c in declared]  # the bounds' public label set
     return data.dense_if_dense(X), y, bounds, names
 
