@@ -124,6 +124,13 @@ def test_invalid_parameters_raise_before_fitting(params, match):
         assert not hasattr(est, "classes_")  # refused before the data was touched
 
 
+def test_a_loss_the_named_mechanism_cannot_take_is_refused_before_the_data_is_read():
+    X = np.full((50, 3), np.nan)  # read first, it would be refused for its missing values
+    est = DPLasso(bounds=([0] * 3, [1] * 3, 0, 1), mechanism="objective")
+    with pytest.raises(ValueError, match="mechanism objective needs a twice differentiable loss: the squared loss"):
+        est.fit(X, np.zeros(50))
+
+
 def _three_blobs(n=600, seed=0):
     """Three well-separated classes in [-1, 1]^4, labels 'a', 'b', 'c'."""
     rng = np.random.default_rng(seed)

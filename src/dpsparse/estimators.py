@@ -555,9 +555,9 @@ class _DPLinearModel(BaseEstimator):
             picks has no guarantee (the report says so; ``DPSearchCV`` is private). Inside scikit-learn's
             cross-validation without a ``budget``: each fit spends its epsilon on the same records.
         """
-        if self.mechanism != "auto":
-            get(self.mechanism)  # a bad name is refused before the data is read
         self._check_numbers()
+        if self.mechanism != "auto":  # a bad name, or a loss the mechanism cannot take: before the data is read
+            get(self.mechanism).check_compatible(self._loss(), None, self.mechanism_options)
         columns = getattr(X, "columns", None)  # a DataFrame's, whatever their type (the fitted names need strings)
         X, y = self._validate_xy(X, y)
         self._check_declared_bounds(X.shape[1], columns)  # before the label set is bought or anything charged
