@@ -878,6 +878,13 @@ def test_a_penalty_a_mechanism_cannot_take_is_refused_in_words_with_the_mechanis
     assert not (tmp_path / "m.json").exists()
 
 
+def test_a_test_size_that_leaves_no_training_record_is_refused_by_its_flag(tmp_path, capsys):
+    assert main(["fit", "--private-score", "--test-size", "0.999", "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "--test-size 0.999 holds out 569 of the 569 records and leaves 0 to train on" in err
+    assert not (tmp_path / "m.json").exists()
+
+
 def test_a_regression_loss_with_bounds_that_declare_classes_names_the_clash(tmp_path, capsys):
     csv, bounds = tmp_path / "d.csv", tmp_path / "b.json"
     csv.write_text("a,label\n" + "".join(f"{k / 10},{k % 2}\n" for k in range(10)))

@@ -811,6 +811,10 @@ def _job(args, epsilons, holdout=True):
         classes = np.unique(y)
     est = _estimator(args, classes)
     est.set_params(bounds=bounds, bounds_share=args.bounds_share)
+    held = int(np.ceil(args.test_size * X.shape[0]))  # scikit-learn's count of the held-out part
+    if holdout and (held < 1 or X.shape[0] - held < 2):  # public: the file's number of records and the share
+        raise ValueError(f"--test-size {args.test_size:g} holds out {held} of the {X.shape[0]} records and leaves "
+                         f"{X.shape[0] - held} to train on: give a share that holds out at least 1 and leaves 2")
     if holdout:  # not stratified: the split must not depend on the labels (parallel composition)
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=args.test_size, random_state=args.seed)
     else:
