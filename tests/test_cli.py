@@ -404,7 +404,11 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
                  "--sweep", str(tmp_path / "os.json"), "--out", str(tmp_path / "ob.json")]) == 2
     assert "was measured on" in capsys.readouterr().err
     assert not (tmp_path / "o.md").exists()
-    assert main(["fit", "--loss", "squared", "--sweep", str(out), "--out", str(tmp_path / "q.json")]) == 2
+    regression = data.load_bundled("breast_cancer")[2].to_dict()  # the same records as a regression on 0/1
+    regression.pop("classes")
+    (tmp_path / "r.json").write_text(json.dumps({**regression, "label_low": 0, "label_high": 1}))
+    assert main(["fit", "--loss", "squared", "--bounds", str(tmp_path / "r.json"), "--sweep", str(out), "--out",
+                 str(tmp_path / "q.json")]) == 2
     assert "a curve of another task" in capsys.readouterr().err and not (tmp_path / "q.json").exists()
     assert main(["sweep", "--epsilons", "1", "--repeats", "1", "--out", str(tmp_path / "np.json"),
                  "--plot", str(plot)]) == 0
@@ -1114,8 +1118,11 @@ def test_a_mistyped_option_is_answered_in_one_line(capsys):
 
 def test_a_full_support_under_the_default_penalty_says_why_and_how_to_get_fewer(tmp_path, capsys):
     assert main(["fit", "--out", str(tmp_path / "m.json")]) == 0  # breast cancer: DP-GD on its 30 features
-    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("features used"))
+    lines = capsys.readouterr().out.splitlines()
+    line = next(x for x in lines if x.startswith("features used"))
     assert line.startswith("features used       30 of 30") and "alpha = 1e-4" in line and "--alpha" in line
+    bounds = next(x for x in lines if x.startswith("bounds  "))  # declared ranges narrowed: said where it is read
+    assert "published summary statistics" in bounds and "cut privately (joint cuts)" in bounds
     assert main(["fit", "--out", str(tmp_path / "m.json"), "--alpha", "0.05"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("features used"))
     assert "alpha = 1e-4" not in line  # a strength the user set: nothing to explain

@@ -1125,6 +1125,7 @@ def _summary(job, est, release):
                  "features"] > 1 and est.alpha == "auto" and est.privacy_report_.mechanism == "dp-gd" else "")
     lines.append(f"features used       {support['size']} of {support['features']} (the support: nonzero "
                  f"coefficients{dense})" + (f"; largest over each feature's range: {top}" if top else "") + constant)
+    lines.append(f"bounds              {release['privacy_report']['bounds_source']}")
     lines += [f"WARNING             {w}" for w in release["warnings"]]
     return lines
 
