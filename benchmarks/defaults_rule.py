@@ -52,6 +52,7 @@ constant predictor and the non-private model are printed beside. Results:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import json
 import time
@@ -1673,7 +1674,7 @@ def study_private_tail(quick):
 
 
 
-def published_family(n, p, seed, n_test=2000):
+def published_family(n, p, seed, n_test=2000, regression=False):
     """Records whose declared ranges are the Min and Max of a published description: each feature positive and
     right-skewed (lognormal, sigma 0.3-1), its range the extremes of a public sample of 20,000 other records (so a
     few held-out values fall outside and are clipped); the label a logistic draw from three planted weights on the
@@ -1693,11 +1694,21 @@ def published_family(n, p, seed, n_test=2000):
     w[rng.choice(p, min(3, p), replace=False)] = rng.choice([-1.0, 1.0], min(3, p))
     margin = Z @ w + f
     margin = 4.0 * (margin - margin.mean()) / margin.std()
+    if regression:  # the same slope, a continuous label (SNR 2) declared within five of its sds
+        return _regression_split(X, margin, n, rng, Bounds(reference.min(0), reference.max(0)))
     y = np.where(rng.random(n + n_test) < 1.0 / (1.0 + np.exp(-margin)), 1, 0)
     return X[:n], y[:n], X[n:], y[n:], Bounds(reference.min(0), reference.max(0))
 
 
-def heterogeneous_family(n, p, seed, n_test=2000):
+def _regression_split(X, signal, n, rng, bounds, snr=2.0):
+    """A continuous label from ``signal`` (SNR ``snr``), its range declared five label sds either side of 0 in
+    ``bounds``; the split."""
+    y = signal + signal.std() / np.sqrt(snr) * rng.standard_normal(signal.size)
+    half = 5.0 * y.std()
+    return X[:n], y[:n], X[n:], y[n:], dataclasses.replace(bounds, label_low=-half, label_high=half)
+
+
+def heterogeneous_family(n, p, seed, n_test=2000, regression=False):
     """Records whose features share an a-priori range, [0, 1], but not a spread (madelon's kind): around 0.5, nine
     in ten are narrow noise (sd 0.02-0.05), the rest (at least one) carry the label and spread wide (sd 0.13)."""
     rng = np.random.default_rng(seed)
@@ -1707,6 +1718,8 @@ def heterogeneous_family(n, p, seed, n_test=2000):
     X = np.clip(0.5 + sd * Z, 0.0, 1.0)
     margin = Z[:, :wide] @ rng.choice([-1.0, 1.0], wide)
     margin = 4.0 * margin / margin.std()
+    if regression:
+        return _regression_split(X, margin, n, rng, Bounds(np.zeros(p), np.ones(p)))
     y = np.where(rng.random(n + n_test) < 1.0 / (1.0 + np.exp(-margin)), 1, 0)
     return X[:n], y[:n], X[n:], y[n:], Bounds(np.zeros(p), np.ones(p))
 
@@ -1764,6 +1777,67 @@ def study_joint_tightening(quick):
     E.JOINT_MAX_FEATURES, pb.JOINT_MAX_ERROR = widest, coarsest
     return rows
 
+
+
+def study_regression_cuts(quick, seeds=range(6), salt=0, tails=(0.05, 0.01)):
+    """Joint cuts of a regression's declared ranges (``private_bounds.JointLabelDesign``: the cuts, then the label
+    range narrowed privately, as a user calls ``DPLasso``): the regressor without them ("declared", as before), and
+    with them at each ``tails`` target, on ``published_family`` and ``heterogeneous_family`` with a continuous label
+    and ``regression_family`` (labels inside their declared range) with features filling 30 % or all of [-1, 1];
+    n 300 to 3000, p 5 to 50, epsilon 0.5 and 1; the R^2 gain over the constant predictor (0). ``tails=None``:
+    the rule's own (``JOINT_TAIL_REGRESSION``), on other seeds (``--study regression-cuts-confirm``)."""
+    import dpsparse.estimators as E
+    import dpsparse.private_bounds as pb
+
+    tails = tails or (pb.JOINT_TAIL_REGRESSION,)
+
+    sizes = itertools.product((300, 1000, 3000), (5, 10, 20, 50), (0.5, 1.0))
+    if quick:
+        sizes = itertools.product((1000,), (10,), (1.0,))
+    rows, tail = [], pb.JOINT_TAIL_REGRESSION
+    for (n, p, eps), seed in itertools.product(sizes, range(1) if quick else seeds):
+        base_seed = 1000 * seed + n + p + salt
+        problems = {"published": published_family(n, p, base_seed, regression=True),
+                    "heterogeneous": heterogeneous_family(n, p, base_seed + 5, regression=True)}
+        for fill in (0.3, 1.0):
+            Xtr, ytr, Xte, yte, _, half = regression_family(n, p, min(5, p), 3.0, base_seed + 3, fill=fill,
+                                                            labels_inside=True)
+            problems[f"fill {fill}"] = (Xtr, ytr, Xte, yte, Bounds(-np.ones(p), np.ones(p), -half, half))
+        for family, (Xtr, ytr, Xte, yte, bounds) in problems.items():
+            base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": family,
+                    "ratio": n * eps / np.log(p)}
+            for name, cut in (("declared", None), *((f"cuts tail {t:g}", t) for t in tails)):
+                if cut is None:  # the regressor as before: its label range narrowed, its feature ranges kept
+                    E.DPElasticNet._joint = lambda self, *args: None
+                pb.JOINT_TAIL_REGRESSION = cut or tail
+                try:
+                    est = _quiet(DPLasso(epsilon=eps, bounds=bounds, random_state=seed).fit, Xtr, ytr)
+                finally:
+                    pb.JOINT_TAIL_REGRESSION = tail
+                    if cut is None:
+                        del E.DPElasticNet._joint
+                rows.append({**base, "setting": name, "gain": float(r2_score(yte, est.predict(Xte)))})
+        print(f"n={n} p={p} epsilon={eps} seed {seed} done", flush=True)
+    return rows
+
+
+def cuts_table(rows):
+    """Mean gain of each setting over "declared", paired, by p and by band of ``n epsilon / log p`` (edges 200,
+    500, 1000), over every family and by family."""
+    declared = {(r["n"], r["p"], r["epsilon"], r["seed"], r["family"]): r["gain"] for r in rows
+                if r["setting"] == "declared"}
+    by = {}
+    for r in rows:
+        if r["setting"] == "declared":
+            continue
+        d = r["gain"] - declared[(r["n"], r["p"], r["epsilon"], r["seed"], r["family"])]
+        band = next(f"below {e}" for e in (200, 500, 1000, np.inf) if r["ratio"] < e)
+        for key in (("p", r["p"], "all"), ("p", r["p"], r["family"]), ("band", band, "all"),
+                    ("band", band, r["family"]), ("p band", f"{'5' if r['p'] < 10 else '10+'} {band}", "all")):
+            by.setdefault((*key, r["setting"]), []).append(d)
+    return [{"by": k[0], "value": k[1], "family": k[2], "setting": k[3], "fits": len(v),
+             "difference": float(np.mean(v)), "se": float(np.std(v) / np.sqrt(len(v)))}
+            for k, v in sorted(by.items(), key=lambda kv: tuple(map(str, kv[0])))]
 
 
 def joint_table(rows):
@@ -1917,7 +1991,8 @@ def main(argv=None):
                                         "one-hot-sgd", "floor-selection", "private-tail", "joint-tightening",
                                         "sparsity-low", "sparsity-fill", "fill-threshold",
                                         "fill-rule", "fill-count", "fill-bands", "huber-bands",
-                                        "fill-floor", "floor-selection-inside"],
+                                        "fill-floor", "floor-selection-inside", "regression-cuts",
+                                        "regression-cuts-confirm"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -1930,7 +2005,7 @@ def main(argv=None):
                       "gd-many", "gd-many-wide", "gd-mid", "floor-steps", "selection-clip", "one-hot",
                       "one-hot-sgd", "floor-selection", "private-tail", "joint-tightening", "sparsity-low",
                       "sparsity-fill", "fill-threshold", "fill-rule", "fill-count", "fill-bands", "huber-bands",
-                      "fill-floor",
+                      "fill-floor", "regression-cuts", "regression-cuts-confirm",
                       "floor-selection-inside"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
@@ -1968,6 +2043,9 @@ def main(argv=None):
                                                       ratio_family_table),
                            "private-tail": (study_private_tail, family_band_table),
                            "joint-tightening": (study_joint_tightening, joint_table),
+                           "regression-cuts": (study_regression_cuts, cuts_table),
+                           "regression-cuts-confirm": (lambda quick: study_regression_cuts(
+                               quick, seeds=range(20, 26), salt=7, tails=None), cuts_table),
                            "floor-wide-gd": (study_floor_wide_gd, family_band_table),
                            "structured": (study_structured, family_band_table),
                            "logistic-cd": (study_logistic_cd, family_band_table),

@@ -370,6 +370,10 @@ def test_the_pipeline_audit_replays_the_default_fits_and_fails_an_understated_se
     assert ratios[("classifier, label set selected privately", "origin to corner")]["label counts"] == 1.0
     # the fill of the wide Lasso: record 0 from the origin to a corner moves its pair's distance by most of a term
     assert 0.3 < ratios[(audit.FILL_FIT, "origin to corner")]["the records' fill of their box"] <= 1.0
+    # its declared ranges cut jointly before its label range is narrowed: both replayed, at their sensitivity
+    cut = ratios[(audit.FILL_FIT, "origin to corner")]
+    assert cut["upper cut of the declared ranges"] == cut["lower cut of the declared ranges"] == 1.0
+    assert cut["label sums"] == pytest.approx(1.0)
 
     def halved(total, n, multiplier, noise, name):
         return float(noise.release(np.array([total]), "gaussian", multiplier / 2, sensitivity=0.5, name=name)[0]) / n

@@ -13,19 +13,23 @@ from doubles import RecordingNoise
 from dpsparse import DPLasso, DPLogisticRegression, audit, data
 from dpsparse.accounting import DATA_BOUNDS, PrivacyBudget, zcdp_budget, zcdp_epsilon
 from dpsparse.cli import main
-from dpsparse.estimators import JOINT_MAX_FEATURES, JOINT_SHARE
+from dpsparse.estimators import BOUNDS_SHARE, JOINT_MAX_FEATURES, JOINT_SHARE
 from dpsparse.noise import make_noise
 from dpsparse.private_bounds import (
     CANDIDATES,
     JOINT_GRID,
     JOINT_MAX_ERROR,
     JOINT_TAIL,
+    JOINT_TAIL_REGRESSION,
+    LABEL_SUMS_L2,
     MAX_TAIL,
     MIN_TAIL,
+    JointLabelDesign,
     JointTighteningDesign,
     PendingDesign,
     _counts,
     _scores,
+    declared_widths,
     joint_affordable,
     tail_share,
 )
@@ -286,9 +290,10 @@ def test_cli_bounds_from_data_says_no_guarantee(tmp_path, capsys):
 @pytest.mark.parametrize("n,epsilon", [(2000, 1.0), (20000, 0.5), (50000, 0.5)])
 def test_the_automatic_share_is_the_smallest_that_affords_the_tightening(n, epsilon):
     """``bounds_share="auto"``: 0.1, or 0.2 where only 0.2 makes narrowing the declared bounds affordable (the
-    public test ``private_bounds.affordable`` of n, p and the budget); the report names the share, and the
-    preprocessing and the fit together stay within epsilon."""
-    from dpsparse.estimators import AUTO_BOUNDS_SHARES, BOUNDS_SHARE
+    public test ``private_bounds.affordable`` of n, p and the budget), and where neither does, the joint cuts' 0.05
+    before the label range's 0.1; the report names the share, and the preprocessing and the fit together stay
+    within epsilon."""
+    from dpsparse.estimators import AUTO_BOUNDS_SHARES, BOUNDS_SHARE, JOINT_SHARE
     from dpsparse.private_bounds import affordable
 
     rng = np.random.default_rng(n)
@@ -298,7 +303,8 @@ def test_the_automatic_share_is_the_smallest_that_affords_the_tightening(n, epsi
     est = DPLasso(epsilon=epsilon, bounds=bounds, max_iter=3, random_state=0).fit(X, y)
     rho = zcdp_budget(epsilon, 1.0 / n**2)
     affords = [s for s in AUTO_BOUNDS_SHARES if affordable(n, 8, False, rho=s * rho)]
-    assert est.bounds_share_ == (affords[0] if affords else BOUNDS_SHARE)
+    assert est.bounds_share_ == pytest.approx(affords[0] if affords else JOINT_SHARE + BOUNDS_SHARE)
+    assert ("cut privately (joint cuts)" in est.bounds_.source) == (not affords)
     assert [affordable(n, 8, False, rho=s * rho) for s in AUTO_BOUNDS_SHARES] == {
         2000: [False, False], 20000: [False, True], 50000: [True, True]}[n]
     noise = est.privacy_report_.noise
@@ -390,6 +396,59 @@ def test_the_classifier_cuts_declared_ranges_jointly_where_no_quantile_of_each_f
     assert est.privacy_report_.noise["bounds: share of the budget"] == 0.2
 
 
+def _published_regression(n=2000, p=6, seed=0):
+    """``_published``'s features, a continuous label that follows the first, declared within [-5, 5]."""
+    X, _, bounds = _published(n, p, seed)
+    y = np.log(X[:, 0]) + 0.3 * np.random.default_rng(seed + 1).standard_normal(n)
+    return X, y, data.Bounds(bounds.feature_low, bounds.feature_high, -5.0, 5.0)
+
+
+@pytest.mark.parametrize("rho", [1e-3, 0.05])
+def test_a_regressions_cuts_and_label_range_ledger_and_noise_drawn_match_the_claim(rho):
+    """``JointLabelDesign``: the cuts' two selections with a third of the share's rho (0.05 of 0.15), the label sums'
+    Gaussian with the rest, composed in one ledger; the cuts first, the label range narrowed inside the declared
+    one after them, each said once in the bounds' source."""
+    X, y, bounds = _published_regression()
+    pending = JointLabelDesign(X, y, bounds, True, 0.05, 0.1).plan_zcdp(rho)
+    assert pending.share == pytest.approx(0.15) and pending.ledger.zcdp() == pytest.approx(rho, rel=1e-12)
+    noise = RecordingNoise(seed=1)
+    design = pending.release(noise)
+    assert [d.family for d in noise.draws] == ["gumbel", "gumbel", "gaussian"]
+    gumbel, (sums,) = noise.of("gumbel"), noise.of("gaussian")
+    assert all(np.allclose(d.scale, 2.0 / math.sqrt(8.0 * (rho / 3) / 2)) for d in gumbel)  # epsilon_q^2 / 8 each
+    assert sums.values.size == 2 and np.allclose(sums.scale, LABEL_SUMS_L2 / math.sqrt(2.0 * 2 * rho / 3))
+    s, t = pending.released
+    np.testing.assert_allclose(design.bounds.feature_high, bounds.feature_low + t * declared_widths(bounds))
+    np.testing.assert_allclose(design.bounds.feature_low, bounds.feature_low + s * declared_widths(bounds))
+    assert -5.0 <= design.bounds.label_low < design.bounds.label_high <= 5.0
+    source = design.bounds.source
+    assert source.count("cut privately (joint cuts)") == 1 and source.count("label range narrowed") == 1
+    assert f"about {JOINT_TAIL_REGRESSION:.0%} of the values" in source  # a regression's tail: fewer values clipped
+    details = pending.details()
+    assert details["bounds: share of the budget"] == pytest.approx(0.15) and "label range: noise" in details
+    pure = JointLabelDesign(X, y, bounds, True, 0.05, 0.1).plan_pure(0.3)
+    assert pure.epsilon_q == pytest.approx(0.1 / 2) and pure.label.scale == pytest.approx(2.25 / 0.2)
+
+
+def test_the_regressor_cuts_declared_ranges_jointly_before_narrowing_its_label_range():
+    X, y, bounds = _published_regression()
+    noise = audit.LedgerNoise(0)
+    est = DPLasso(epsilon=1.0, bounds=bounds, random_state=noise).fit(X, y)
+    rep = est.privacy_report_
+    assert est.bounds_share_ == pytest.approx(JOINT_SHARE + BOUNDS_SHARE) and rep.noise["bounds: selections"] == 2
+    assert "cut privately (joint cuts)" in rep.bounds_source and "label range narrowed" in rep.bounds_source
+    assert rep.accountant_epsilon <= 1.0 + 1e-9 and audit.check_log(noise.log, rep).holds  # every draw charged
+    t = est.bounds_.feature_high[0] / 12.0
+    assert t in JOINT_GRID[:-1]  # the published ranges cut
+    # a number given for the share is the whole, split as "auto" splits it; with a clip given, the cuts alone
+    est = DPLasso(epsilon=1.0, bounds=bounds, bounds_share=0.3, random_state=0).fit(X, y)
+    assert est.bounds_share_ == pytest.approx(0.3) and est.privacy_report_.noise[
+        "label range: share of the budget"] == pytest.approx(0.2)
+    est = DPLasso(epsilon=1.0, bounds=bounds, clip=1.0, random_state=0).fit(X, y)
+    assert est.bounds_share_ == JOINT_SHARE and "label range: noise" not in est.privacy_report_.noise
+    assert "cut privately (joint cuts)" in est.privacy_report_.bounds_source
+
+
 def test_the_joint_cuts_are_the_same_on_sparse_input():
     X, y, bounds = _published(n=400, p=30)
     X = np.where(X > np.median(X, axis=0), X, 0.0)  # half of each feature's values stored
@@ -414,7 +473,7 @@ def test_the_joint_cuts_are_not_bought_where_they_were_not_measured():
     assert "bounds: joint cuts" in rep.noise
     reg = data.Bounds(bounds.feature_low, bounds.feature_high, -5.0, 5.0)
     rep = DPLasso(bounds=reg, clip=1.0, random_state=0).fit(X, np.log(X[:, 0])).privacy_report_
-    assert "bounds: joint cuts" not in rep.noise
+    assert rep.mechanism == "constant" and "bounds: budget" not in rep.noise  # nothing read, nothing to cut
     # at epsilon 0.1 each of 400 records' selections could miss by more than JOINT_MAX_ERROR of them: nearly uniform
     rep = DPLogisticRegression(epsilon=0.1, bounds=bounds, classes=[0, 1], random_state=0).fit(X, y).privacy_report_
     assert "bounds: budget" not in rep.noise

@@ -52,6 +52,7 @@ from .mechanisms._common import private_unit_mean
 from .noise import BACKENDS as NOISE_BACKENDS
 from .noise import make_noise
 from .private_bounds import (
+    JointLabelDesign,
     JointTighteningDesign,
     LabelScaleDesign,
     PendingDesign,
@@ -876,8 +877,8 @@ class _DPLinearModel(BaseEstimator):
             return PendingDesign(X, yi, self._classification, self.fit_intercept, tightening,
                                  within=bounds.for_features(X.shape[1]))
         pending = self._pending_labels(X, yi, bounds) if budget is not None and bounds.public else None
-        if pending is None and joint and budget is not None and bounds.public:
-            pending = self._joint(X, yi, bounds, budget)
+        if joint and budget is not None and bounds.public:
+            pending = self._joint(X, yi, bounds, budget, pending) or pending
         if pending is not None:
             return pending
         self.bounds_share_ = 0.0  # the declared bounds as they are: nothing bought
@@ -891,25 +892,34 @@ class _DPLinearModel(BaseEstimator):
         """A design whose label range is bought before the fit (the regressors' ``clip="auto"``), or None."""
         return None
 
-    def _joint(self, X, yi, bounds, budget):
+    def _joint(self, X, yi, bounds, budget, labels=None):
         """Where no quantile of each feature is affordable: declared ranges cut jointly
         (``private_bounds.JointTighteningDesign``, ``JOINT_SHARE`` of the budget with ``bounds_share="auto"``), for a
-        classifier with an intercept (a model through the origin keeps the origin inside its ranges) on at most
+        model with an intercept (a model through the origin keeps the origin inside its ranges) on at most
         ``JOINT_MAX_FEATURES`` features, without a row-norm bound or one-hot groups kept, with a range to cut (a
         finite width above 0), where the records are enough for the share (``private_bounds.joint_affordable``):
-        public inputs only; else None."""
-        if (not self._classification or not self.fit_intercept or X.shape[1] > JOINT_MAX_FEATURES
+        public inputs only; else None. ``labels``: a regression's ``LabelScaleDesign``, which the cuts then
+        precede in one design (``private_bounds.JointLabelDesign``, its share added)."""
+        if (not self.fit_intercept or X.shape[1] > JOINT_MAX_FEATURES
                 or bounds.row_norm is not None or bounds.one_hot is not None):
             return None
         bounds = bounds.for_features(X.shape[1])
         width = declared_widths(bounds)
         if not (np.all(np.isfinite(width)) and np.any(width > 0)):
             return None
-        share = JOINT_SHARE if _is_auto(self.bounds_share) else float(self.bounds_share)
+        auto_share = _is_auto(self.bounds_share)
+        share = JOINT_SHARE if auto_share else float(self.bounds_share)
+        label_share = None if labels is None else labels.share
+        if labels is not None and not auto_share:  # a declared share is the whole: split as "auto" splits it
+            share, label_share = share * JOINT_SHARE / (JOINT_SHARE + BOUNDS_SHARE), share * BOUNDS_SHARE / (
+                JOINT_SHARE + BOUNDS_SHARE)
         if not joint_affordable(X.shape[0], **_spend(budget, share)):
             return None
+        if labels is not None:
+            self.bounds_share_ = share + label_share
+            return JointLabelDesign(X, yi, bounds, self.fit_intercept, share, label_share)
         self.bounds_share_ = share
-        return JointTighteningDesign(X, yi, bounds, True, self.fit_intercept, share)
+        return JointTighteningDesign(X, yi, bounds, self._classification, self.fit_intercept, share)
 
     def _tightened(self, bounds, X, budget, share):
         """Whether declared ``bounds`` are tightened by private quantiles with ``share`` of the budget
@@ -1005,10 +1015,12 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         "auto" (the default): ``BOUNDS_SHARE`` (0.1), or the smallest of ``AUTO_BOUNDS_SHARES``
         (0.1, 0.2) with which narrowing declared bounds is affordable (a public test of n, p
         and the budget: ``private_bounds.affordable``; measured in docs/defaults.md); where
-        it is not, a classifier (with an intercept, on at most ``JOINT_MAX_FEATURES`` = 50
-        features, where the records are enough: ``private_bounds.joint_affordable``) cuts its
-        declared ranges jointly with ``JOINT_SHARE`` (0.05; ``private_bounds.JointTighteningDesign``);
-        a number is spent on whichever of these is bought. 0 keeps declared bounds as they are
+        it is not, a model with an intercept on at most ``JOINT_MAX_FEATURES`` = 50
+        features, where the records are enough (``private_bounds.joint_affordable``), cuts its
+        declared ranges jointly with ``JOINT_SHARE`` (0.05; ``private_bounds.JointTighteningDesign``;
+        a regressor with ``clip="auto"`` then narrows its label range with ``BOUNDS_SHARE`` more,
+        ``private_bounds.JointLabelDesign``); a number is spent on whichever of these is bought
+        (a regressor's cuts and label range split it 1 : 2). 0 keeps declared bounds as they are
         (nothing bought; refused with ``bounds="private"``), as a ``row_norm`` in the bounds
         keeps the feature ranges. The share spent is ``bounds_share_`` (0 where nothing was
         bought).

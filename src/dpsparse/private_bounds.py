@@ -41,9 +41,9 @@ from .data import Bounds, design_row_norm, prepare
 from .distributed import is_dask, row_sum
 from .exceptions import InputError
 
-__all__ = ["CANDIDATES", "JOINT_GRID", "JOINT_TAIL", "JointTighteningDesign", "LABEL_WIDTH", "MAX_FEATURES", "SLOTS",
-           "LabelScaleDesign", "PendingDesign", "affordable", "declared_widths", "grid_histograms", "joint_affordable",
-           "rank_error", "selection_epsilon", "selections", "tail_share"]
+__all__ = ["CANDIDATES", "JOINT_GRID", "JOINT_TAIL", "JointLabelDesign", "JointTighteningDesign", "LABEL_WIDTH",
+           "MAX_FEATURES", "SLOTS", "LabelScaleDesign", "PendingDesign", "affordable", "declared_widths",
+           "grid_histograms", "joint_affordable", "rank_error", "selection_epsilon", "selections", "tail_share"]
 
 _STEPS = (1.0, 1.25, 1.6, 2.0, 2.5, 3.2, 4.0, 5.0, 6.3, 8.0)  # ten round numbers a decade (Renard series)
 _POSITIVE = [s * 10.0**k for k in range(-4, 8) for s in _STEPS]
@@ -464,6 +464,10 @@ this share of the records there (``--study joint-tightening``, docs/defaults.md:
 +0.017 and +0.023 where a selection's error is below 0.1 of the records, the same within 0.006 above; 0.1's extra gain
 is all on the published family, and it clips twice as much as 0.05 on the others)."""
 
+JOINT_TAIL_REGRESSION = 0.01
+"""``JOINT_TAIL`` of a regression (``--study regression-cuts``, docs/defaults.md): a regression's extreme feature
+values carry the most of its slope, so its cuts clip fewer of them."""
+
 
 class JointTighteningDesign(PendingDesign):
     """Declared feature ranges cut by two fractions shared by every feature: joint quantiles.
@@ -502,6 +506,7 @@ class JointTighteningDesign(PendingDesign):
         _check_share(share)
         self.X, self.y, self.classification, self.fit_intercept = X, y, classification, fit_intercept
         self.bounds, self.share, self.n_quantiles = bounds, float(share), 2
+        self.tail = JOINT_TAIL if classification else JOINT_TAIL_REGRESSION
         self.ledger = self.epsilon_q = self.design = self.released = None
         self.low, self.width = np.asarray(bounds.feature_low, dtype=float), declared_widths(bounds)
         # a dask array is counted here, in one pass, before anything is charged (NaN and inf refused then)
@@ -518,9 +523,14 @@ class JointTighteningDesign(PendingDesign):
         -------
         data.BoundedDesign
         """
+        self.design = prepare(self.X, self.y, self._cut(noise), self.classification, self.fit_intercept)
+        return self.design
+
+    def _cut(self, noise):
+        """The declared bounds with every feature range cut at the two released fractions."""
         lo, width = self.low, self.width
         below, above = self.counts if self.counts is not None else _joint_counts(self.X, lo, width)
-        target, scale = JOINT_TAIL * self.n, 2.0 / self.epsilon_q
+        target, scale = self.tail * self.n, 2.0 / self.epsilon_q
 
         def cut(counts, name):
             return JOINT_GRID[noise.select(_joint_utility(_across(counts), target), "gumbel", scale,
@@ -529,10 +539,8 @@ class JointTighteningDesign(PendingDesign):
         t, s = cut(above, "upper cut of the declared ranges"), 1.0 - cut(below, "lower cut of the declared ranges")
         s, t = (s, t) if s < t else (0.0, 1.0)
         self.released = (float(s), float(t))
-        bounds = dataclasses.replace(self.bounds, feature_low=lo + s * width, feature_high=lo + t * width,
-                                     source=self.describe_source())
-        self.design = prepare(self.X, self.y, bounds, self.classification, self.fit_intercept)
-        return self.design
+        return dataclasses.replace(self.bounds, feature_low=lo + s * width, feature_high=lo + t * width,
+                                   source=JointTighteningDesign.describe_source(self))  # the cuts' own words
 
     def describe_source(self):
         if self.released is None:
@@ -541,7 +549,7 @@ class JointTighteningDesign(PendingDesign):
         if (s, t) == (0.0, 1.0):
             return f"{self.bounds.source}; kept as declared (the private joint cuts crossed)"
         return (f"{self.bounds.source}; cut privately (joint cuts): every range kept from {s:.1%} to {t:.1%} of its "
-                f"declared width, chosen with noise so that about {JOINT_TAIL:.0%} of the values of the feature most "
+                f"declared width, chosen with noise so that about {self.tail:.0%} of the values of the feature most "
                 f"affected lie beyond each cut")
 
     def details(self):
@@ -552,7 +560,7 @@ class JointTighteningDesign(PendingDesign):
             "bounds: epsilon of one selection": self.epsilon_q,
             "bounds: joint cuts": "each declared range [lo, hi] cut to [lo + s (hi - lo), lo + t (hi - lo)], t chosen "
                                   "on the grid 1/16, ..., 1 and s on 0, ..., 15/16, aiming at "
-                                  f"{JOINT_TAIL:g} of the values beyond each cut in the feature with the most; "
+                                  f"{self.tail:g} of the values beyond each cut in the feature with the most; "
                                   "kept as declared where s >= t"
                                   + ("" if self.released is None else
                                      f"; released: s = {self.released[0]:g}, t = {self.released[1]:g}"),
@@ -722,3 +730,59 @@ class LabelScaleDesign(PendingDesign):
             "label range: source": "private mean and second moment (Gaussian or Laplace mechanism); the range is "
                                    f"mean +- {LABEL_WIDTH:g} sd, clipped to the declared one",
         }
+
+
+class JointLabelDesign(JointTighteningDesign):
+    """A regression's declared feature ranges cut jointly (``JointTighteningDesign``) and its declared label range
+    narrowed to the labels' private spread (``LabelScaleDesign``): both releases, one after the other, in one
+    share of the budget, split between them in proportion to ``joint_share`` and ``label_share``.
+
+    The two choices of the cuts and the noisy label sums compose (zCDP: ``epsilon_q^2 / 4 + 2 / (2 sigma^2)``,
+    Bun & Steinke 2016, Lemma 1.7; pure DP: basic composition); the label sums are taken of the labels as
+    declared, which the cuts do not move (docs/privacy.md, "Where no quantile of each feature is affordable: joint
+    cuts").
+
+    Parameters
+    ----------
+    X, y, bounds, fit_intercept
+        As ``JointTighteningDesign`` (a regression: ``bounds`` with a label range).
+    joint_share, label_share : float
+        The shares of the budget for the cuts and for the label range; the design spends their sum.
+    """
+
+    def __init__(self, X, y, bounds, fit_intercept, joint_share, label_share):
+        super().__init__(X, y, bounds, False, fit_intercept, joint_share + label_share)
+        self.label = LabelScaleDesign(X, y, bounds, fit_intercept, label_share)
+        self.part = joint_share / (joint_share + label_share)
+
+    def plan_zcdp(self, rho):
+        """The cuts' two selections with ``part rho``, the label sums' Gaussian noise with the rest."""
+        self._plan(selection_epsilon(self.n_quantiles, rho=self.part * rho))
+        self.label.plan_zcdp((1.0 - self.part) * rho)
+        self.ledger = Ledger().exponential(self.epsilon_q, self.n_quantiles).gaussian(self.label.scale,
+                                                                                     LABEL_SUMS_L2)
+        return self
+
+    def plan_pure(self, epsilon):
+        """The cuts' two selections with ``part epsilon``, the label sums' Laplace noise with the rest."""
+        self._plan(selection_epsilon(self.n_quantiles, epsilon=self.part * epsilon))
+        self.label.plan_pure((1.0 - self.part) * epsilon)
+        self.ledger = Ledger().exponential(self.epsilon_q, self.n_quantiles).laplace(self.label.scale,
+                                                                                    LABEL_SUMS_L1)
+        return self
+
+    def release(self, noise):
+        """Cut the feature ranges, then narrow the label range; the data mapped onto both."""
+        self.label.bounds = self._cut(noise)
+        self.design = self.label.release(noise)
+        return self.design
+
+    def describe_source(self):
+        return self.label.describe_source() if self.released is not None else super().describe_source()
+
+    def details(self):
+        """Lines for the privacy report: the cuts' and the label range's."""
+        return {**super().details(), "bounds: share of the budget": self.share,
+                "bounds: split": f"{self.part:.3g} of the share for the cuts, the rest for the label range",
+                **self.label.details()}
+
