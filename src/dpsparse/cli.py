@@ -275,9 +275,9 @@ def _add_fit_arguments(f):
     f.add_argument("--bounds-share", type=_clip, default="auto",
                    help="share of the budget spent on private bounds (without --bounds) or on narrowing the declared "
                         "ones, in [0, 1), or 'auto' (default: 0.1, or 0.2 where only that makes narrowing affordable; "
-                        "0.05 for a classifier's joint cuts where neither does and the records are enough, on at "
-                        "most 50 features; a number pays for whichever is bought; 0 keeps declared bounds as they "
-                        "are; docs/bounds.md)")
+                        "0.05 for joint cuts where neither does and the records are enough, on at most 50 "
+                        "features, a regression's label range 0.1 more; a number pays for whichever is bought; 0 "
+                        "keeps declared bounds as they are; docs/bounds.md)")
     f.add_argument("--bounds-from-data", action="store_true",
                    help="read the bounds off the data instead: NO privacy guarantee (for experiments only)")
     f.add_argument("--test-size", type=float,
