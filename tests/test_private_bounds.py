@@ -10,7 +10,7 @@ from dp_accounting import dp_event
 from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
 
 from doubles import RecordingNoise
-from dpsparse import DPLasso, DPLogisticRegression, audit, data
+from dpsparse import DPLasso, DPLogisticRegression, audit, card, data
 from dpsparse.accounting import DATA_BOUNDS, PrivacyBudget, zcdp_budget, zcdp_epsilon
 from dpsparse.cli import main
 from dpsparse.estimators import BOUNDS_SHARE, JOINT_MAX_FEATURES, JOINT_SHARE
@@ -424,8 +424,9 @@ def test_a_regressions_cuts_and_label_range_ledger_and_noise_drawn_match_the_cla
     source = design.bounds.source
     assert source.count("cut privately (joint cuts)") == 1 and source.count("label range narrowed") == 1
     assert f"about {JOINT_TAIL_REGRESSION:.0%} of the values" in source  # a regression's tail: fewer values clipped
-    details = pending.details()
-    assert details["bounds: share of the budget"] == pytest.approx(0.15) and "label range: noise" in details
+    details = pending.details()  # each part's own share: the cuts' 0.05, the label range's 0.1
+    assert details["bounds: share of the budget"] == pytest.approx(0.05)
+    assert details["label range: share of the budget"] == pytest.approx(0.1) and "label range: noise" in details
     pure = JointLabelDesign(X, y, bounds, True, 0.05, 0.1).plan_pure(0.3)
     assert pure.epsilon_q == pytest.approx(0.1 / 2) and pure.label.scale == pytest.approx(2.25 / 0.2)
 
@@ -440,6 +441,9 @@ def test_the_regressor_cuts_declared_ranges_jointly_before_narrowing_its_label_r
     assert rep.accountant_epsilon <= 1.0 + 1e-9 and audit.check_log(noise.log, rep).holds  # every draw charged
     t = est.bounds_.feature_high[0] / 12.0
     assert t in JOINT_GRID[:-1]  # the published ranges cut
+    spent, _ = card._plain_spending(json.loads(rep.to_json()))  # the card's words: each part its own share, 15 %
+    assert any(w.startswith("cuts of the declared feature ranges, chosen from the records with noise (5% of the")
+               for w in spent) and any(w.startswith("the label range, narrowed") and "(10% of the" in w for w in spent)
     # a number given for the share is the whole, split as "auto" splits it; with a clip given, the cuts alone
     est = DPLasso(epsilon=1.0, bounds=bounds, bounds_share=0.3, random_state=0).fit(X, y)
     assert est.bounds_share_ == pytest.approx(0.3) and est.privacy_report_.noise[

@@ -855,7 +855,7 @@ class _DPLinearModel(BaseEstimator):
         ``rho``: its zCDP budget when a private label set took a share first, else None).
         With it, declared bounds are tightened privately where that is affordable (``_tightened``).
         ``one_hot``: whether the mechanism keeps declared one-hot groups (``Mechanism.one_hot``); otherwise their
-        indicators are mapped as any feature. ``joint``: whether a classifier's declared ranges may be cut jointly
+        indicators are mapped as any feature. ``joint``: whether declared ranges may be cut jointly
         where no per-feature narrowing is affordable (``_joint``; ``DPSearchCV`` does not buy them)."""
         yi = self._encode(y)
         bounds = _resolve_bounds(self.bounds, X, y, not self._classification)
@@ -1245,7 +1245,8 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     clip : float > 0 or "auto"
         Per-sample residual clipping threshold (Huber threshold), in units of the label
         mapped onto [-1, 1]. ``"auto"`` (the default): the whole label range, itself narrowed to the labels'
-        private mean and spread (``bounds_share`` of the budget; docs/privacy.md).
+        private mean and spread (``bounds_share`` of the budget, two thirds of a declared one where the feature
+        ranges are cut jointly first; docs/privacy.md).
 
     Notes
     -----

@@ -781,8 +781,8 @@ class JointLabelDesign(JointTighteningDesign):
         return self.label.describe_source() if self.released is not None else super().describe_source()
 
     def details(self):
-        """Lines for the privacy report: the cuts' and the label range's."""
-        return {**super().details(), "bounds: share of the budget": self.share,
-                "bounds: split": f"{self.part:.3g} of the share for the cuts, the rest for the label range",
-                **self.label.details()}
+        """Lines for the privacy report: the cuts' share and the label range's, each its own (they add up to
+        ``share``, the "bounds: budget" line of the fit's report)."""
+        return {**super().details(), "bounds: share of the budget": self.part * self.share,  # the cuts'; the
+                **self.label.details()}                                                          # label's below
 
