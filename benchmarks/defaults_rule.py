@@ -1779,22 +1779,26 @@ def study_joint_tightening(quick):
 
 
 
-def study_regression_cuts(quick, seeds=range(6), salt=0, tails=(0.05, 0.01)):
+def study_regression_cuts(quick, seeds=range(6), salt=0, tails=(0.05, 0.01), slopes=(0.0,)):
     """Joint cuts of a regression's declared ranges (``private_bounds.JointLabelDesign``: the cuts, then the label
     range narrowed privately, as a user calls ``DPLasso``): the regressor without them ("declared", as before), and
     with them at each ``tails`` target, on ``published_family`` and ``heterogeneous_family`` with a continuous label
     and ``regression_family`` (labels inside their declared range) with features filling 30 % or all of [-1, 1];
-    n 300 to 3000, p 5 to 50, epsilon 0.5 and 1; the R^2 gain over the constant predictor (0). ``tails=None``:
-    the rule's own (``JOINT_TAIL_REGRESSION``), on other seeds (``--study regression-cuts-confirm``)."""
+    n 300 to 3000, p 5 to 50, epsilon 0.5 and 1; the R^2 gain over the constant predictor (0). ``slopes``: the
+    tie-break ``JOINT_SLOPE_REGRESSION`` of each tail. ``tails=None``: the rule's own (``JOINT_TAIL_REGRESSION``,
+    ``JOINT_SLOPE_REGRESSION``), on other seeds (``--study regression-cuts-confirm``)."""
     import dpsparse.estimators as E
     import dpsparse.private_bounds as pb
 
-    tails = tails or (pb.JOINT_TAIL_REGRESSION,)
+    if tails is None:
+        tails, slopes = (pb.JOINT_TAIL_REGRESSION,), (pb.JOINT_SLOPE_REGRESSION,)
+    settings = [("declared", None, None), *((f"cuts tail {t:g}" + (f" slope {c:g}" if c else ""), t, c)
+                                            for t, c in itertools.product(tails, slopes))]
 
     sizes = itertools.product((300, 1000, 3000), (5, 10, 20, 50), (0.5, 1.0))
     if quick:
         sizes = itertools.product((1000,), (10,), (1.0,))
-    rows, tail = [], pb.JOINT_TAIL_REGRESSION
+    rows, tail, slope = [], pb.JOINT_TAIL_REGRESSION, pb.JOINT_SLOPE_REGRESSION
     for (n, p, eps), seed in itertools.product(sizes, range(1) if quick else seeds):
         base_seed = 1000 * seed + n + p + salt
         problems = {"published": published_family(n, p, base_seed, regression=True),
@@ -1806,14 +1810,14 @@ def study_regression_cuts(quick, seeds=range(6), salt=0, tails=(0.05, 0.01)):
         for family, (Xtr, ytr, Xte, yte, bounds) in problems.items():
             base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": family,
                     "ratio": n * eps / np.log(p)}
-            for name, cut in (("declared", None), *((f"cuts tail {t:g}", t) for t in tails)):
+            for name, cut, tie in settings:
                 if cut is None:  # the regressor as before: its label range narrowed, its feature ranges kept
                     E.DPElasticNet._joint = lambda self, *args: None
-                pb.JOINT_TAIL_REGRESSION = cut or tail
+                pb.JOINT_TAIL_REGRESSION, pb.JOINT_SLOPE_REGRESSION = cut or tail, slope if tie is None else tie
                 try:
                     est = _quiet(DPLasso(epsilon=eps, bounds=bounds, random_state=seed).fit, Xtr, ytr)
                 finally:
-                    pb.JOINT_TAIL_REGRESSION = tail
+                    pb.JOINT_TAIL_REGRESSION, pb.JOINT_SLOPE_REGRESSION = tail, slope
                     if cut is None:
                         del E.DPElasticNet._joint
                 rows.append({**base, "setting": name, "gain": float(r2_score(yte, est.predict(Xte)))})
@@ -1992,7 +1996,7 @@ def main(argv=None):
                                         "sparsity-low", "sparsity-fill", "fill-threshold",
                                         "fill-rule", "fill-count", "fill-bands", "huber-bands",
                                         "fill-floor", "floor-selection-inside", "regression-cuts",
-                                        "regression-cuts-confirm"],
+                                        "regression-cuts-confirm", "regression-cuts-slope"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -2005,7 +2009,7 @@ def main(argv=None):
                       "gd-many", "gd-many-wide", "gd-mid", "floor-steps", "selection-clip", "one-hot",
                       "one-hot-sgd", "floor-selection", "private-tail", "joint-tightening", "sparsity-low",
                       "sparsity-fill", "fill-threshold", "fill-rule", "fill-count", "fill-bands", "huber-bands",
-                      "fill-floor", "regression-cuts", "regression-cuts-confirm",
+                      "fill-floor", "regression-cuts", "regression-cuts-confirm", "regression-cuts-slope",
                       "floor-selection-inside"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
@@ -2044,8 +2048,10 @@ def main(argv=None):
                            "private-tail": (study_private_tail, family_band_table),
                            "joint-tightening": (study_joint_tightening, joint_table),
                            "regression-cuts": (study_regression_cuts, cuts_table),
+                           "regression-cuts-slope": (lambda quick: study_regression_cuts(
+                               quick, seeds=range(6, 12), salt=3, slopes=(0.0, 0.2, 0.5, 1.0)), cuts_table),
                            "regression-cuts-confirm": (lambda quick: study_regression_cuts(
-                               quick, seeds=range(20, 26), salt=7, tails=None), cuts_table),
+                               quick, seeds=range(40, 46), salt=13, tails=None), cuts_table),
                            "floor-wide-gd": (study_floor_wide_gd, family_band_table),
                            "structured": (study_structured, family_band_table),
                            "logistic-cd": (study_logistic_cd, family_band_table),

@@ -19,6 +19,7 @@ from dpsparse.private_bounds import (
     CANDIDATES,
     JOINT_GRID,
     JOINT_MAX_ERROR,
+    JOINT_SLOPE_REGRESSION,
     JOINT_TAIL,
     JOINT_TAIL_REGRESSION,
     LABEL_SUMS_L2,
@@ -28,6 +29,7 @@ from dpsparse.private_bounds import (
     JointTighteningDesign,
     PendingDesign,
     _counts,
+    _joint_utility,
     _scores,
     declared_widths,
     joint_affordable,
@@ -429,6 +431,22 @@ def test_a_regressions_cuts_and_label_range_ledger_and_noise_drawn_match_the_cla
     assert details["label range: share of the budget"] == pytest.approx(0.1) and "label range: noise" in details
     pure = JointLabelDesign(X, y, bounds, True, 0.05, 0.1).plan_pure(0.3)
     assert pure.epsilon_q == pytest.approx(0.1 / 2) and pure.label.scale == pytest.approx(2.25 / 0.2)
+
+
+def test_a_regressions_cuts_prefer_the_tightest_of_cuts_that_score_alike():
+    """Every cut beyond the data counts no value: a regression's utility falls by its public slope, half a noise
+    scale, for each grid step away from the tightest cut, so each step further out is e^-0.5 times as likely; the
+    slope is the same for neighbouring datasets (the sensitivity stays 1). A classifier's cuts have none."""
+    X, y, bounds = _published_regression(n=400)
+    pending = JointLabelDesign(X, y, bounds, True, 0.05, 0.1).plan_zcdp(0.01)
+    scale = 2.0 / pending.epsilon_q
+    assert pending.slope == pytest.approx(JOINT_SLOPE_REGRESSION * scale) and JOINT_SLOPE_REGRESSION == 0.5
+    flat = _joint_utility(np.zeros(JOINT_GRID.size), 4.0, pending.slope)
+    np.testing.assert_allclose(np.exp(np.diff(flat) / scale), np.exp(-0.5))  # the Gumbel max's odds, step by step
+    counts = np.arange(JOINT_GRID.size, 0, -1.0)
+    moved = counts + (np.arange(JOINT_GRID.size) % 2)  # one record replaced: each count moves by at most 1
+    assert np.abs(_joint_utility(counts, 4.0, pending.slope) - _joint_utility(moved, 4.0, pending.slope)).max() <= 1
+    assert JointTighteningDesign(X, (y > 0).astype(int), bounds, True, True, 0.05).plan_zcdp(0.01).slope == 0.0
 
 
 def test_the_regressor_cuts_declared_ranges_jointly_before_narrowing_its_label_range():

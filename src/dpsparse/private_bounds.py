@@ -468,6 +468,12 @@ JOINT_TAIL_REGRESSION = 0.01
 """``JOINT_TAIL`` of a regression (``--study regression-cuts``, docs/defaults.md): a regression's extreme feature
 values carry the most of its slope, so its cuts clip fewer of them."""
 
+JOINT_SLOPE_REGRESSION = 0.5
+"""A regression's tie-break between its cuts, in noise scales (``2 / epsilon_q``) for each step of the grid away
+from the tightest cut: each cut beyond the data counts no value and scores alike, and the tie-break makes each step
+further out ``e^-0.5`` times as likely (``--study regression-cuts-slope``, docs/defaults.md; public, so the
+utility's sensitivity stays 1)."""
+
 
 class JointTighteningDesign(PendingDesign):
     """Declared feature ranges cut by two fractions shared by every feature: joint quantiles.
@@ -507,6 +513,7 @@ class JointTighteningDesign(PendingDesign):
         self.X, self.y, self.classification, self.fit_intercept = X, y, classification, fit_intercept
         self.bounds, self.share, self.n_quantiles = bounds, float(share), 2
         self.tail = JOINT_TAIL if classification else JOINT_TAIL_REGRESSION
+        self.slope = 0.0  # set with the noise's scale (``_plan``)
         self.ledger = self.epsilon_q = self.design = self.released = None
         self.low, self.width = np.asarray(bounds.feature_low, dtype=float), declared_widths(bounds)
         # a dask array is counted here, in one pass, before anything is charged (NaN and inf refused then)
@@ -515,6 +522,7 @@ class JointTighteningDesign(PendingDesign):
     def _plan(self, epsilon_q):
         self.epsilon_q = float(epsilon_q)
         self.ledger = Ledger().exponential(self.epsilon_q, self.n_quantiles)
+        self.slope = (0.0 if self.classification else JOINT_SLOPE_REGRESSION) * 2.0 / self.epsilon_q
 
     def release(self, noise):
         """Choose the two cuts and map the data onto the cut ranges.
@@ -533,7 +541,7 @@ class JointTighteningDesign(PendingDesign):
         target, scale = self.tail * self.n, 2.0 / self.epsilon_q
 
         def cut(counts, name):
-            return JOINT_GRID[noise.select(_joint_utility(_across(counts), target), "gumbel", scale,
+            return JOINT_GRID[noise.select(_joint_utility(_across(counts), target, self.slope), "gumbel", scale,
                                            sensitivity=1.0, name=name)]
 
         t, s = cut(above, "upper cut of the declared ranges"), 1.0 - cut(below, "lower cut of the declared ranges")
@@ -603,9 +611,10 @@ def _across(counts):
     return np.quantile(counts, JOINT_ACROSS, axis=0)
 
 
-def _joint_utility(beyond, target):
-    """The utility of each cut: minus the distance of the count of values beyond it from the target."""
-    return -np.abs(beyond - target)
+def _joint_utility(beyond, target, slope=0.0):
+    """The utility of each cut: minus the distance of the count of values beyond it from the target, and ``slope``
+    for each step of the grid away from its tightest cut (a public tie-break: every cut beyond the data counts 0)."""
+    return -np.abs(beyond - target) - slope * np.arange(beyond.size)
 
 
 def _joint_counts(X, lo, width, rows=4096):
