@@ -468,11 +468,12 @@ JOINT_TAIL_REGRESSION = 0.01
 """``JOINT_TAIL`` of a regression (``--study regression-cuts``, docs/defaults.md): a regression's extreme feature
 values carry the most of its slope, so its cuts clip fewer of them."""
 
-JOINT_SLOPE_REGRESSION = 0.5
-"""A regression's tie-break between its cuts, in noise scales (``2 / epsilon_q``) for each step of the grid away
-from the tightest cut: each cut beyond the data counts no value and scores alike, and the tie-break makes each step
-further out ``e^-0.5`` times as likely (``--study regression-cuts-slope``, docs/defaults.md; public, so the
-utility's sensitivity stays 1)."""
+JOINT_SLOPE, JOINT_SLOPE_REGRESSION = 0.0, 0.5
+"""The tie-break between the cuts, in noise scales (``2 / epsilon_q``) for each step of the grid away from the
+tightest cut: each cut beyond the data counts no value and scores alike, and a regression's tie-break makes each
+step further out ``e^-0.5`` times as likely (``--study regression-cuts-slope``, docs/defaults.md; public, so the
+utility's sensitivity stays 1). A classifier's cuts take none: ``--study classifier-cut-slope`` measured +0.001
+accuracy over all with 0.5 (-0.003 below ``200 log p``, +0.008 from 200 to 500), within its noise."""
 
 
 class JointTighteningDesign(PendingDesign):
@@ -522,7 +523,7 @@ class JointTighteningDesign(PendingDesign):
     def _plan(self, epsilon_q):
         self.epsilon_q = float(epsilon_q)
         self.ledger = Ledger().exponential(self.epsilon_q, self.n_quantiles)
-        self.slope = (0.0 if self.classification else JOINT_SLOPE_REGRESSION) * 2.0 / self.epsilon_q
+        self.slope = (JOINT_SLOPE if self.classification else JOINT_SLOPE_REGRESSION) * 2.0 / self.epsilon_q
 
     def release(self, noise):
         """Choose the two cuts and map the data onto the cut ranges.
