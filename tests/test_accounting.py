@@ -310,3 +310,5 @@ def test_the_report_glosses_the_noise_multiplier_where_a_line_uses_it():
 
     assert f"terms              {MULTIPLIER_WORDS}" in report({"stage 2: noise multiplier": 2.5})
     assert "terms" not in report({"laplace scale": 2.0})
+    shares = report({"bounds: share of the budget": 0.05, "label range: share of the budget": 0.1})
+    assert shares.count("terms  ") == 1 and "share of the budget: of the zCDP budget rho" in shares

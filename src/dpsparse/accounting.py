@@ -1027,8 +1027,8 @@ class PrivacyReport:
             f"  bounds             {self.bounds_source}",
             f"  noise source       {self.noise_source}",
         ]
-        if any("noise multiplier" in k for k in self.noise):
-            lines.append(f"  terms              {MULTIPLIER_WORDS}")
+        lines += [f"  terms              {words}" for term, words in TERMS.items()
+                  if any(term in k for k in self.noise)]
         lines += [f"  WARNING            {w}" for w in self._all_warnings()]
         return "\n".join(lines)
 
@@ -1036,7 +1036,11 @@ class PrivacyReport:
 MULTIPLIER_WORDS = ("noise multiplier: the Gaussian noise's standard deviation in units of the sensitivity it is "
                     "calibrated to (the most one record can move the noised value; the 'gaussian std' line gives it "
                     "in the data's units); the guarantee follows from it, and larger means more noise")
-"""The report's gloss of a term the mechanisms' lines use without saying what it is."""
+SHARE_WORDS = ("share of the budget: of the zCDP budget rho where the fit is calibrated in zCDP (a 'budget' line "
+               "then gives rho; shares of rho add up, and a share of rho costs less than that share of epsilon), "
+               "of epsilon otherwise")
+TERMS = {"noise multiplier": MULTIPLIER_WORDS, "share of the budget": SHARE_WORDS}
+"""The report's gloss of each term its lines use without saying what it is, given where a line uses it."""
 
 
 def _fmt(v):
