@@ -1069,7 +1069,8 @@ def test_a_noisy_mean_squared_error_clipped_at_zero_says_so():
     score = {"metric": "r2", "records": 125, "unreliable": True, "model": -3.0, "model_sd": 9.0, "model_mse": 0.0,
              "mse_sd": 91.0, "constant_mse": 24.74, "constant_mse_sd": 94.0}
     line = _score_line(score)
-    assert "mean squared error 0 (its noisy value fell below 0 and was clipped: the noise dominates)" in line
+    assert "mean squared error 0 (the noise took it below 0: clipped)" in line
+    assert "within twice its noise: they do not show the model beating the constant predictor either" in line
     assert "constant predictor's 25 (sd 94)" in line  # to the digits its noise leaves
     line = _score_line({**score, "model_mse": 0.2392, "mse_sd": 2.0, "constant_mse": 3.917, "constant_mse_sd": 0.04})
     assert "mean squared error 0.2 (sd 2)" in line and "constant predictor's 3.917 (sd 0.04)" in line
@@ -1080,8 +1081,15 @@ def test_a_noisy_mean_squared_error_clipped_at_zero_says_so():
     from dpsparse.card import _score_table
 
     cells = _score_table(score)[0][2]  # the card's table: the clipped value says so there too
-    assert cells[0][3] == "0 (its noisy value fell below 0 and was clipped: the noise dominates)"
+    assert cells[0][3] == "0 (the noise took it below 0: clipped)"
     assert cells[1][3] == "25"  # sd 94: the digits its noise leaves
+    from dpsparse.scoring import noisy_square
+
+    assert noisy_square(4.24e9, 2.6e8) == "4.24e+09" and noisy_square(123456.0, 5e4) == "123000"  # large: exponent
+    shown = {**score, "model_mse": 1.0, "constant_mse": 500.0, "mse_sd": 50.0, "constant_mse_sd": 60.0}
+    assert "the gap is above twice its noise" in _score_line(shown)  # 499 against 2 x 78
+    assert "are one: the constant predictor's is above the model's" in _score_table(shown)[1][1]
+    assert "do not show the model beating" in _score_table(score)[1][1]
 
 
 @pytest.mark.parametrize("option,value,message", [("--delta", "-1e-5", "delta must be in the open interval (0, 1)"),

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .accounting import SEEDED_NOTE, odds, weak_guarantee
-from .scoring import RELIABLE, noisy_square
+from .scoring import RELIABLE, mse_gap_shown, noisy_square
 
 __all__ = ["guarantee_sentence", "model_card", "plain_words", "plot_coefficients", "plot_sweep", "render_card"]
 
@@ -146,9 +146,13 @@ def _score_table(score):
                f"{score['constant_mse_sd']:.2g}"]])
     if not score["unreliable"]:
         return [table]
+    mse = ("the mean squared errors, in squared label units, are one: the constant predictor's is above the model's "
+           "by more than twice the noise of their difference" if mse_gap_shown(score) else
+           "the mean squared errors, in squared label units, are released too, but their gap is within twice its "
+           "noise: they do not show the model beating the constant predictor either")
     return [table, ("p", "The R^2 divides by the held-out labels' variance, released with noise: here that variance "
                          "is not well above its noise, so the ratio is not a score (more held-out records or a larger "
-                         "epsilon make it one); the mean squared errors, in squared label units, are.")]
+                         f"epsilon make it one); {mse}.")]
 
 
 def unnamed(release):

@@ -1073,7 +1073,10 @@ def _score_line(score):
            f"squared label units, {where}")
     if score["unreliable"]:
         return ("private score       held-out R^2 not measurable here (the labels' noisy variance is within "
-                f"{scoring.RELIABLE:g} sd of its noise: too few held-out records for this epsilon); " + mse)
+                f"{scoring.RELIABLE:g} sd of its noise: too few held-out records for this epsilon); " + mse + (
+                    "; the gap is above twice its noise" if scoring.mse_gap_shown(score) else
+                    "; the gap is within twice its noise: they do not show the model beating the constant "
+                    "predictor either"))
     if score["model_mse"] == 0:  # 1 - 0 / variance: the cap, not a perfect model
         return (f"private score       held-out R^2 near 1, not exactly 1 (its noisy mean squared error fell below 0 "
                 f"and was clipped, which reads as R^2 1.000; sd {score['model_sd']:.2g} from the noise), constant "

@@ -43,7 +43,7 @@ import numpy as np
 from .accounting import zcdp_budget
 from .exceptions import NoBetterThanConstantWarning
 
-__all__ = ["noisy_square", "private_score"]
+__all__ = ["mse_gap_shown", "noisy_square", "private_score"]
 
 SOURCE = ("Gaussian mechanism in zCDP (Bun & Steinke 2016, Prop. 1.6) on a held-out part; parallel composition with "
           "the fit (McSherry 2009, Thm 4)")
@@ -128,8 +128,11 @@ def private_score(estimator, X, y, epsilon, delta, noise):
             f"the private R^2 at epsilon {epsilon:g} is not a score here: the held-out labels' noisy variance is "
             f"within {RELIABLE:g} standard deviations of its noise ({m} held-out records at this epsilon); the mean "
             f"squared errors released beside it: the model's {model} against the constant's {constant} (noise sd "
-            f"{score['mse_sd']:.2g} and {score['constant_mse_sd']:.2g}); more held-out records or a larger epsilon "
-            "make the R^2 a score", NoBetterThanConstantWarning, stacklevel=2)
+            f"{score['mse_sd']:.2g} and {score['constant_mse_sd']:.2g}), "
+            + ("a gap above twice its noise" if mse_gap_shown(score) else
+               "a gap within twice its noise: they do not show the model beating the constant predictor either")
+            + "; more held-out records or a larger epsilon make the R^2 a score", NoBetterThanConstantWarning,
+            stacklevel=2)
     elif score["model"] <= score["constant"] + margin:
         warnings.warn(
             f"the private score at epsilon {epsilon:g} does not show the model beating the constant predictor "
@@ -146,11 +149,21 @@ def noisy_square(value, sd):
     """A noisy mean of squares as text, to the digits its noise's standard deviation ``sd`` leaves (one more than the
     sd's first): 0 where its noise took it below 0 (``private_score`` clips it there)."""
     if value == 0:
-        return "0 (its noisy value fell below 0 and was clipped: the noise dominates)"
+        return "0 (the noise took it below 0: clipped)"
     if not sd > 0:
         return f"{value:.4g}"
     digits = 1 - math.floor(math.log10(sd))  # decimals; below 0, tens, hundreds... rounded away
+    if digits < -3:  # 4.2e+09 (sd 2.6e+08), not 4240000000
+        return f"{value:.{max(0, math.floor(math.log10(abs(value))) + digits)}e}" if value else "0"
     return f"{round(value, digits):.{max(0, digits)}f}"
+
+
+def mse_gap_shown(score):
+    """Whether a regression's released mean squared errors show the model beating the constant predictor: the
+    constant's above the model's by more than twice the noise of their difference (each noise's sd, added in
+    quadrature). Post-processing of the released score."""
+    gap_sd = math.hypot(score["mse_sd"], score["constant_mse_sd"])
+    return score["constant_mse"] - score["model_mse"] > 2.0 * gap_sd
 
 
 def _r2(noisy, sigma, half_range):
