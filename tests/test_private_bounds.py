@@ -2,6 +2,7 @@
 and their composition with the fit and the search."""
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -313,7 +314,11 @@ def test_the_automatic_share_is_the_smallest_that_affords_the_tightening(n, epsi
     if affords:
         assert noise["bounds: share of the budget"] == affords[0]
         assert "tightened by differentially private quantiles" in est.bounds_.source
-    spent, whole = (float(part.split("=")[-1]) for part in noise["bounds: budget"].split(" of "))
+        spent, _ = card._plain_spending(json.loads(est.privacy_report_.to_json()))  # the label's range bought too
+        assert any(w.startswith("the feature and label ranges, read from the records with noise") for w in spent)
+    spent, whole = map(float, re.match(r"zCDP rho=([0-9.e-]+) of ([0-9.e-]+), ", noise["bounds: budget"]).groups())
+    cost = float(re.search(r"so they cost ([0-9.e-]+) of epsilon", noise["bounds: budget"]).group(1))
+    assert cost == pytest.approx(epsilon - zcdp_epsilon(whole - spent, 1.0 / n**2), abs=0.01)  # in epsilon's units
     assert spent == pytest.approx(est.bounds_share_ * whole, rel=1e-3) and whole == pytest.approx(rho, rel=1e-3)
     assert est.privacy_report_.accountant_epsilon <= epsilon * (1 + 1e-9)
 

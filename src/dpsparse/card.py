@@ -555,7 +555,9 @@ def _plain_spending(rep):
         elif key in ("bounds: share of the budget", "label range: share of the budget"):
             what = ("the label range, narrowed to the labels' noisy mean and spread" if key.startswith("label") else
                     "cuts of the declared feature ranges, chosen from the records with noise" if "bounds: joint cuts"
-                    in rep["noise"] else "the feature ranges, read from the records with noise")
+                    in rep["noise"] else "the feature and label ranges, read from the records with noise" if
+                    "and of the label" in str(rep.get("bounds_source")) else
+                    "the feature ranges, read from the records with noise")
             zcdp = "zCDP" in str(rep["noise"].get("bounds: budget", ""))
             spent.append(f"{what} ({float(value):.0%}{fit}" + (
                 " counted in zCDP, where the steps' shares add up: not that share of epsilon)" if zcdp else ")"))

@@ -647,6 +647,15 @@ class _Split:
                     f"({ZCDP_SOURCE})")
         return f"epsilon/{self.parts} and delta/{self.parts} per fit ({BASIC_SOURCE})"
 
+    def _bounds_cost(self):
+        """The private preprocessing's part of a zCDP budget, and what it costs in epsilon: the whole's epsilon less
+        the fit's alone at the same delta (public numbers)."""
+        whole = self.bounds_cost + self.parts * self.zcdp
+        alone = zcdp_epsilon(self.parts * self.zcdp, self.full_delta)
+        return (f"zCDP rho={self.bounds_cost:.4g} of {whole:.4g}, {self.bounds_cost / whole:.3g} of it (every share "
+                f"above of the bounds and the label range, together); the fit alone would be epsilon {alone:.4g} at "
+                f"the same delta, so they cost {zcdp_epsilon(whole, self.full_delta) - alone:.2g} of epsilon")
+
     def report(self, report, total):
         """``report`` of the whole: the target, the accountant's total and the bounds' release."""
         report.epsilon, report.delta, report.accountant_epsilon = self.target, self.full_delta, float(total)
@@ -656,7 +665,7 @@ class _Split:
         elif self.pending is not None or self.parts > 1:
             report.accountant = f"{report.accountant}, fits added"
         if self.pending is not None:
-            cost = (f"zCDP rho={self.bounds_cost:.4g} of {self.bounds_cost + self.parts * self.zcdp:.4g}"
-                    if self.zcdp is not None else f"epsilon={self.bounds_cost:.4g} (pure DP)")
+            cost = self._bounds_cost() if self.zcdp is not None else (
+                f"epsilon={self.bounds_cost:.4g} (pure DP) of {self.target:g}, basic composition")
             report.noise = {**report.noise, **self.pending.details(), "bounds: budget": cost}
         return report
