@@ -329,6 +329,16 @@ def _feature_effects(release):
     return release.get("feature_names") or [f"x{j}" for j in range(coef.shape[1])], effects
 
 
+def _ranges(release):
+    """Each feature's name -> its released range ``[low, high]`` as text: the declared, privately narrowed or
+    privately bought range the model was fitted on, over which the card's effects are measured."""
+    names, _ = _feature_effects(release)
+    b = release["bounds"] or {}
+    low, high = (np.broadcast_to(np.asarray(b.get(k, v), dtype=float), (len(names),))
+                 for k, v in (("feature_low", -1.0), ("feature_high", 1.0)))
+    return {name: f"[{lo:.4g}, {hi:.4g}]" for name, lo, hi in zip(names, low, high)}
+
+
 def _effects(release):
     """Per feature: its name, its coefficient(s) in the data's units and the change of the model's score when the
     feature moves across half its public range (comparable across features; signed for one score, the norm over
@@ -431,8 +441,9 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                             "share of the records and releases a noisy score inside the same privacy budget.")]
     effects = _effects(release)
     shown = [(n, c, e) for n, c, e in effects if e != 0][:COEFFICIENT_ROWS]
-    coef_rows = [[n, round(float(c[0]), 6) if c.size == 1 else "; ".join(f"{v:.4g}" for v in c), round(e, 4)]
-                 for n, c, e in shown]
+    ranges = _ranges(release)
+    coef_rows = [[n, ranges[n], round(float(c[0]), 6) if c.size == 1 else "; ".join(f"{v:.4g}" for v in c),
+                  round(e, 4)] for n, c, e in shown]
     by_column = "" if release.get("feature_names") else (f" Features without names are called by their column: "
                                                          f"{unnamed(release)}.")
     classes = release.get("classes") or []
@@ -440,10 +451,11 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
             "with a score a class, the Euclidean norm of the feature's effects on the classes' scores; the "
             f"coefficients are listed a class, in the order {', '.join(repr(c) for c in classes)}")
     quantitative = [("p", f"The coefficients of largest effect. 'Effect' is the change of the model's "
-                          f"{_score_words(release)} when the feature moves across half its public range, comparable "
-                          "across "
-                          f"features: {sign}.{by_column}"),
-                    ("table", ["feature", "coefficient (data units)", "effect over half the range"], coef_rows)
+                          f"{_score_words(release)} when the feature moves across half its range as released (the "
+                          "declared range, or the range narrowed or bought privately, on which the model was "
+                          f"fitted), comparable across features: {sign}.{by_column}"),
+                    ("table", ["feature", "its range (as released)", "coefficient (data units)",
+                               "effect over half the range"], coef_rows)
                     ] if shown else [("p", "Every coefficient is 0: the model predicts the same for every record "
                                            "(above).")]
     more = sum(e != 0 for _, _, e in effects) - len(shown)
