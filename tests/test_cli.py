@@ -220,6 +220,7 @@ def test_private_score_and_diagnostics_are_kept_apart(tmp_path, capsys):
     assert re.search(r"private [\d.]+ +constant 0\.\d+ \(the training part's majority class\) +non-private [\d.]+",
                      line)
     assert "3 fits: accuracy" in diagnostics and "clipped" in diagnostics
+    assert "each fit charged, together epsilon = 6, delta = 9.3e-06 (basic composition)" in diagnostics
     model = json.loads(out.read_text())
     score = model["private_score"]
     assert score["metric"] == "accuracy" and score["records"] == 143 and "repeats" not in score

@@ -972,6 +972,8 @@ def _diagnostics(job, fits):
             "clipped": dict(est.privacy_report_.clipped)}
     if len(fits) > 1:
         diag["repeats"] = {k: _spread([m[k] for m in per_fit]) for k in per_fit[0]}
+        diag["spent"] = {"epsilon": sum(f.privacy_report_.epsilon for f in fits),  # basic composition of the fits
+                         "delta": sum(f.privacy_report_.delta for f in fits)}
     nonprivate, why = _non_private(job, est)
     if nonprivate is not None:
         model_np, ref, rel = nonprivate
@@ -1156,7 +1158,9 @@ def _diagnostic_lines(diag, holder):
     if "repeats" in diag:
         for k, r in diag["repeats"].items():
             lines.append(f"spread              {len(r['values'])} fits: {k} {r['mean']:.4f} +- {r['std']:.4f} "
-                         f"(from {r['min']:.4f} to {r['max']:.4f}); each fit charged; the first is written")
+                         f"(from {r['min']:.4f} to {r['max']:.4f}); each fit charged, together epsilon = "
+                         f"{diag['spent']['epsilon']:g}, delta = {diag['spent']['delta']:.2g} (basic composition); "
+                         "the first is written")
     lines.append("clipped             " + ", ".join(f"{k} {v}" for k, v in diag["clipped"].items()))
     if not isinstance(diag["non_private"], dict):
         lines.append(f"relative error      n/a: {diag['non_private']}")
