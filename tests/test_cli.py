@@ -1088,7 +1088,7 @@ def test_a_noisy_mean_squared_error_clipped_at_zero_says_so():
 
     assert noisy_square(4.24e9, 2.6e8) == "4.24e+09" and noisy_square(123456.0, 5e4) == "123000"  # large: exponent
     shown = {**score, "model_mse": 1.0, "constant_mse": 500.0, "mse_sd": 50.0, "constant_mse_sd": 60.0}
-    assert "the gap is above twice its noise" in _score_line(shown)  # 499 against 2 x 78
+    assert "they show the model beating the constant predictor" in _score_line(shown)  # 499 against 2 x 78
     assert "are one: the constant predictor's is above the model's" in _score_table(shown)[1][1]
     assert "do not show the model beating" in _score_table(score)[1][1]
 

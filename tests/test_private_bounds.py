@@ -316,8 +316,9 @@ def test_the_automatic_share_is_the_smallest_that_affords_the_tightening(n, epsi
         assert "tightened by differentially private quantiles" in est.bounds_.source
         spent, _ = card._plain_spending(json.loads(est.privacy_report_.to_json()))  # the label's range bought too
         assert any(w.startswith("the feature and label ranges, read from the records with noise") for w in spent)
-    spent, whole = map(float, re.match(r"zCDP rho=([0-9.e-]+) of ([0-9.e-]+), ", noise["bounds: budget"]).groups())
-    cost = float(re.search(r"so they cost ([0-9.e-]+) of epsilon", noise["bounds: budget"]).group(1))
+    spent, whole = map(float, re.match(r"zCDP rho=([0-9.e-]+) of ([0-9.e-]+) ", noise["bounds: budget"]).groups())
+    cost = float(re.search(r" cost ([0-9.e-]+) of epsilon", noise["bounds: budget"]).group(1))
+    assert "for the bounds and the label range;" in noise["bounds: budget"]  # a regression's: both bought
     assert cost == pytest.approx(epsilon - zcdp_epsilon(whole - spent, 1.0 / n**2), abs=0.01)  # in epsilon's units
     assert spent == pytest.approx(est.bounds_share_ * whole, rel=1e-3) and whole == pytest.approx(rho, rel=1e-3)
     assert est.privacy_report_.accountant_epsilon <= epsilon * (1 + 1e-9)
@@ -448,9 +449,8 @@ def test_a_regressions_cuts_prefer_the_tightest_of_cuts_that_score_alike():
     assert pending.slope == pytest.approx(JOINT_SLOPE_REGRESSION * scale) and JOINT_SLOPE_REGRESSION == 0.5
     flat = _joint_utility(np.zeros(JOINT_GRID.size), 4.0, pending.slope)
     np.testing.assert_allclose(np.exp(np.diff(flat) / scale), np.exp(-0.5))  # the Gumbel max's odds, step by step
-    counts = np.arange(JOINT_GRID.size, 0, -1.0)
-    moved = counts + (np.arange(JOINT_GRID.size) % 2)  # one record replaced: each count moves by at most 1
-    assert np.abs(_joint_utility(counts, 4.0, pending.slope) - _joint_utility(moved, 4.0, pending.slope)).max() <= 1
+    other = JointLabelDesign(X[::-1] * 0.5, -y, bounds, True, 0.05, 0.1).plan_zcdp(0.01)
+    assert other.slope == pending.slope  # set by the budget alone: the same whatever the records
     assert JointTighteningDesign(X, (y > 0).astype(int), bounds, True, True, 0.05).plan_zcdp(0.01).slope == 0.0
 
 
@@ -474,6 +474,14 @@ def test_the_regressor_cuts_declared_ranges_jointly_before_narrowing_its_label_r
     est = DPLasso(epsilon=1.0, bounds=bounds, clip=1.0, random_state=0).fit(X, y)
     assert est.bounds_share_ == JOINT_SHARE and "label range: noise" not in est.privacy_report_.noise
     assert "cut privately (joint cuts)" in est.privacy_report_.bounds_source
+    assert est.privacy_report_.noise["bounds: budget"].count("for the bounds;") == 1  # no label range bought
+    # where they were not measured: without an intercept, on more than JOINT_MAX_FEATURES features
+    est = DPLasso(epsilon=1.0, bounds=bounds, fit_intercept=False, random_state=0).fit(X, y)
+    assert "bounds: joint cuts" not in est.privacy_report_.noise and est.bounds_share_ == BOUNDS_SHARE
+    wide = np.tile(X, (1, JOINT_MAX_FEATURES // X.shape[1] + 1))
+    reg = data.Bounds(0.0, 12.0 * X.shape[1], -5.0, 5.0)
+    est = DPLasso(epsilon=1.0, bounds=reg, random_state=0).fit(wide, y)
+    assert "bounds: joint cuts" not in est.privacy_report_.noise
 
 
 def test_the_joint_cuts_are_the_same_on_sparse_input():

@@ -1034,8 +1034,8 @@ class PrivacyReport:
 
 
 MULTIPLIER_WORDS = ("noise multiplier: the Gaussian noise's standard deviation in units of the sensitivity it is "
-                    "calibrated to (the most one record can move the noised value; the 'gaussian std' line gives it "
-                    "in the data's units); the guarantee follows from it, and larger means more noise")
+                    "calibrated to (the most one record can move the noised value); the guarantee follows from it, "
+                    "and larger means more noise")
 SHARE_WORDS = ("share of the budget: of the zCDP budget rho where the fit is calibrated in zCDP (a 'budget' line "
                "then gives rho; shares of rho add up, and a share of rho costs less than that share of epsilon), "
                "of epsilon otherwise")

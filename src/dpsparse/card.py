@@ -320,23 +320,27 @@ def half_range_effects(coef, low, high):
     return coef * (np.asarray(high, dtype=float) - np.asarray(low, dtype=float)) / 2.0
 
 
+def _released_ranges(release, p):
+    """``(low, high)`` of the ``p`` features as released (arrays): the declared, privately narrowed or privately
+    bought ranges the model was fitted on ([-1, 1] where the file has none)."""
+    b = release["bounds"] or {}
+    return tuple(np.broadcast_to(np.asarray(b.get(k, v), dtype=float), (p,))
+                 for k, v in (("feature_low", -1.0), ("feature_high", 1.0)))
+
+
 def _feature_effects(release):
     """The feature names (``x0``, ... when the file has none) and ``half_range_effects`` of the released model,
     shape (n_classes or 1, p): comparable across features."""
     coef = np.atleast_2d(np.asarray(release["coef"], dtype=float))
-    b = release["bounds"] or {}
-    effects = half_range_effects(coef, b.get("feature_low", -1.0), b.get("feature_high", 1.0))
+    effects = half_range_effects(coef, *_released_ranges(release, coef.shape[1]))
     return release.get("feature_names") or [f"x{j}" for j in range(coef.shape[1])], effects
 
 
 def _ranges(release):
-    """Each feature's name -> its released range ``[low, high]`` as text: the declared, privately narrowed or
-    privately bought range the model was fitted on, over which the card's effects are measured."""
+    """Each feature's name -> its released range ``[low, high]`` as text, over which the card's effects are
+    measured."""
     names, _ = _feature_effects(release)
-    b = release["bounds"] or {}
-    low, high = (np.broadcast_to(np.asarray(b.get(k, v), dtype=float), (len(names),))
-                 for k, v in (("feature_low", -1.0), ("feature_high", 1.0)))
-    return {name: f"[{lo:.4g}, {hi:.4g}]" for name, lo, hi in zip(names, low, high)}
+    return {name: f"[{lo:.4g}, {hi:.4g}]" for name, lo, hi in zip(names, *_released_ranges(release, len(names)))}
 
 
 def _effects(release):

@@ -275,9 +275,10 @@ def _add_fit_arguments(f):
     f.add_argument("--bounds-share", type=_clip, default="auto",
                    help="share of the budget spent on private bounds (without --bounds) or on narrowing the declared "
                         "ones, in [0, 1), or 'auto' (default: 0.1, or 0.2 where only that makes narrowing affordable; "
-                        "0.05 for joint cuts where neither does and the records are enough, on at most 50 "
-                        "features, a regression's label range 0.1 more; a number pays for whichever is bought; 0 "
-                        "keeps declared bounds as they are; docs/bounds.md)")
+                        "0.05 for joint cuts where neither does and the records are enough, for a model with an "
+                        "intercept on at most 50 features, a regression's label range 0.1 more; a number pays for "
+                        "whichever is bought, a regression's cuts and label range splitting it 1 : 2; 0 keeps "
+                        "declared bounds as they are; docs/bounds.md)")
     f.add_argument("--bounds-from-data", action="store_true",
                    help="read the bounds off the data instead: NO privacy guarantee (for experiments only)")
     f.add_argument("--test-size", type=float,
@@ -1076,7 +1077,8 @@ def _score_line(score):
     if score["unreliable"]:
         return ("private score       held-out R^2 not measurable here (the labels' noisy variance is within "
                 f"{scoring.RELIABLE:g} sd of its noise: too few held-out records for this epsilon); " + mse + (
-                    "; the gap is above twice its noise" if scoring.mse_gap_shown(score) else
+                    "; the constant's is above the model's by more than twice the noise of their gap: they show "
+                    "the model beating the constant predictor" if scoring.mse_gap_shown(score) else
                     "; the gap is within twice its noise: they do not show the model beating the constant "
                     "predictor either"))
     if score["model_mse"] == 0:  # 1 - 0 / variance: the cap, not a perfect model

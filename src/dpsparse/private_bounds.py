@@ -260,6 +260,11 @@ class PendingDesign:
     def row_norm(self):
         return math.sqrt(self.p)
 
+    @property
+    def buys_label_range(self):
+        """Whether this design buys a regression's label range besides the feature ranges (for the report)."""
+        return not self.classification
+
     def plan_zcdp(self, rho):
         """Spend zCDP ``rho`` on the bounds: ``epsilon_q = sqrt(8 rho / k)`` for each of the ``k`` selections."""
         self._plan(selection_epsilon(self.n_quantiles, rho=rho))
@@ -472,8 +477,10 @@ JOINT_SLOPE, JOINT_SLOPE_REGRESSION = 0.0, 0.5
 """The tie-break between the cuts, in noise scales (``2 / epsilon_q``) for each step of the grid away from the
 tightest cut: each cut beyond the data counts no value and scores alike, and a regression's tie-break makes each
 step further out ``e^-0.5`` times as likely (``--study regression-cuts-slope``, docs/defaults.md; public, so the
-utility's sensitivity stays 1). A classifier's cuts take none: ``--study classifier-cut-slope`` measured +0.001
-accuracy over all with 0.5 (-0.003 below ``200 log p``, +0.008 from 200 to 500), within its noise."""
+utility's sensitivity stays 1). A classifier's cuts take none: ``--study classifier-cut-slope`` measured, paired
+against the cuts without it, +0.001 +- 0.002 accuracy over all with 0.5 (-0.003 +- 0.004 below ``200 log p``,
++0.008 +- 0.002 from 200 to 500, +0.003 +- 0.001 from 500 to 1000): a tie-break above ``200 log p`` alone is a lead
+left to a study with its own confirmation (docs/defaults.md)."""
 
 
 class JointTighteningDesign(PendingDesign):
@@ -519,6 +526,8 @@ class JointTighteningDesign(PendingDesign):
         self.low, self.width = np.asarray(bounds.feature_low, dtype=float), declared_widths(bounds)
         # a dask array is counted here, in one pass, before anything is charged (NaN and inf refused then)
         self.counts = _joint_counts(X, self.low, self.width) if is_dask(X) else None
+
+    buys_label_range = False  # the feature ranges only (JointLabelDesign adds the label range)
 
     def _plan(self, epsilon_q):
         self.epsilon_q = float(epsilon_q)
@@ -747,7 +756,7 @@ class JointLabelDesign(JointTighteningDesign):
     narrowed to the labels' private spread (``LabelScaleDesign``): both releases, one after the other, in one
     share of the budget, split between them in proportion to ``joint_share`` and ``label_share``.
 
-    The two choices of the cuts and the noisy label sums compose (zCDP: ``epsilon_q^2 / 4 + 2 / (2 sigma^2)``,
+    The two choices of the cuts and the noisy label sums compose (zCDP: ``epsilon_q^2 / 4 + 2^2 / (2 sigma^2)``,
     Bun & Steinke 2016, Lemma 1.7; pure DP: basic composition); the label sums are taken of the labels as
     declared, which the cuts do not move (docs/privacy.md, "Where no quantile of each feature is affordable: joint
     cuts").
@@ -764,6 +773,8 @@ class JointLabelDesign(JointTighteningDesign):
         super().__init__(X, y, bounds, False, fit_intercept, joint_share + label_share)
         self.label = LabelScaleDesign(X, y, bounds, fit_intercept, label_share)
         self.part = joint_share / (joint_share + label_share)
+
+    buys_label_range = True
 
     def plan_zcdp(self, rho):
         """The cuts' two selections with ``part rho``, the label sums' Gaussian noise with the rest."""

@@ -129,7 +129,8 @@ def private_score(estimator, X, y, epsilon, delta, noise):
             f"within {RELIABLE:g} standard deviations of its noise ({m} held-out records at this epsilon); the mean "
             f"squared errors released beside it: the model's {model} against the constant's {constant} (noise sd "
             f"{score['mse_sd']:.2g} and {score['constant_mse_sd']:.2g}), "
-            + ("a gap above twice its noise" if mse_gap_shown(score) else
+            + ("the constant's above the model's by more than twice the noise of their gap: they show the model "
+               "beating the constant predictor" if mse_gap_shown(score) else
                "a gap within twice its noise: they do not show the model beating the constant predictor either")
             + "; more held-out records or a larger epsilon make the R^2 a score", NoBetterThanConstantWarning,
             stacklevel=2)

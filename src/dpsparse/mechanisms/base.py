@@ -652,9 +652,10 @@ class _Split:
         the fit's alone at the same delta (public numbers)."""
         whole = self.bounds_cost + self.parts * self.zcdp
         alone = zcdp_epsilon(self.parts * self.zcdp, self.full_delta)
-        return (f"zCDP rho={self.bounds_cost:.4g} of {whole:.4g}, {self.bounds_cost / whole:.3g} of it (every share "
-                f"above of the bounds and the label range, together); the fit alone would be epsilon {alone:.4g} at "
-                f"the same delta, so they cost {zcdp_epsilon(whole, self.full_delta) - alone:.2g} of epsilon")
+        parts = "the bounds and the label range" if self.pending.buys_label_range else "the bounds"
+        return (f"zCDP rho={self.bounds_cost:.4g} of {whole:.4g} (the budget of the fit and of what was bought before "
+                f"it), {self.bounds_cost / whole:.3g} of it for {parts}; the fit alone would be epsilon {alone:.4g} "
+                f"at the same delta, so {parts} cost {zcdp_epsilon(whole, self.full_delta) - alone:.2g} of epsilon")
 
     def report(self, report, total):
         """``report`` of the whole: the target, the accountant's total and the bounds' release."""
