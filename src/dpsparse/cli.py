@@ -973,8 +973,7 @@ def _diagnostics(job, fits):
             "clipped": dict(est.privacy_report_.clipped)}
     if len(fits) > 1:
         diag["repeats"] = {k: _spread([m[k] for m in per_fit]) for k in per_fit[0]}
-        diag["spent"] = {"epsilon": sum(f.privacy_report_.epsilon for f in fits),  # basic composition of the fits
-                         "delta": sum(f.privacy_report_.delta for f in fits)}
+        diag["spent"] = dict(zip(("epsilon", "delta"), _spent(fits)))
     nonprivate, why = _non_private(job, est)
     if nonprivate is not None:
         model_np, ref, rel = nonprivate
@@ -1018,8 +1017,7 @@ def fit(args):
         notes += scored[0][1]  # decided on the model written
     release = _release(job, est, scores, notes)
     if len(fits) > 1 and scores is not None:  # public: this run's options; the other fits' scores, the terminal's
-        release["run"] = {"fits": len(fits), "epsilon in all": len(fits) * args.epsilon,
-                          "delta in all": len(fits) * args.delta}
+        release["run"] = {"fits": len(fits), **dict(zip(("epsilon in all", "delta in all"), _spent(fits)))}
     diagnostics, holder = (None, list(job.holder_notes))
     if args.diagnostics:
         diagnostics, more = _diagnostics(job, fits)
@@ -1043,8 +1041,8 @@ def fit(args):
     if scores is not None and len(scores) > 1:
         print(f"spread              {len(scores)} fits, private scores " + ", ".join(
             "not measurable" if x.get("unreliable") else f"{x['model']:.3f}" for x in scores)
-            + f"; together they spend epsilon = {len(scores) * args.epsilon:g}, delta = "
-            f"{len(scores) * args.delta:.2g} (basic composition); the first is written")
+            + "; together they spend epsilon = {:g}, delta = {:.2g} (basic composition); the first is written".format(
+                *_spent(fits)))
     print(f"model written to    {args.out}" + (f"; model card: {args.report}" if args.report else ""))
     if diagnostics is not None:
         print()
@@ -1055,6 +1053,12 @@ def fit(args):
         print(report)
     else:
         print(f"privacy report      dpsparse report {args.out} (or --verbose) prints how the model was trained")
+
+
+def _spent(fits):
+    """The epsilon and delta that ``fits`` of the same records spend together (basic composition, Dwork & Roth 2014,
+    Theorem 3.16; public: each fit's target)."""
+    return (sum(f.privacy_report_.epsilon for f in fits), sum(f.privacy_report_.delta for f in fits))
 
 
 def _score_line(score):
