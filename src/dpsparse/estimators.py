@@ -911,8 +911,8 @@ class _DPLinearModel(BaseEstimator):
         share = JOINT_SHARE if auto_share else float(self.bounds_share)
         label_share = None if labels is None else labels.share
         if labels is not None and not auto_share:  # a declared share is the whole: split as "auto" splits it
-            share, label_share = share * JOINT_SHARE / (JOINT_SHARE + BOUNDS_SHARE), share * BOUNDS_SHARE / (
-                JOINT_SHARE + BOUNDS_SHARE)
+            part = JOINT_SHARE / (JOINT_SHARE + BOUNDS_SHARE)
+            share, label_share = part * share, (1.0 - part) * share
         if not joint_affordable(X.shape[0], **_spend(budget, share)):
             return None
         if labels is not None:

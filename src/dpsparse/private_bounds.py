@@ -778,18 +778,17 @@ class JointLabelDesign(JointTighteningDesign):
 
     def plan_zcdp(self, rho):
         """The cuts' two selections with ``part rho``, the label sums' Gaussian noise with the rest."""
-        self._plan(selection_epsilon(self.n_quantiles, rho=self.part * rho))
-        self.label.plan_zcdp((1.0 - self.part) * rho)
-        self.ledger = Ledger().exponential(self.epsilon_q, self.n_quantiles).gaussian(self.label.scale,
-                                                                                     LABEL_SUMS_L2)
-        return self
+        super().plan_zcdp(self.part * rho)
+        return self._composed(self.label.plan_zcdp((1.0 - self.part) * rho))
 
     def plan_pure(self, epsilon):
         """The cuts' two selections with ``part epsilon``, the label sums' Laplace noise with the rest."""
-        self._plan(selection_epsilon(self.n_quantiles, epsilon=self.part * epsilon))
-        self.label.plan_pure((1.0 - self.part) * epsilon)
-        self.ledger = Ledger().exponential(self.epsilon_q, self.n_quantiles).laplace(self.label.scale,
-                                                                                    LABEL_SUMS_L1)
+        super().plan_pure(self.part * epsilon)
+        return self._composed(self.label.plan_pure((1.0 - self.part) * epsilon))
+
+    def _composed(self, label):
+        """The cuts' ledger with the label sums' events added: both releases in one ledger."""
+        self.ledger.events += label.ledger.events
         return self
 
     def release(self, noise):
