@@ -2034,7 +2034,7 @@ def main(argv=None):
                                         "fill-rule", "fill-count", "fill-bands", "huber-bands",
                                         "fill-floor", "floor-selection-inside", "regression-cuts",
                                         "regression-cuts-confirm", "regression-cuts-slope",
-                                        "classifier-cut-slope"],
+                                        "classifier-cut-slope", "classifier-cut-slope-confirm"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -2048,7 +2048,7 @@ def main(argv=None):
                       "one-hot-sgd", "floor-selection", "private-tail", "joint-tightening", "sparsity-low",
                       "sparsity-fill", "fill-threshold", "fill-rule", "fill-count", "fill-bands", "huber-bands",
                       "fill-floor", "regression-cuts", "regression-cuts-confirm", "regression-cuts-slope",
-                      "classifier-cut-slope",
+                      "classifier-cut-slope", "classifier-cut-slope-confirm",
                       "floor-selection-inside"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
@@ -2088,6 +2088,8 @@ def main(argv=None):
                            "joint-tightening": (study_joint_tightening, joint_table),
                            "regression-cuts": (study_regression_cuts, cuts_table),
                            "classifier-cut-slope": (study_classifier_cut_slope, cuts_table),
+                           "classifier-cut-slope-confirm": (lambda quick: study_classifier_cut_slope(
+                               quick, seeds=range(40, 46)), cuts_table),
                            "regression-cuts-slope": (lambda quick: study_regression_cuts(
                                quick, seeds=range(6, 12), salt=3, slopes=(0.0, 0.2, 0.5, 1.0)), cuts_table),
                            "regression-cuts-confirm": (lambda quick: study_regression_cuts(

@@ -1206,3 +1206,15 @@ def test_a_constant_model_from_the_fill_says_the_declared_ranges_are_too_wide(tm
     assert words in " ".join((tmp_path / "card.md").read_text().split())  # the card's table and plain words
     assert main(["report", str(tmp_path / "m.json")]) == 0
     assert "Released with the model: " + words in " ".join(capsys.readouterr().out.split())
+
+
+def test_card_of_a_constant_model_says_its_two_scores_measure_one_predictor(tmp_path):
+    """A constant model's private score has two rows, the model's and the constant predictor's: the card says they
+    differ by their noise alone; a learned model's card does not."""
+    card, out = tmp_path / "card.md", tmp_path / "m.json"
+    assert main(["fit", "--epsilon", "0.01", "--private-score", "--out", str(out), "--report", str(card)]) == 0
+    assert json.loads(out.read_text())["privacy_report"]["mechanism"] == "constant"
+    said = "This model is the constant predictor: its two rows measure the same predictions"
+    assert said in " ".join(card.read_text().split())
+    assert main(["fit", "--private-score", "--out", str(out), "--report", str(card)]) == 0
+    assert said not in " ".join(card.read_text().split())
