@@ -28,7 +28,9 @@ Two studies (``--study``):
   logistic loss, by the number of features and ``n epsilon / log p``; ``floor`` compares both to the constant.
 - ``start-imbalanced``: the warm start again, at epsilon 0.1-1 on imbalanced classes and more features.
 - ``steps-wide`` and ``steps-band``: DP-GCD's steps on more than ``auto.FEW`` features by ``n epsilon / log p``
-  (``auto.GCD_BAND``).
+  (``auto.GCD_BAND``); ``gcd-few-steps``: fewer (10, 20) below it, with a planted balanced family.
+- ``floor-planted``: the default beside the constant on 100 draws of the utility benchmark's planted logistic
+  problem (n = p = 1000) near the logistic floor.
 - ``large``: the rule's steps against half and twice as many at n = 10^5 and 10^6 (the logistic and
   least-squares rules).
 - ``bounds-share``: the budget's share of the private preprocessing (``bounds_share``).
@@ -1785,20 +1787,20 @@ def study_regression_cuts(quick, seeds=range(6), salt=0, tails=(0.05, 0.01), slo
     with them at each ``tails`` target, on ``published_family`` and ``heterogeneous_family`` with a continuous label
     and ``regression_family`` (labels inside their declared range) with features filling 30 % or all of [-1, 1];
     n 300 to 3000, p 5 to 50, epsilon 0.5 and 1; the R^2 gain over the constant predictor (0). ``slopes``: the
-    tie-break ``JOINT_SLOPE_REGRESSION`` of each tail. ``tails=None``: the rule's own (``JOINT_TAIL_REGRESSION``,
-    ``JOINT_SLOPE_REGRESSION``), on other seeds (``--study regression-cuts-confirm``)."""
+    tie-break ``JOINT_SLOPE`` of each tail. ``tails=None``: the rule's own (``JOINT_TAIL_REGRESSION``,
+    ``JOINT_SLOPE``), on other seeds (``--study regression-cuts-confirm``)."""
     import dpsparse.estimators as E
     import dpsparse.private_bounds as pb
 
     if tails is None:
-        tails, slopes = (pb.JOINT_TAIL_REGRESSION,), (pb.JOINT_SLOPE_REGRESSION,)
+        tails, slopes = (pb.JOINT_TAIL_REGRESSION,), (pb.JOINT_SLOPE,)
     settings = [("declared", None, None), *((f"cuts tail {t:g}" + (f" slope {c:g}" if c else ""), t, c)
                                             for t, c in itertools.product(tails, slopes))]
 
     sizes = itertools.product((300, 1000, 3000), (5, 10, 20, 50), (0.5, 1.0))
     if quick:
         sizes = itertools.product((1000,), (10,), (1.0,))
-    rows, tail, slope = [], pb.JOINT_TAIL_REGRESSION, pb.JOINT_SLOPE_REGRESSION
+    rows, tail, slope = [], pb.JOINT_TAIL_REGRESSION, pb.JOINT_SLOPE
     for (n, p, eps), seed in itertools.product(sizes, range(1) if quick else seeds):
         base_seed = 1000 * seed + n + p + salt
         problems = {"published": published_family(n, p, base_seed, regression=True),
@@ -1813,11 +1815,11 @@ def study_regression_cuts(quick, seeds=range(6), salt=0, tails=(0.05, 0.01), slo
             for name, cut, tie in settings:
                 if cut is None:  # the regressor as before: its label range narrowed, its feature ranges kept
                     E.DPElasticNet._joint = lambda self, *args: None
-                pb.JOINT_TAIL_REGRESSION, pb.JOINT_SLOPE_REGRESSION = cut or tail, slope if tie is None else tie
+                pb.JOINT_TAIL_REGRESSION, pb.JOINT_SLOPE = cut or tail, slope if tie is None else tie
                 try:
                     est = _quiet(DPLasso(epsilon=eps, bounds=bounds, random_state=seed).fit, Xtr, ytr)
                 finally:
-                    pb.JOINT_TAIL_REGRESSION, pb.JOINT_SLOPE_REGRESSION = tail, slope
+                    pb.JOINT_TAIL_REGRESSION, pb.JOINT_SLOPE = tail, slope
                     if cut is None:
                         del E.DPElasticNet._joint
                 rows.append({**base, "setting": name, "gain": float(r2_score(yte, est.predict(Xte)))})
@@ -1826,18 +1828,19 @@ def study_regression_cuts(quick, seeds=range(6), salt=0, tails=(0.05, 0.01), slo
 
 
 def study_classifier_cut_slope(quick, seeds=range(6)):
-    """The regressors' tie-break toward the tightest cut (``JOINT_SLOPE_REGRESSION``) on a classifier's joint cuts
-    (``JOINT_SLOPE``, 0: ``--study joint-tightening`` measured them without one): ``DPLogisticRegression``'s default
-    without the cuts ("declared"), with them as they are, and with a slope of 0.5 and 1 noise scales a grid step,
-    on ``--study joint-tightening``'s four families, n 300 to 3000, p 10 to 50 (where the cuts are bought),
-    epsilon 0.5 and 1; the accuracy gain over "declared" (``cuts_table``)."""
+    """The tie-break toward the tightest cut (``private_bounds.JOINT_SLOPE``) on a classifier's joint cuts (``--study
+    joint-tightening`` measured them without one), in every band of ``n epsilon / log p``: ``DPLogisticRegression``'s
+    default without the cuts ("declared"), with them without a tie-break ("cuts"), with a slope of 0.5 and 1 noise
+    scales a grid step, and as the rule takes it ("rule": 0.5 from ``estimators.JOINT_SLOPE_BAND``), on ``--study
+    joint-tightening``'s four families, n 300 to 3000, p 10 to 50 (where the cuts are bought), epsilon 0.5 and 1; the
+    accuracy gain over "declared" (``cuts_table``). ``seeds`` 40-45: ``--study classifier-cut-slope-confirm``."""
     import dpsparse.estimators as E
-    import dpsparse.private_bounds as pb
 
     sizes = itertools.product((300, 1000, 3000), (10, 20, 50), (0.5, 1.0))
     if quick:
         sizes = itertools.product((1000,), (20,), (1.0,))
-    rows, keep = [], pb.JOINT_SLOPE
+    rows, keep = [], (E.JOINT_SLOPE, E.JOINT_SLOPE_BAND)
+    settings = (("declared", None), ("cuts", 0.0), ("cuts slope 0.5", 0.5), ("cuts slope 1", 1.0), ("rule", keep[0]))
     for (n, p, eps), seed in itertools.product(sizes, range(1) if quick else seeds):
         problems = {"published": published_family(n, p, 1000 * seed + n + p + 17),
                     "heterogeneous": heterogeneous_family(n, p, 1000 * seed + n + p + 22)}
@@ -1846,15 +1849,15 @@ def study_classifier_cut_slope(quick, seeds=range(6)):
                                         Bounds(-np.ones(p), np.ones(p)))
         for family, (Xtr, ytr, Xte, yte, bounds) in problems.items():
             base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": family, "ratio": n * eps / np.log(p)}
-            for name, slope in (("declared", None), ("cuts", 0.0), ("cuts slope 0.5", 0.5), ("cuts slope 1", 1.0)):
+            for name, slope in settings:
                 if slope is None:
                     E.DPLogisticRegression._joint = lambda self, *args: None
-                pb.JOINT_SLOPE = slope or 0.0
+                E.JOINT_SLOPE, E.JOINT_SLOPE_BAND = slope or 0.0, keep[1] if name == "rule" else 0.0
                 try:
                     est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed)
                     score = float(_quiet(est.fit, Xtr, ytr).score(Xte, yte))
                 finally:
-                    pb.JOINT_SLOPE = keep
+                    E.JOINT_SLOPE, E.JOINT_SLOPE_BAND = keep
                     if slope is None:
                         del E.DPLogisticRegression._joint
                 rows.append({**base, "setting": name, "gain": score})
@@ -1906,6 +1909,85 @@ def large_table(rows):
         key = (r["family"], r["n"], r["p"], r["epsilon"], r["mechanism"])
         by.setdefault(key, {})[f"{r['setting']} ({r['steps']})"] = r["gain"]
     return [{"family": f, "n": n, "p": p, "epsilon": e, "mechanism": m, **d} for (f, n, p, e, m), d in by.items()]
+
+
+def planted_logistic_family(n, p, seed, k=10, n_test=2000):
+    """The planted logistic problem of the utility and sparse benchmarks (``utility._planted``): features normal
+    with sd 0.5 clipped to [-1, 1], ``k`` weights of +-1, ``P(y = 1) = sigmoid(4 <x, w>)`` (balanced classes; no
+    other family here has both a sparse support and balanced classes)."""
+    rng = np.random.default_rng(seed)
+    X = np.clip(rng.normal(0.0, 0.5, (n + n_test, p)), -1.0, 1.0)
+    w = np.zeros(p)
+    w[rng.choice(p, k, replace=False)] = rng.choice([-1.0, 1.0], k)
+    y = np.where(rng.random(n + n_test) < 1.0 / (1.0 + np.exp(-4.0 * (X @ w))), 1, 0)
+    return X[:n], y[:n], X[n:], y[n:]
+
+
+GCD_FEW_BANDS = (50, 100, 200, 400, 800)
+"""Values of ``n epsilon / log p`` of ``--study gcd-few-steps`` (n set from them)."""
+
+
+def study_gcd_few_steps(quick):
+    """DP-GCD with fewer steps than the rule's ``GCD_FEW_STEPS`` below ``GCD_BAND``: 10, 20 and 50 steps (automatic
+    clipping, started from the constant predictor's intercept, as the rule runs it) at ``n epsilon / log p`` in
+    ``GCD_FEW_BANDS``, p = 300, 1000 (and 3000 up to 200), epsilon 0.3 and 1, the four logistic families, the
+    categorical one and the planted one (``planted_logistic_family``), 3 seeds; the gain over the constant."""
+    rows = []
+    families = [*LOGISTIC_FAMILIES, "categorical", "planted"]
+    for band, p, eps, seed, family in itertools.product(GCD_FEW_BANDS[::2] if quick else GCD_FEW_BANDS,
+                                                        (300, 1000, 3000), (0.3, 1.0), range(1 if quick else 3),
+                                                        families):
+        if p == 3000 and band > 200:
+            continue
+        n = int(round(band * np.log(p) / eps))
+        data_seed = 61 * seed + n + p
+        if family == "categorical":
+            Xtr, ytr, Xte, yte = categorical_family(n, p, data_seed)
+        elif family == "planted":
+            Xtr, ytr, Xte, yte = planted_logistic_family(n, p, data_seed)
+        else:
+            k, fill, factor = family
+            Xtr, ytr, Xte, yte = logistic_family(n, p, p if k == "dense" else max(k, 1), fill, data_seed,
+                                                 factor=factor)
+            family = f"{k}/{fill}/{factor}"
+        constant = float(max(np.mean(yte), 1 - np.mean(yte)))
+        base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "family": family, "n eps / log p": band}
+        for T in (10, 20, auto.GCD_FEW_STEPS):
+            est = DPLogisticRegression(epsilon=eps, bounds=Bounds(-np.ones(p), np.ones(p)), classes=[0, 1],
+                                       random_state=seed, mechanism="dp-gcd", max_iter=T,
+                                       mechanism_options={"clipping_norm": "auto", "warm_start": True})
+            accuracy = float(_quiet(est.fit, Xtr, ytr).score(Xte, yte))
+            rows.append({**base, "setting": f"T={T}", "gain": accuracy - constant})
+    return rows
+
+
+def study_floor_planted(quick):
+    """The default as a user calls it beside the constant predictor (the held-out majority, not private) on the
+    planted logistic problem of the utility benchmark (``planted_logistic_family``'s law; n = 1000, p = 1000, one
+    split of 750 training records each) over 100 draws of the problem (20 with ``quick``), at epsilon 0.3, 0.5 and 1
+    (``n epsilon / log p`` 33, 54 and 109): where the benchmark's one draw puts the default below the constant."""
+    from sklearn.model_selection import train_test_split
+
+    rows = []
+    for eps, seed in itertools.product((0.3, 0.5, 1.0), range(20 if quick else 100)):
+        X, y, _, _ = planted_logistic_family(1000, 1000, seed, n_test=0)
+        Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=seed, stratify=y)
+        est = DPLogisticRegression(epsilon=eps, bounds=Bounds(-np.ones(1000), np.ones(1000)), classes=[0, 1],
+                                   random_state=seed)
+        rows.append({"epsilon": eps, "seed": seed, "n eps / log p": round(750 * eps / np.log(1000)),
+                     "setting": "default", "gain": float(_quiet(est.fit, Xtr, ytr).score(Xte, yte))
+                     - float(max(np.mean(yte), 1 - np.mean(yte)))})
+    return rows
+
+
+def mean_se_table(rows):
+    """Each setting's mean gain over the constant predictor and its standard error, per value of ``n epsilon /
+    log p``."""
+    by = {}
+    for r in rows:
+        by.setdefault((r["n eps / log p"], r["setting"]), []).append(r["gain"])
+    return [{"n eps / log p": x, "setting": name, "fits": len(v), "gain": float(np.mean(v)),
+             "se": float(np.std(v, ddof=1) / np.sqrt(len(v)))} for (x, name), v in sorted(by.items())]
 
 
 def ratio_table(rows):
@@ -2034,7 +2116,8 @@ def main(argv=None):
                                         "fill-rule", "fill-count", "fill-bands", "huber-bands",
                                         "fill-floor", "floor-selection-inside", "regression-cuts",
                                         "regression-cuts-confirm", "regression-cuts-slope",
-                                        "classifier-cut-slope", "classifier-cut-slope-confirm"],
+                                        "classifier-cut-slope", "classifier-cut-slope-confirm", "gcd-few-steps",
+                                        "floor-planted"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -2048,7 +2131,7 @@ def main(argv=None):
                       "one-hot-sgd", "floor-selection", "private-tail", "joint-tightening", "sparsity-low",
                       "sparsity-fill", "fill-threshold", "fill-rule", "fill-count", "fill-bands", "huber-bands",
                       "fill-floor", "regression-cuts", "regression-cuts-confirm", "regression-cuts-slope",
-                      "classifier-cut-slope", "classifier-cut-slope-confirm",
+                      "classifier-cut-slope", "classifier-cut-slope-confirm", "gcd-few-steps", "floor-planted",
                       "floor-selection-inside"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
@@ -2088,6 +2171,8 @@ def main(argv=None):
                            "joint-tightening": (study_joint_tightening, joint_table),
                            "regression-cuts": (study_regression_cuts, cuts_table),
                            "classifier-cut-slope": (study_classifier_cut_slope, cuts_table),
+                           "gcd-few-steps": (study_gcd_few_steps, ratio_family_table),
+                           "floor-planted": (study_floor_planted, mean_se_table),
                            "classifier-cut-slope-confirm": (lambda quick: study_classifier_cut_slope(
                                quick, seeds=range(40, 46)), cuts_table),
                            "regression-cuts-slope": (lambda quick: study_regression_cuts(

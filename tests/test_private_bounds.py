@@ -14,13 +14,13 @@ from doubles import RecordingNoise
 from dpsparse import DPLasso, DPLogisticRegression, audit, card, data
 from dpsparse.accounting import DATA_BOUNDS, PrivacyBudget, zcdp_budget, zcdp_epsilon
 from dpsparse.cli import main
-from dpsparse.estimators import BOUNDS_SHARE, JOINT_MAX_FEATURES, JOINT_SHARE
+from dpsparse.estimators import BOUNDS_SHARE, JOINT_MAX_FEATURES, JOINT_SHARE, JOINT_SLOPE_BAND
 from dpsparse.noise import make_noise
 from dpsparse.private_bounds import (
     CANDIDATES,
     JOINT_GRID,
     JOINT_MAX_ERROR,
-    JOINT_SLOPE_REGRESSION,
+    JOINT_SLOPE,
     JOINT_TAIL,
     JOINT_TAIL_REGRESSION,
     LABEL_SUMS_L2,
@@ -439,19 +439,34 @@ def test_a_regressions_cuts_and_label_range_ledger_and_noise_drawn_match_the_cla
     assert pure.epsilon_q == pytest.approx(0.1 / 2) and pure.label.scale == pytest.approx(2.25 / 0.2)
 
 
-def test_a_regressions_cuts_prefer_the_tightest_of_cuts_that_score_alike():
-    """Every cut beyond the data counts no value: a regression's utility falls by its public slope, half a noise
-    scale, for each grid step away from the tightest cut, so each step further out is e^-0.5 times as likely; the
-    slope is the same for neighbouring datasets (the sensitivity stays 1). A classifier's cuts have none."""
+def test_the_cuts_prefer_the_tightest_of_cuts_that_score_alike():
+    """Every cut beyond the data counts no value: the utility falls by its public slope, half a noise scale, for each
+    grid step away from the tightest cut, so each step further out is e^-0.5 times as likely; the slope is the same
+    for neighbouring datasets (the sensitivity stays 1), and a classifier's cuts at the same budget have it too."""
     X, y, bounds = _published_regression(n=400)
     pending = JointLabelDesign(X, y, bounds, True, 0.05, 0.1).plan_zcdp(0.01)
     scale = 2.0 / pending.epsilon_q
-    assert pending.slope == pytest.approx(JOINT_SLOPE_REGRESSION * scale) and JOINT_SLOPE_REGRESSION == 0.5
+    assert pending.slope == pytest.approx(JOINT_SLOPE * scale) and JOINT_SLOPE == 0.5
     flat = _joint_utility(np.zeros(JOINT_GRID.size), 4.0, pending.slope)
     np.testing.assert_allclose(np.exp(np.diff(flat) / scale), np.exp(-0.5))  # the Gumbel max's odds, step by step
     other = JointLabelDesign(X[::-1] * 0.5, -y, bounds, True, 0.05, 0.1).plan_zcdp(0.01)
     assert other.slope == pending.slope  # set by the budget alone: the same whatever the records
-    assert JointTighteningDesign(X, (y > 0).astype(int), bounds, True, True, 0.05).plan_zcdp(0.01).slope == 0.0
+    classifier = JointTighteningDesign(X, (y > 0).astype(int), bounds, True, True, 0.05).plan_zcdp(0.01 / 3)
+    assert classifier.epsilon_q == pytest.approx(pending.epsilon_q) and classifier.slope == pytest.approx(pending.slope)
+
+
+@pytest.mark.parametrize("epsilon, slope", [(1.0, 0.0), (1.6, 0.0), (1.8, JOINT_SLOPE)])
+def test_a_classifiers_cuts_take_the_tie_break_from_its_band(epsilon, slope):
+    """A classifier's cuts take the tie-break from ``n epsilon = JOINT_SLOPE_BAND log p`` (400 records on 30
+    features: epsilon 1.7); a regressor's at any epsilon. Public inputs only: the records do not enter."""
+    X, y, bounds = _published(n=400, p=30)
+    assert 400 * 1.6 / np.log(30) < JOINT_SLOPE_BAND <= 400 * 1.8 / np.log(30)
+    budget = (epsilon, 1e-6, True, None)
+    est = DPLogisticRegression(epsilon=epsilon, bounds=bounds, classes=[0, 1])
+    for records in (X, X[::-1] * 0.5):
+        assert est._joint(records, np.where(y == 1, 1.0, -1.0), bounds, budget).slope_scales == slope
+    Xr, yr, declared = _published_regression(n=400, p=30)
+    assert DPLasso(epsilon=epsilon, bounds=declared)._joint(Xr, yr, declared, budget).slope_scales == JOINT_SLOPE
 
 
 def test_the_regressor_cuts_declared_ranges_jointly_before_narrowing_its_label_range():
@@ -563,6 +578,7 @@ def test_the_joint_cuts_are_affordable_where_a_selection_misses_by_at_most_half_
 @pytest.mark.slow
 def test_the_joint_cuts_stay_within_their_claim_and_their_mutant_is_caught():
     pair = audit.joint_bounds_pairs()["a record that tips the cuts"]
-    real = audit.private_bounds_audit(pair, epsilon=1.5, runs=1000, joint=True)  # 0.00; the x0.1 mutant 2.64
-    mutant = audit.private_bounds_audit(pair, epsilon=1.5, runs=1000, noise_factor=0.1, joint=True)
-    assert real.epsilon_lower_bound <= 1.5 < mutant.epsilon_lower_bound
+    eps = audit.TIPPING_EPSILON
+    real = audit.private_bounds_audit(pair, epsilon=eps, runs=1000, joint=True)  # 0.27; the x0.1 mutant 4.23
+    mutant = audit.private_bounds_audit(pair, epsilon=eps, runs=1000, noise_factor=0.1, joint=True)
+    assert real.epsilon_lower_bound <= eps < mutant.epsilon_lower_bound

@@ -610,19 +610,26 @@ def joint_bounds_pairs(n=200, p=3):
     from .private_bounds import JOINT_TAIL
 
     spread = np.tile(np.linspace(-1.0, 1.0, n - 1)[:, None], (1, p))
-    # one short of the target beyond every upper cut, the rest at 0.1 of the range: the record, at 0.75 of it or
-    # below the second cut (0.11), decides whether the cuts up to 0.75 reach the target (the black-box audit's pair)
-    beyond = int(round(JOINT_TAIL * n)) - 1
-    tipping = np.vstack([np.ones((beyond, p)), np.full((n - 1 - beyond, p), -0.8)])
+    # the black-box audit's pair, for the tie-break of one step a cut at pure epsilon 2 (TIPPING_EPSILON): the upper
+    # cuts at -0.75 and -0.625 count one value more and one less than the target in the dataset without the record
+    # (at -0.8, with the bulk below -0.75), so the first wins by the tie-break's step; the record at -0.55 adds one
+    # to both counts, and the second wins by as much. Every other cut is far from the target or a step behind.
+    target = int(round(JOINT_TAIL * n))
+    tipping = np.vstack([np.ones((target - 1, p)), np.full((2, p), -0.7), np.full((n - target - 2, p), -0.8)])
     # the widest feature moves with the record: from the first column (twice as wide) to the second
     widest = spread * np.r_[1.0, np.full(p - 1, 0.5)]
     corner = np.r_[1.0, -np.ones(p - 1)]
     pairs = {"opposite corners": (spread, -1.0, 1.0), "beyond the declared range and the middle": (spread, 1e12, 0.0),
              "the largest floats": (spread, np.finfo(float).max, -np.finfo(float).max),
-             "a record that tips the cuts": (tipping, 0.5, -0.78), "the widest feature changes": (widest, corner,
-                                                                                                -corner)}
+             "a record that tips the cuts": (tipping, -0.55, -0.8), "the widest feature changes": (widest, corner,
+                                                                                                 -corner)}
     return {name: (np.vstack([base, np.broadcast_to(a, (1, p))]), np.vstack([base, np.broadcast_to(b, (1, p))]))
             for name, (base, a, b) in pairs.items()}
+
+
+TIPPING_EPSILON = 2.0
+"""The pure epsilon of the black-box audit of the joint cuts (``joint_bounds_pairs``' tipping pair): 1 a cut, so the
+tie-break's step (``private_bounds.JOINT_SLOPE`` noise scales, ``2 / epsilon`` each) is one count."""
 
 
 def _bounds_release(values, epsilon, noise):

@@ -48,10 +48,11 @@ from .exceptions import (
     WeakGuaranteeWarning,
 )
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
-from .mechanisms._common import private_unit_mean
+from .mechanisms._common import per_log_feature, private_unit_mean
 from .noise import BACKENDS as NOISE_BACKENDS
 from .noise import make_noise
 from .private_bounds import (
+    JOINT_SLOPE,
     JointLabelDesign,
     JointTighteningDesign,
     LabelScaleDesign,
@@ -82,6 +83,12 @@ JOINT_SHARE, JOINT_MAX_FEATURES = 0.05, 50
 feature), and the most features it is bought for: on the synthetic families of ``--study joint-tightening`` it
 gained 0.016 and 0.011 on 10 and 30 features and nothing on 100 and 300, where the spread of the few features
 that carry the label matters more than the many others' (docs/defaults.md)."""
+
+JOINT_SLOPE_BAND = 200
+"""A classifier's joint cuts take the tie-break toward the tightest cut (``private_bounds.JOINT_SLOPE``) from
+``n epsilon = JOINT_SLOPE_BAND log p``; a regression's everywhere. From 200 it gained +0.008 and +0.015 accuracy (from
+200 to 500) and +0.003 and +0.010 (500 to 1000) on two sets of seeds of the synthetic families (``--study
+classifier-cut-slope``, ``classifier-cut-slope-confirm``); below, -0.003 and +0.008 (docs/defaults.md)."""
 
 MAX_CLASSES = 50
 """A classifier without declared ``classes`` refuses labels with more distinct values than this (a continuous
@@ -899,7 +906,8 @@ class _DPLinearModel(BaseEstimator):
         ``JOINT_MAX_FEATURES`` features, without a row-norm bound or one-hot groups kept, with a range to cut (a
         finite width above 0), where the records are enough for the share (``private_bounds.joint_affordable``):
         public inputs only; else None. ``labels``: a regression's ``LabelScaleDesign``, which the cuts then
-        precede in one design (``private_bounds.JointLabelDesign``, its share added)."""
+        precede in one design (``private_bounds.JointLabelDesign``, its share added). A classifier's cuts take the
+        tie-break from ``n epsilon = JOINT_SLOPE_BAND log p`` only."""
         if (not self.fit_intercept or X.shape[1] > JOINT_MAX_FEATURES
                 or bounds.row_norm is not None or bounds.one_hot is not None):
             return None
@@ -919,7 +927,9 @@ class _DPLinearModel(BaseEstimator):
             self.bounds_share_ = share + label_share
             return JointLabelDesign(X, yi, bounds, self.fit_intercept, share, label_share)
         self.bounds_share_ = share
-        return JointTighteningDesign(X, yi, bounds, self._classification, self.fit_intercept, share)
+        classification = self._classification
+        slope = JOINT_SLOPE if not classification or per_log_feature(*X.shape, budget[0]) >= JOINT_SLOPE_BAND else 0.0
+        return JointTighteningDesign(X, yi, bounds, classification, self.fit_intercept, share, slope)
 
     def _tightened(self, bounds, X, budget, share):
         """Whether declared ``bounds`` are tightened by private quantiles with ``share`` of the budget

@@ -473,14 +473,12 @@ JOINT_TAIL_REGRESSION = 0.01
 """``JOINT_TAIL`` of a regression (``--study regression-cuts``, docs/defaults.md): a regression's extreme feature
 values carry the most of its slope, so its cuts clip fewer of them."""
 
-JOINT_SLOPE, JOINT_SLOPE_REGRESSION = 0.0, 0.5
+JOINT_SLOPE = 0.5
 """The tie-break between the cuts, in noise scales (``2 / epsilon_q``) for each step of the grid away from the
-tightest cut: each cut beyond the data counts no value and scores alike, and a regression's tie-break makes each
-step further out ``e^-0.5`` times as likely (``--study regression-cuts-slope``, docs/defaults.md; public, so the
-utility's sensitivity stays 1). A classifier's cuts take none: ``--study classifier-cut-slope`` measured, paired
-against the cuts without it, +0.001 +- 0.002 accuracy over all with 0.5 (-0.003 +- 0.004 below ``200 log p``,
-+0.008 +- 0.002 from 200 to 500, +0.003 +- 0.001 from 500 to 1000): a tie-break above ``200 log p`` alone is a lead
-left to a study with its own confirmation (docs/defaults.md)."""
+tightest cut: each cut beyond the data counts no value and scores alike, and the tie-break makes each step further out
+``e^-0.5`` times as likely (public, so the utility's sensitivity stays 1; ``--study regression-cuts-slope``,
+docs/defaults.md). A classifier's cuts take it from ``n epsilon = JOINT_SLOPE_BAND log p`` only (the estimators'
+rule)."""
 
 
 class JointTighteningDesign(PendingDesign):
@@ -496,8 +494,9 @@ class JointTighteningDesign(PendingDesign):
 
     The utility of a cut is ``-|c - JOINT_TAIL n|``, ``c`` the ``JOINT_ACROSS`` quantile (the
     largest) of the features' counts of values beyond it, over the features with a declared
-    width (the rest are constant). Replacing one record moves each feature's count by at most
-    1, so ``c`` and the utility by at most 1 whatever the record: each choice is
+    width (the rest are constant), less ``slope`` noise scales for each grid step away from the
+    tightest cut (a public tie-break). Replacing one record moves each feature's count by at
+    most 1, so ``c`` and the utility by at most 1 whatever the record: each choice is
     ``epsilon_q``-DP (McSherry & Talwar 2007), and ``epsilon_q^2 / 8``-zCDP (Cesar & Rogers
     2021), as one quantile of the per-feature design (docs/privacy.md, "Where no quantile of
     each feature is affordable: joint cuts"). Values are clipped to their declared range
@@ -514,14 +513,17 @@ class JointTighteningDesign(PendingDesign):
     fit_intercept : bool
     share : float in (0, 1)
         Share of the budget spent on the two choices.
+    slope : float >= 0, optional
+        The tie-break, in noise scales a grid step (public); ``JOINT_SLOPE`` where None.
     """
 
-    def __init__(self, X, y, bounds, classification, fit_intercept, share):
+    def __init__(self, X, y, bounds, classification, fit_intercept, share, slope=None):
         _check_share(share)
         self.X, self.y, self.classification, self.fit_intercept = X, y, classification, fit_intercept
         self.bounds, self.share, self.n_quantiles = bounds, float(share), 2
         self.tail = JOINT_TAIL if classification else JOINT_TAIL_REGRESSION
-        self.slope = 0.0  # set with the noise's scale (``_plan``)
+        self.slope_scales = JOINT_SLOPE if slope is None else float(slope)
+        self.slope = 0.0  # in the utility's units, set with the noise's scale (``_plan``)
         self.ledger = self.epsilon_q = self.design = self.released = None
         self.low, self.width = np.asarray(bounds.feature_low, dtype=float), declared_widths(bounds)
         # a dask array is counted here, in one pass, before anything is charged (NaN and inf refused then)
@@ -532,7 +534,7 @@ class JointTighteningDesign(PendingDesign):
     def _plan(self, epsilon_q):
         self.epsilon_q = float(epsilon_q)
         self.ledger = Ledger().exponential(self.epsilon_q, self.n_quantiles)
-        self.slope = (JOINT_SLOPE if self.classification else JOINT_SLOPE_REGRESSION) * 2.0 / self.epsilon_q
+        self.slope = self.slope_scales * 2.0 / self.epsilon_q
 
     def release(self, noise):
         """Choose the two cuts and map the data onto the cut ranges.
