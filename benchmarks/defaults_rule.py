@@ -1835,11 +1835,12 @@ def study_classifier_cut_slope(quick, seeds=range(6)):
     joint-tightening``'s four families, n 300 to 3000, p 10 to 50 (where the cuts are bought), epsilon 0.5 and 1; the
     accuracy gain over "declared" (``cuts_table``). ``seeds`` 40-45: ``--study classifier-cut-slope-confirm``."""
     import dpsparse.estimators as E
+    import dpsparse.private_bounds as pb
 
     sizes = itertools.product((300, 1000, 3000), (10, 20, 50), (0.5, 1.0))
     if quick:
         sizes = itertools.product((1000,), (20,), (1.0,))
-    rows, keep = [], (E.JOINT_SLOPE, E.JOINT_SLOPE_BAND)
+    rows, keep = [], (pb.JOINT_SLOPE, E.JOINT_SLOPE_BAND)
     settings = (("declared", None), ("cuts", 0.0), ("cuts slope 0.5", 0.5), ("cuts slope 1", 1.0), ("rule", keep[0]))
     for (n, p, eps), seed in itertools.product(sizes, range(1) if quick else seeds):
         problems = {"published": published_family(n, p, 1000 * seed + n + p + 17),
@@ -1852,12 +1853,12 @@ def study_classifier_cut_slope(quick, seeds=range(6)):
             for name, slope in settings:
                 if slope is None:
                     E.DPLogisticRegression._joint = lambda self, *args: None
-                E.JOINT_SLOPE, E.JOINT_SLOPE_BAND = slope or 0.0, keep[1] if name == "rule" else 0.0
+                pb.JOINT_SLOPE, E.JOINT_SLOPE_BAND = slope or 0.0, keep[1] if name == "rule" else 0.0
                 try:
                     est = DPLogisticRegression(epsilon=eps, bounds=bounds, classes=[0, 1], random_state=seed)
                     score = float(_quiet(est.fit, Xtr, ytr).score(Xte, yte))
                 finally:
-                    E.JOINT_SLOPE, E.JOINT_SLOPE_BAND = keep
+                    pb.JOINT_SLOPE, E.JOINT_SLOPE_BAND = keep
                     if slope is None:
                         del E.DPLogisticRegression._joint
                 rows.append({**base, "setting": name, "gain": score})
@@ -1911,15 +1912,13 @@ def large_table(rows):
     return [{"family": f, "n": n, "p": p, "epsilon": e, "mechanism": m, **d} for (f, n, p, e, m), d in by.items()]
 
 
-def planted_logistic_family(n, p, seed, k=10, n_test=2000):
-    """The planted logistic problem of the utility and sparse benchmarks (``utility._planted``): features normal
-    with sd 0.5 clipped to [-1, 1], ``k`` weights of +-1, ``P(y = 1) = sigmoid(4 <x, w>)`` (balanced classes; no
-    other family here has both a sparse support and balanced classes)."""
-    rng = np.random.default_rng(seed)
-    X = np.clip(rng.normal(0.0, 0.5, (n + n_test, p)), -1.0, 1.0)
-    w = np.zeros(p)
-    w[rng.choice(p, k, replace=False)] = rng.choice([-1.0, 1.0], k)
-    y = np.where(rng.random(n + n_test) < 1.0 / (1.0 + np.exp(-4.0 * (X @ w))), 1, 0)
+def planted_logistic_family(n, p, seed, n_test=2000):
+    """The planted logistic problem of the utility and sparse benchmarks (``utility._planted``: features normal with
+    sd 0.5 clipped to [-1, 1], 10 weights of +-1, ``P(y = 1) = sigmoid(4 <x, w>)``, balanced classes; no other family
+    here has both a sparse support and balanced classes), ``n`` training and ``n_test`` held-out records."""
+    from utility import _planted
+
+    X, y, _ = _planted(seed=seed, n=n + n_test, p=p, classification=True)
     return X[:n], y[:n], X[n:], y[n:]
 
 
@@ -1970,7 +1969,7 @@ def study_floor_planted(quick):
 
     rows = []
     for eps, seed in itertools.product((0.3, 0.5, 1.0), range(20 if quick else 100)):
-        X, y, _, _ = planted_logistic_family(1000, 1000, seed, n_test=0)
+        X, y, _, _ = planted_logistic_family(1000, 1000, seed, n_test=0)  # the benchmark's problem at its seed
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=seed, stratify=y)
         est = DPLogisticRegression(epsilon=eps, bounds=Bounds(-np.ones(1000), np.ones(1000)), classes=[0, 1],
                                    random_state=seed)

@@ -1208,13 +1208,18 @@ def test_a_constant_model_from_the_fill_says_the_declared_ranges_are_too_wide(tm
     assert "Released with the model: " + words in " ".join(capsys.readouterr().out.split())
 
 
-def test_card_of_a_constant_model_says_its_two_scores_measure_one_predictor(tmp_path):
-    """A constant model's private score has two rows, the model's and the constant predictor's: the card says they
-    differ by their noise alone; a learned model's card does not."""
+def test_card_of_a_constant_model_says_its_two_scores_may_measure_one_predictor(tmp_path):
+    """A constant classifier's private score has two rows, the model's and the constant predictor's (the best single
+    class on the held-out records): the card says they differ by their noise alone where the model predicts that
+    class. Not where the score is not measurable (no rows), nor for a learned model."""
     card, out = tmp_path / "card.md", tmp_path / "m.json"
-    assert main(["fit", "--epsilon", "0.01", "--private-score", "--out", str(out), "--report", str(card)]) == 0
-    assert json.loads(out.read_text())["privacy_report"]["mechanism"] == "constant"
-    said = "This model is the constant predictor: its two rows measure the same predictions"
-    assert said in " ".join(card.read_text().split())
-    assert main(["fit", "--private-score", "--out", str(out), "--report", str(card)]) == 0
-    assert said not in " ".join(card.read_text().split())
+    said = "This model is itself a constant predictor. The constant predictor's row is the best single class"
+    runs = [(("--mechanism", "constant", "--epsilon", "5"), True, True), (("--epsilon", "0.01"), True, False),
+            ((), False, True)]  # options, a constant model, a measurable score
+    for options, constant, reliable in runs:
+        assert main(["fit", *options, "--private-score", "--out", str(out), "--report", str(card)]) == 0
+        release, text = json.loads(out.read_text()), " ".join(card.read_text().split())
+        assert (release["privacy_report"]["mechanism"] == "constant") == constant
+        assert bool(release["private_score"].get("unreliable")) != reliable
+        assert ("held-out accuracy (noisy)" in text) == reliable  # the table of two rows
+        assert (said in text) == (constant and reliable)

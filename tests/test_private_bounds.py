@@ -442,7 +442,8 @@ def test_a_regressions_cuts_and_label_range_ledger_and_noise_drawn_match_the_cla
 def test_the_cuts_prefer_the_tightest_of_cuts_that_score_alike():
     """Every cut beyond the data counts no value: the utility falls by its public slope, half a noise scale, for each
     grid step away from the tightest cut, so each step further out is e^-0.5 times as likely; the slope is the same
-    for neighbouring datasets (the sensitivity stays 1), and a classifier's cuts at the same budget have it too."""
+    for neighbouring datasets (the sensitivity stays 1), and the design gives a classifier's cuts at the same budget
+    the same slope where the estimators pass it none (from ``JOINT_SLOPE_BAND``)."""
     X, y, bounds = _published_regression(n=400)
     pending = JointLabelDesign(X, y, bounds, True, 0.05, 0.1).plan_zcdp(0.01)
     scale = 2.0 / pending.epsilon_q
@@ -467,6 +468,8 @@ def test_a_classifiers_cuts_take_the_tie_break_from_its_band(epsilon, slope):
         assert est._joint(records, np.where(y == 1, 1.0, -1.0), bounds, budget).slope_scales == slope
     Xr, yr, declared = _published_regression(n=400, p=30)
     assert DPLasso(epsilon=epsilon, bounds=declared)._joint(Xr, yr, declared, budget).slope_scales == JOINT_SLOPE
+    said = est.fit(X, y).privacy_report_.noise["bounds: joint cuts"]  # the fit's own epsilon, and the report says so
+    assert ("0.5 noise scales less for each grid step from the tightest cut" in said) == (slope > 0)
 
 
 def test_the_regressor_cuts_declared_ranges_jointly_before_narrowing_its_label_range():

@@ -49,6 +49,7 @@ from .accounting import LoggedDraw, compose_log, log_ledger
 from .data import Bounds, prepare
 from .mechanisms import fit_mechanism, get, make_plan
 from .noise import NoiseSource, argmax_per_factor
+from .private_bounds import JOINT_SLOPE, JOINT_TAIL
 
 __all__ = [
     "AuditResult",
@@ -605,15 +606,15 @@ def private_bounds_pairs(n=200):
 
 def joint_bounds_pairs(n=200, p=3):
     """Neighbouring datasets for the joint tightening (``private_bounds.JointTighteningDesign``) of ``p`` features
-    declared on [-1, 1]: ``n - 1`` records spread over the range, and one record replaced at the opposite corner,
-    beyond the declared range, or in the middle (every feature's count beyond each cut moves by one at most)."""
-    from .private_bounds import JOINT_TAIL
-
+    declared on [-1, 1]: ``n - 1`` records, and one record replaced: spread over the range, with the record at the
+    opposite corners, beyond the declared range or in the middle, or at the largest floats; the record that moves
+    the upper cut by one grid step (the black-box audit's pair, at ``TIPPING_EPSILON``); the record that changes
+    which feature is widest. Every feature's count beyond each cut moves by one at most."""
     spread = np.tile(np.linspace(-1.0, 1.0, n - 1)[:, None], (1, p))
-    # the black-box audit's pair, for the tie-break of one step a cut at pure epsilon 2 (TIPPING_EPSILON): the upper
+    # the black-box audit's pair, for the tie-break of one count a step at TIPPING_EPSILON: the upper
     # cuts at -0.75 and -0.625 count one value more and one less than the target in the dataset without the record
     # (at -0.8, with the bulk below -0.75), so the first wins by the tie-break's step; the record at -0.55 adds one
-    # to both counts, and the second wins by as much. Every other cut is far from the target or a step behind.
+    # to both counts, and the second wins by as much. Every other cut is far from the target or steps behind.
     target = int(round(JOINT_TAIL * n))
     tipping = np.vstack([np.ones((target - 1, p)), np.full((2, p), -0.7), np.full((n - target - 2, p), -0.8)])
     # the widest feature moves with the record: from the first column (twice as wide) to the second
@@ -627,9 +628,9 @@ def joint_bounds_pairs(n=200, p=3):
             for name, (base, a, b) in pairs.items()}
 
 
-TIPPING_EPSILON = 2.0
-"""The pure epsilon of the black-box audit of the joint cuts (``joint_bounds_pairs``' tipping pair): 1 a cut, so the
-tie-break's step (``private_bounds.JOINT_SLOPE`` noise scales, ``2 / epsilon`` each) is one count."""
+TIPPING_EPSILON = 4.0 * JOINT_SLOPE
+"""The pure epsilon of the black-box audit of the joint cuts (``joint_bounds_pairs``' tipping pair): half a cut, so
+the tie-break's step (``private_bounds.JOINT_SLOPE`` noise scales of ``4 / epsilon`` each) is one count."""
 
 
 def _bounds_release(values, epsilon, noise):

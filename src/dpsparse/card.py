@@ -435,9 +435,11 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
         evaluation = [("p", f"Measured on {score['records']} held-out records that did not train the model, with "
                             "noise, inside the same privacy budget (the held-out records and the training records "
                             "are disjoint, so each record is used by one release only).")] + _score_table(score)
-        if rep["mechanism"] == "constant":
-            evaluation.append(("p", "This model is the constant predictor: its two rows measure the same predictions, "
-                                    "each with noise of its own, so they differ by their noise alone."))
+        if rep["mechanism"] == "constant" and score["metric"] == "accuracy" and not score.get("unreliable"):
+            evaluation.append(("p", "This model is itself a constant predictor. The constant predictor's row is the "
+                                    "best single class on the held-out records (the largest of its noisy class "
+                                    "shares): where this model predicts that class, the two rows measure the same "
+                                    "predictions and differ by their noise alone."))
     else:
         held = data.get("held out", data.get("held out for the score", 0))  # the latter: model files of 0.1.0
         validation = data.get("validation records", 0)

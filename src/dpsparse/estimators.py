@@ -52,7 +52,6 @@ from .mechanisms._common import per_log_feature, private_unit_mean
 from .noise import BACKENDS as NOISE_BACKENDS
 from .noise import make_noise
 from .private_bounds import (
-    JOINT_SLOPE,
     JointLabelDesign,
     JointTighteningDesign,
     LabelScaleDesign,
@@ -928,7 +927,7 @@ class _DPLinearModel(BaseEstimator):
             return JointLabelDesign(X, yi, bounds, self.fit_intercept, share, label_share)
         self.bounds_share_ = share
         classification = self._classification
-        slope = JOINT_SLOPE if not classification or per_log_feature(*X.shape, budget[0]) >= JOINT_SLOPE_BAND else 0.0
+        slope = None if not classification or per_log_feature(*X.shape, budget[0]) >= JOINT_SLOPE_BAND else 0.0
         return JointTighteningDesign(X, yi, bounds, classification, self.fit_intercept, share, slope)
 
     def _tightened(self, bounds, X, budget, share):

@@ -580,8 +580,10 @@ class JointTighteningDesign(PendingDesign):
             "bounds: epsilon of one selection": self.epsilon_q,
             "bounds: joint cuts": "each declared range [lo, hi] cut to [lo + s (hi - lo), lo + t (hi - lo)], t chosen "
                                   "on the grid 1/16, ..., 1 and s on 0, ..., 15/16, aiming at "
-                                  f"{self.tail:g} of the values beyond each cut in the feature with the most; "
-                                  "kept as declared where s >= t"
+                                  f"{self.tail:g} of the values beyond each cut in the feature with the most"
+                                  + (f", {self.slope_scales:g} noise scales less for each grid step from the "
+                                     "tightest cut (a public tie-break)" if self.slope_scales else "")
+                                  + "; kept as declared where s >= t"
                                   + ("" if self.released is None else
                                      f"; released: s = {self.released[0]:g}, t = {self.released[1]:g}"),
             "bounds: source": JOINT_SOURCE,
