@@ -20,13 +20,6 @@ from dpsparse import (
 )
 from dpsparse.mechanisms import auto
 
-# A private model at epsilon = 1 on scikit-learn's 30-150-sample check datasets does not
-# reach the accuracy thresholds of these two checks: that is the cost of privacy, not a bug.
-EXPECTED_FAILURES = {
-    "check_classifiers_train": "private fit at epsilon=1 on a tiny dataset misses the 0.83 accuracy threshold",
-    "check_regressors_train": "private fit at epsilon=1 on a tiny dataset misses the R^2 > 0.5 threshold",
-}
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize("est", [DPLogisticRegression(max_iter=5, random_state=0, bounds="from-data"),
@@ -35,10 +28,11 @@ EXPECTED_FAILURES = {
                                  DPLinearSVC(random_state=0, bounds="from-data")],
                          ids=lambda e: f"{type(e).__name__}-{e.mechanism}")
 def test_scikit_learn_estimator_checks(est):
-    """The API checks, on scikit-learn's tiny datasets (too few records to buy bounds privately)."""
+    """The API checks, on scikit-learn's tiny datasets (too few records to buy bounds privately); the estimators' tag
+    ``poor_score`` relaxes the accuracy and R^2 thresholds that a private fit at epsilon 1 there misses."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyLeakWarning)
-        results = check_estimator(est, on_fail=None, expected_failed_checks=EXPECTED_FAILURES)
+        results = check_estimator(est, on_fail=None)
     failed = [r["check_name"] for r in results if r["status"] == "failed"]
     assert not failed
 

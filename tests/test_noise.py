@@ -7,6 +7,7 @@ DPSPARSE_REQUIRE_DATA=1 (the convention of conftest.shared_data).
 import math
 import os
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -52,6 +53,21 @@ def test_fast_backend_keeps_the_existing_behaviour():
     assert make_noise(src) is src
     with pytest.raises(ValueError, match="random_state"):
         make_noise("seed")
+
+
+def test_the_fast_backend_asked_for_without_a_seed_warns_of_its_floating_point_noise():
+    """Numpy's textbook samplers leak through their least significant bits (Mironov 2012): asked for by name from OS
+    entropy, they warn and say so in the report's noise source line. "auto" without a seed (OpenDP's samplers) and
+    a seed (already a FixedSeedWarning: no guarantee at all) do not add it."""
+    from dpsparse.exceptions import WeakGuaranteeWarning
+
+    with pytest.warns(WeakGuaranteeWarning, match=r"noise='fast' draws .*\(Mironov 2012"):
+        source = make_noise(None, backend="fast", parameter="noise")
+    assert "Mironov 2012" in source.describe() and not source.seeded
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", WeakGuaranteeWarning)
+        make_noise(0, backend="fast")
+        assert "Mironov" not in make_noise(1, backend="fast").describe()
 
 
 def test_only_a_plain_numpy_source_is_drawn_from_in_batches():

@@ -14,6 +14,7 @@ from dpsparse import (
     DPLogisticRegression,
     PrivacyBudget,
     PrivacyLeakWarning,
+    UnselectedLabelWarning,
     data,
 )
 from dpsparse.cli import main
@@ -120,6 +121,22 @@ def test_a_label_set_selected_privately_takes_any_value_of_one_record(odd):
         est = _quiet_fit(DPLogisticRegression(bounds=Bounds(-1.0, 1.0), random_state=0), X, labels)
         seen.append(est.classes_.tolist())
     assert seen == [[0.0, 1.0], [0.0, 1.0]]
+
+
+@pytest.mark.parametrize("rare", [[2], [2, 3]])
+def test_labels_outside_a_label_set_selected_privately_warn_the_data_holder(rare):
+    """A label too rare to pass the selection counts as the first class of two (none of three or more): the data
+    holder is told how many, with an ``UnselectedLabelWarning`` (holder-only); the selection and the fit as before."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1.0, 1.0, (5100, 2))
+    y = (X[:, 0] > 0).astype(int)
+    y[:100] = np.resize(rare, 100)
+    with pytest.warns(UnselectedLabelWarning, match=r"^100 training label\(s\) lie outside .* \[0, 1\].* class 0;"):
+        est = DPLogisticRegression(bounds=Bounds(-1.0, 1.0), random_state=0).fit(X, y)
+    assert est.classes_.tolist() == [0, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnselectedLabelWarning)
+        DPLogisticRegression(bounds=Bounds(-1.0, 1.0), random_state=0).fit(X[100:], y[100:])  # every label selected
 
 
 def test_a_declared_label_set_fits_whatever_values_the_data_holds(tmp_path, capsys):

@@ -14,9 +14,10 @@ _HOMES = {  # public name -> the module that defines it
     "DPLogisticRegression": "estimators", "DPLinearSVC": "estimators", "DPLinearRegression": "estimators",
     "DPLasso": "estimators", "DPElasticNet": "estimators", "DPSearchCV": "tuning", "Bounds": "data",
     "PrivacyReport": "accounting", "PrivacyBudget": "accounting", "BudgetExceededError": "accounting",
-    **dict.fromkeys(["PrivacyLeakWarning", "PrivacyCalibrationWarning", "FixedSeedWarning", "WeakGuaranteeWarning",
-                     "ClippingWarning", "AbsentClassWarning", "ClassesFromDataWarning", "ConstantPredictorWarning",
-                     "NoBetterThanConstantWarning"], "exceptions"),
+    **dict.fromkeys(["InputError", "PrivacyLeakWarning", "PrivacyCalibrationWarning", "FixedSeedWarning",
+                     "WeakGuaranteeWarning", "ClippingWarning", "AbsentClassWarning", "UnselectedLabelWarning",
+                     "ClassesFromDataWarning", "ConstantPredictorWarning", "NoBetterThanConstantWarning"],
+                    "exceptions"),
 }
 
 __all__ = list(_HOMES)

@@ -45,6 +45,7 @@ from .exceptions import (
     ConstantPredictorWarning,
     InputError,
     PrivacyLeakWarning,
+    UnselectedLabelWarning,
     WeakGuaranteeWarning,
 )
 from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
@@ -561,6 +562,18 @@ class _DPLinearModel(BaseEstimator):
             scikit-learn search (``GridSearchCV`` and its kind): it chooses by scores without noise, so the model it
             picks has no guarantee (the report says so; ``DPSearchCV`` is private). Inside scikit-learn's
             cross-validation without a ``budget``: each fit spends its epsilon on the same records.
+            ``ClassesFromDataWarning`` (one): ``classes="from-data"``.
+        WeakGuaranteeWarning
+            The guarantee holds but is weak: delta above ``1 / n``, or epsilon above 10.
+        FixedSeedWarning
+            ``random_state`` fixes the noise's seed (reproducible, for experiments only).
+        ConstantPredictorWarning
+            ``mechanism="auto"`` released the constant predictor: too few records for this epsilon.
+        PrivacyCalibrationWarning
+            ``calibration="paper"`` does not meet the target (epsilon, delta).
+        ClippingWarning, AbsentClassWarning, UnselectedLabelWarning
+            Counted on the private data, for the data holder only: many values outside the declared bounds; a
+            declared class without a training record; training labels outside the label set selected privately.
         """
         self._check_numbers()
         if self.mechanism != "auto":  # a bad name, or a loss the mechanism cannot take: before the data is read
@@ -1061,7 +1074,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Gaussian partition selection with 5-20 % of the zCDP budget, the least with which a
         label of a quarter of the records passes, and a tenth of delta, ``private_labels.DELTA_SHARE``;
         refused before the data is read when none suffices, and after the charge when fewer than two labels pass;
-        the other labels count as none of the classes; tight zCDP mechanisms only).
+        the other labels count as the first class of two, as none of three or more; tight zCDP mechanisms
+        only).
         None (the default): the bounds' ``classes`` when they declare them, else "private";
         with ``bounds="from-data"`` (an experiment) the labels are read off the data.
         "from-data" reads them off the data with a ``ClassesFromDataWarning`` (a
@@ -1075,7 +1089,10 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,), or (n_classes, n_features) for more than 2 classes
+        In the units of ``X``, for features clipped to ``bounds_`` (``decision_function``). Two classes: one
+        dimension, where scikit-learn's ``LogisticRegression`` gives shape (1, n_features).
     intercept_ : float, or ndarray of shape (n_classes,)
+        Two classes: a float, where scikit-learn's gives shape (1,).
     classes_ : ndarray of shape (n_classes,)
         Two classes: the larger label is the positive class.
     coef_bounded_ : ndarray of shape (n_features + fit_intercept,) or (n_classes, ...)
@@ -1087,7 +1104,13 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     alpha_ : float
         The penalty strength of the fit (``alpha``, or the choice of ``alpha="auto"``).
     privacy_report_ : PrivacyReport
-    n_iter_ : int
+        What the fit spent and how: the guarantee, the mechanism, each release's noise and its source
+        (``print`` it); whether the guarantee holds (``guarantee_holds``).
+    n_iter_ : int or None
+        The mechanism's planned iterations (None where their number is random, as the one-pass SGD's).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Where ``X`` was a DataFrame with string column names.
     """
 
     _classification = True
@@ -1119,6 +1142,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.classifier_tags.poor_score = True  # private noise on scikit-learn's tiny check datasets
         return tags
 
     def _loss(self):
@@ -1128,11 +1152,18 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         """Labels as +-1 (two classes, the larger positive) or, for more, the class index (one-vs-rest).
 
         A label set selected privately takes every value (the others count as none of three or more labels, as
-        the first of two): a check of the values, such as the refusal of a continuous target below, would tell
-        neighbouring datasets apart."""
+        the first of two, with an ``UnselectedLabelWarning`` for the data holder): a refusal of the values, such as
+        that of a continuous target below, would tell neighbouring datasets apart."""
         if self._private_classes():  # selected privately in fit
             classes = self._selected_classes
             self._fit_classes, self._multiclass = classes, classes.size > 2
+            outside = 0 if distributed.is_dask(y) else int(np.count_nonzero(~np.isin(y, classes)))
+            if outside:
+                warnings.warn(f"{outside} training label(s) lie outside the label set selected privately "
+                              f"{classes.tolist()} (too rare to pass its threshold): they count as "
+                              f"{'none of the classes' if self._multiclass else f'the class {classes.tolist()[0]!r}'}; "
+                              f"declare classes= to fit every label ({HOLDER_ONLY})", UnselectedLabelWarning,
+                              stacklevel=4)
             if self._multiclass:
                 index = np.searchsorted(classes, y)
                 return np.where(classes[np.minimum(index, classes.size - 1)] == y, index, -1).astype(float)
@@ -1175,15 +1206,33 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         return _binary_labels(y, classes[1])
 
     def decision_function(self, X):
-        """Margins ``X @ coef_.T + intercept_``: shape (n_samples,) for two classes, (n_samples, n_classes)
-        for more (one column per class against the rest)."""
+        """Margins ``clip(X) @ coef_.T + intercept_``, ``clip`` each feature clipped to its fitted range
+        (``bounds_``: the declared one, or as narrowed privately), as the model was fitted.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or dask array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) for two classes, (n_samples, n_classes) for more (one column per class against
+        the rest); a dask array for a dask array
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            ``X`` has another number of features (or other column names) than the fit's, or NaN.
+        """
         return self._decision(X)
 
     def predict_proba(self, X):
-        """Class probabilities, shape (n_samples, n_classes), columns in the order of ``classes_``.
+        """Class probabilities, shape (n_samples, n_classes), columns in the order of ``classes_``: the logistic
+        function of ``decision_function`` (features clipped to ``bounds_``).
 
         More than two classes: each one-vs-rest probability, normalized over the classes
-        (as scikit-learn's one-vs-rest logistic regression).
+        (as scikit-learn's one-vs-rest logistic regression). Parameters and errors as ``decision_function``.
         """
         scores = expit(self._decision(X))  # on a dask array: lazily, chunk by chunk
         if scores.ndim == 2:
@@ -1195,7 +1244,9 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         return np.column_stack([1.0 - scores, scores])
 
     def predict(self, X):
-        """Predicted labels, shape (n_samples,): the class of the largest margin (on a dask array, a dask array)."""
+        """Predicted labels, shape (n_samples,): the class of the largest margin of ``decision_function``
+        (features clipped to ``bounds_``; on a dask array, a dask array). Parameters and errors as
+        ``decision_function``."""
         scores = self._decision(X)
         index = np.argmax(scores, axis=1) if scores.ndim == 2 else (scores > 0).astype(int)
         if distributed.is_dask(index):
@@ -1275,7 +1326,8 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     support_ : ndarray of int
         Indices of the nonzero coefficients (the intercept excluded).
     label_range_ : tuple of float
-        The public label range; ``predict`` clips to it.
+        The label range the model was fitted on: the declared one, or as narrowed privately (public either way:
+        declared, or a noisy release); ``predict`` clips to it.
     alpha_ : float
         The penalty strength of the fit (``alpha``, or the choice of ``alpha="auto"``).
     privacy_report_ : PrivacyReport
@@ -1307,6 +1359,7 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.regressor_tags.poor_score = True  # private noise on scikit-learn's tiny check datasets
         return tags
 
     def _clip(self):
@@ -1345,10 +1398,26 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
     groups = None
 
     def predict(self, X):
-        """Predictions ``X @ coef_ + intercept_`` clipped to the public label range, shape (n_samples,).
+        """Predictions ``clip(X) @ coef_ + intercept_``, each feature clipped to its fitted range (``bounds_``: the
+        declared one, or as narrowed privately) as the model was fitted, then clipped to ``label_range_``.
 
-        The label range is part of the declared bounds (``label_range_``): a prediction outside
-        it is further from every possible label than the nearest end of the range.
+        The label range is the declared one or its private narrowing: a prediction outside it is further from every
+        label the model was fitted on than the nearest end of the range.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or dask array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,) (a dask array for a dask array)
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        ValueError
+            ``X`` has another number of features (or other column names) than the fit's, or NaN.
         """
         return np.clip(self._decision(X), *self.label_range_)
 

@@ -53,6 +53,12 @@ class AbsentClassWarning(UserWarning):
     nothing). Counted on the private data, for the data holder only (never released)."""
 
 
+class UnselectedLabelWarning(UserWarning):
+    """Training labels lie outside the label set selected privately (``classes="private"``): a rare label did not
+    pass the selection's threshold, and its records count as the first class of two (as none of three or more).
+    Counted on the private data, for the data holder only (never released)."""
+
+
 class ClassesFromDataWarning(PrivacyLeakWarning):
     """The label set (``classes_``) was read from the private data instead of declared; it is released with the
     model as read and sets the number of one-vs-rest fits (each one's share of the budget), so the fit has no

@@ -1,10 +1,11 @@
 """Noise samplers: the source of every random draw of a mechanism.
 
 Mechanisms take a ``NoiseSource`` (explicit random state, as in optax) and draw from it
-only. Two backends (see docs/noise.md):
+only. Two backends (see docs/noise.md; ``"auto"``, the estimators' default, is the second without a seed and the
+first with one):
 
-* ``"fast"`` (default): numpy's PCG64 generator seeded from OS entropy; a fixed seed
-  makes a run reproducible and is for experiments only (it says so in the report).
+* ``"fast"``: numpy's PCG64 generator; a fixed seed makes a run reproducible and is for experiments only (it says
+  so in the report); from OS entropy its textbook floating-point samplers warn (Mironov 2012).
 * ``"secure"``: ``SecureNoiseSource``, Laplace and Gaussian draws from OpenDP's exact
   samplers on a discretized grid (no floating-point holes, Mironov 2012), from OS
   entropy only. Optional extra: ``pip install "dpsparse[secure]"``.
@@ -18,7 +19,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .exceptions import FixedSeedWarning, user_stacklevel
+from .exceptions import FixedSeedWarning, WeakGuaranteeWarning, user_stacklevel
 
 __all__ = ["BACKENDS", "NoiseSource", "SecureNoiseSource", "argmax_per_factor", "batched", "make_noise"]
 
@@ -169,7 +170,8 @@ class NoiseSource:
         """One line for the privacy report."""
         if self.seeded:
             return "numpy PCG64 with a fixed seed: reproducible, for experiments only"
-        return "numpy PCG64 seeded from OS entropy"
+        return ("numpy PCG64 seeded from OS entropy: textbook floating-point samplers, whose least significant bits "
+                "can tell neighbouring datasets apart (Mironov 2012): the guarantee is the ideal mechanism's")
 
     def lookahead(self):
         """A stand-in whose ``rng`` is a copy of this one's and advances as it does through the same calls: it reads
@@ -418,6 +420,13 @@ def _positive_number(x):
     return x is not None and np.ndim(x) == 0 and math.isfinite(float(x)) and float(x) > 0
 
 
+FLOATING_POINT = ("{parameter}='fast' draws the privacy noise with numpy's textbook floating-point samplers, whose "
+                  "least significant bits can tell neighbouring datasets apart (Mironov 2012, 'On significance of the "
+                  "least significant bits for differential privacy'): the guarantee is the ideal mechanism's; for a "
+                  "model you release, use {parameter}='auto' (OpenDP's exact samplers, docs/noise.md)")
+"""The warning of the ``"fast"`` backend asked for by name without a seed."""
+
+
 def make_noise(random_state=None, backend="auto", parameter="backend"):
     """``NoiseSource`` from None (OS entropy), an int seed, a Generator or a NoiseSource.
 
@@ -443,6 +452,8 @@ def make_noise(random_state=None, backend="auto", parameter="backend"):
     -----
     FixedSeedWarning
         An int seed or a Generator: reproducible noise is for experiments only.
+    WeakGuaranteeWarning
+        ``"fast"`` without a seed: floating-point noise (``FLOATING_POINT``).
     ImportError
         ``"secure"`` without opendp installed (``pip install "dpsparse[secure]"``).
     """
@@ -463,7 +474,8 @@ def make_noise(random_state=None, backend="auto", parameter="backend"):
                          f'{parameter}="fast" with a seed for experiments')
     if isinstance(random_state, NoiseSource):
         return random_state
-    if random_state is None:
+    if random_state is None:  # "fast" asked for by name: a release's noise in floating point
+        warnings.warn(FLOATING_POINT.format(parameter=parameter), WeakGuaranteeWarning, stacklevel=user_stacklevel())
         return NoiseSource(np.random.default_rng(), seeded=False)
     if isinstance(random_state, np.random.Generator):
         rng = random_state
