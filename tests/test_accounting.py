@@ -71,8 +71,12 @@ def test_report_prints_and_serializes():
     d = json.loads(rep.to_json())
     assert d["accounting_holds"] is True and d["noise"]["scale"] == 0.5
     assert "(1, 1e-05)-differentially private" in str(rep)
+    said = " ".join(str(rep).split())  # what the guarantee means, in words: the odds e^epsilon and delta
+    assert "meaning What it means for a person in the data" in said and "at most e^1 = 2.72 times as likely" in said
+    assert "plus a probability of at most 1e-05" in said
     rep.bounds_public = False
     assert not rep.accounting_holds and "NO differential-privacy guarantee" in str(rep)
+    assert "nothing can be promised" in str(rep) and "2.72 times" not in str(rep)
     rep.bounds_public, rep.accountant_epsilon = True, 1.5
     assert not rep.accounting_holds
 

@@ -20,7 +20,7 @@ from dataclasses import InitVar, asdict, dataclass, field, fields
 import numpy as np
 
 __all__ = ["ZCDP_PAPER", "check_privacy_params", "weak_delta", "weak_guarantee", "Ledger", "LoggedDraw", "calibrate",
-           "compose_log", "log_ledger", "PrivacyReport", "PrivacyBudget", "BudgetExceededError", "REPLACE_ONE"]
+           "compose_log", "log_ledger", "meaning", "PrivacyReport", "PrivacyBudget", "BudgetExceededError", "REPLACE_ONE"]
 
 REPLACE_ONE = "replace-one (datasets at Hamming distance 1)"
 
@@ -72,6 +72,21 @@ def odds(epsilon):
     """``e^epsilon`` in words (its value when it fits in a float)."""
     digits = 3 + max(0, -math.floor(math.log10(epsilon))) if epsilon > 0 else 3  # 1.000001, not 1, at 1e-6
     return f"e^{epsilon:g}" + (f" = {math.exp(epsilon):.{digits}g}" if epsilon < 700 else "")
+
+
+def meaning(epsilon, delta, holds=True):
+    """What an (epsilon, delta) guarantee means for a person in the data, in words; or, where it does not hold
+    (``holds`` False), that nothing can be promised."""
+    if not holds:
+        return ("What it means for a person in the data: nothing can be promised. The guarantee does not hold "
+                "(above), so this model may reveal more about any one record than the target allows; do not publish "
+                "it.")
+    return (f"What it means for a person in the data: take two versions of the training data that differ only in "
+            f"your record (yours, or another person's in its place). Any outcome of the training is at most "
+            f"{odds(epsilon)} times as likely with one as with the other, plus a probability of at most {delta:.2g}. "
+            f"So any way of telling the two versions apart from this model that names yours with probability P "
+            f"when it is the true one also names it with probability at least (P - {delta:.2g}) / "
+            f"{math.exp(epsilon):.3g} when it is not. Smaller epsilon protects more.")
 
 
 def weak_epsilon(epsilon):
@@ -1010,6 +1025,7 @@ class PrivacyReport:
         lines = [
             "Privacy report",
             f"  guarantee          {verdict}",
+            f"  meaning            {meaning(self.epsilon, self.delta, self.guarantee_holds)}",
             f"  mechanism          {self.mechanism}: {self.method}" if self.method else
             f"  mechanism          {self.mechanism}",
             f"  calibration        {self.calibration}",

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import base64
 import html
-import math
 import re
 import textwrap
 from pathlib import Path
 
 import numpy as np
 
-from .accounting import SEEDED_NOTE, odds, weak_guarantee
+from .accounting import SEEDED_NOTE, meaning, odds, weak_guarantee
 from .scoring import RELIABLE, mse_gap_shown, noisy_square
 
 __all__ = ["guarantee_sentence", "model_card", "plain_words", "plot_coefficients", "plot_sweep", "render_card"]
@@ -490,7 +489,7 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
                       "composition: the epsilons add up, and so do the deltas). The model alone:")]
                 if sweep is not None and holds else [])
     privacy = [*together, ("p", _guarantee_text(rep)),
-               ("p", _meaning(rep)),
+               ("p", meaning(rep["epsilon"], rep["delta"], rep["guarantee_holds"])),
                ("table", ["item", "value"], [["neighbouring datasets", rep["neighbouring"]],
                                              ["target (epsilon, delta)", f"({eps:g}, {delta:.3g})"],
                                              ["accounted epsilon", f"{rep['accountant_epsilon']:.4f} "
@@ -601,7 +600,7 @@ def plain_words(release):
     records = (f"each of the {n + validation} training and validation records" if n and validation else
                f"each of the {n} training records and the {held} held-out records of its private score"
                if n and held else f"each of the {n} training records" if n else "each training record")
-    lines = [_meaning(rep),
+    lines = [meaning(rep["epsilon"], rep["delta"], rep["guarantee_holds"]),
              f"Protected: {records} (a dataset and the same with one record replaced)." if rep["guarantee_holds"]
              else f"Protected: nothing ({records} may be revealed beyond the target; above).",
              f"Feature ranges: {rep['bounds_source']}."]
@@ -615,21 +614,6 @@ def plain_words(release):
     elif support is not None:
         lines.append(f"The model: a linear model with {support} nonzero coefficients.")
     return lines
-
-
-def _meaning(rep):
-    """What the guarantee means for a person in the data, in words; or that there is none."""
-    if not rep["guarantee_holds"]:
-        return ("What it means for a person in the data: nothing can be promised. The guarantee does not hold "
-                "(above), so this model may reveal more about any one record than the target allows; do not publish "
-                "it.")
-    eps, delta = rep["epsilon"], rep["delta"]
-    return (f"What it means for a person in the data: take two versions of the training data that differ only in "
-            f"your record (yours, or another person's in its place). Any outcome of the training is at most "
-            f"{odds(eps)} times as likely with one as with the other, plus a probability of at most {delta:.2g}. "
-            f"So any way of telling the two versions apart from this model that names yours with probability P "
-            f"when it is the true one also names it with probability at least (P - {delta:.2g}) / {math.exp(eps):.3g} "
-            f"when it is not. Smaller epsilon protects more.")
 
 
 def _guarantee_text(rep):
