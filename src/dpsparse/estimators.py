@@ -1410,14 +1410,15 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
 
         Returns
         -------
-        ndarray of shape (n_samples,) (a dask array for a dask array)
+        ndarray of shape (n_samples,)
+            A dask array for a dask array.
 
         Raises
         ------
         sklearn.exceptions.NotFittedError
-            Before ``fit``.
+            Called before ``fit``.
         ValueError
-            ``X`` has another number of features (or other column names) than the fit's, or NaN.
+            ``X`` with NaN, or with another number of features (or other column names) than the fit's.
         """
         return np.clip(self._decision(X), *self.label_range_)
 
