@@ -20,7 +20,8 @@ from dataclasses import InitVar, asdict, dataclass, field, fields
 import numpy as np
 
 __all__ = ["ZCDP_PAPER", "check_privacy_params", "weak_delta", "weak_guarantee", "Ledger", "LoggedDraw", "calibrate",
-           "compose_log", "log_ledger", "meaning", "PrivacyReport", "PrivacyBudget", "BudgetExceededError", "REPLACE_ONE"]
+           "compose_log", "log_ledger", "meaning", "PrivacyReport", "PrivacyBudget", "BudgetExceededError",
+           "REPLACE_ONE"]
 
 REPLACE_ONE = "replace-one (datasets at Hamming distance 1)"
 
