@@ -1223,3 +1223,16 @@ def test_card_of_a_constant_model_says_its_two_scores_may_measure_one_predictor(
         assert bool(release["private_score"].get("unreliable")) != reliable
         assert ("held-out accuracy (noisy)" in text) == reliable  # the table of two rows
         assert (said in text) == (constant and reliable)
+
+
+def test_fast_noise_without_a_seed_is_named_among_the_warnings(tmp_path, capsys):
+    """``--noise fast`` from OS entropy: a WARNING line names the floating-point samplers (Mironov 2012) and the
+    choice to make instead; with ``--seed`` the seed's own warning says more (no guarantee at all)."""
+    out = tmp_path / "m.json"
+    assert main(["fit", "--noise", "fast", "--out", str(out)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "WARNING --noise fast draws the privacy noise with numpy's textbook floating-point samplers" in said
+    assert "use --noise auto (OpenDP's exact samplers" in said
+    assert main(["fit", "--noise", "fast", "--seed", "0", "--out", str(out)]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "floating-point samplers" not in said and "--seed fixes the privacy noise" in said

@@ -42,7 +42,7 @@ from .exceptions import (
     WeakGuaranteeWarning,
 )
 from .mechanisms import REGISTRY, auto
-from .noise import make_noise
+from .noise import FLOATING_POINT, make_noise
 
 # scikit-learn, the estimators and the search are imported where a command needs them, not here: the parser (--help,
 # a mistaken flag) then answers in a fraction of the time.
@@ -787,6 +787,8 @@ def _check_run_args(args, epsilons):
     if args.seed is not None:
         notes.append("--seed fixes the privacy noise, so the fit has NO privacy guarantee: for experiments only, "
                      "never for a model you release")
+    elif args.noise == "fast":
+        notes.append(FLOATING_POINT.format(fast="--noise fast", auto="--noise auto"))
     weak = weak_epsilon(max(epsilons))
     if weak:
         notes.append(weak)

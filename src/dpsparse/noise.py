@@ -420,11 +420,12 @@ def _positive_number(x):
     return x is not None and np.ndim(x) == 0 and math.isfinite(float(x)) and float(x) > 0
 
 
-FLOATING_POINT = ("{parameter}='fast' draws the privacy noise with numpy's textbook floating-point samplers, whose "
-                  "least significant bits can tell neighbouring datasets apart (Mironov 2012, 'On significance of the "
+FLOATING_POINT = ("{fast} draws the privacy noise with numpy's textbook floating-point samplers, whose least "
+                  "significant bits can tell neighbouring datasets apart (Mironov 2012, 'On significance of the "
                   "least significant bits for differential privacy'): the guarantee is the ideal mechanism's; for a "
-                  "model you release, use {parameter}='auto' (OpenDP's exact samplers, docs/noise.md)")
-"""The warning of the ``"fast"`` backend asked for by name without a seed."""
+                  "model you release, use {auto} (OpenDP's exact samplers, docs/noise.md)")
+"""The warning of the ``"fast"`` backend asked for by name without a seed (``{fast}`` and ``{auto}``: how the
+caller names the two choices)."""
 
 
 def make_noise(random_state=None, backend="auto", parameter="backend"):
@@ -475,7 +476,8 @@ def make_noise(random_state=None, backend="auto", parameter="backend"):
     if isinstance(random_state, NoiseSource):
         return random_state
     if random_state is None:  # "fast" asked for by name: a release's noise in floating point
-        warnings.warn(FLOATING_POINT.format(parameter=parameter), WeakGuaranteeWarning, stacklevel=user_stacklevel())
+        warnings.warn(FLOATING_POINT.format(fast=f"{parameter}='fast'", auto=f"{parameter}='auto'"),
+                      WeakGuaranteeWarning, stacklevel=user_stacklevel())
         return NoiseSource(np.random.default_rng(), seeded=False)
     if isinstance(random_state, np.random.Generator):
         rng = random_state
