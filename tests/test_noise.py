@@ -53,6 +53,12 @@ def test_fast_backend_keeps_the_existing_behaviour():
     assert make_noise(src) is src
     with pytest.raises(ValueError, match="random_state"):
         make_noise("seed")
+    # scikit-learn's kind of state: a seed drawn from it, reproducible, warned as a seed
+    from dpsparse.exceptions import FixedSeedWarning
+
+    with pytest.warns(FixedSeedWarning):
+        a, b = make_noise(np.random.RandomState(5)), make_noise(np.random.RandomState(5))
+    assert a.seeded and np.array_equal(a.laplace(1.0, 4), b.laplace(1.0, 4))
 
 
 def test_the_fast_backend_asked_for_without_a_seed_warns_of_its_floating_point_noise():

@@ -1049,7 +1049,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
     fit_intercept : bool
         Learn an unpenalized intercept (a bounded feature of ones). False: the model passes through the origin of
         the original units (``intercept_`` 0); the features are then scaled into [-1, 1], not centred.
-    random_state : None, int or numpy Generator
+    random_state : None, int, numpy Generator or RandomState
         None: OS entropy. A fixed seed is for experiments only.
     verbose : int
         > 0: print progress to stderr during long fits.

@@ -429,11 +429,12 @@ caller names the two choices)."""
 
 
 def make_noise(random_state=None, backend="auto", parameter="backend"):
-    """``NoiseSource`` from None (OS entropy), an int seed, a Generator or a NoiseSource.
+    """``NoiseSource`` from None (OS entropy), an int seed, a Generator, a RandomState (a seed drawn from it, as
+    scikit-learn's estimators take one) or a NoiseSource.
 
     Parameters
     ----------
-    random_state : None, int, numpy.random.Generator or NoiseSource
+    random_state : None, int, numpy.random.Generator, numpy.random.RandomState or NoiseSource
         A NoiseSource is returned as it is (with ``backend="secure"`` it must be a
         ``SecureNoiseSource``).
     backend : {"auto", "fast", "secure"}
@@ -452,7 +453,7 @@ def make_noise(random_state=None, backend="auto", parameter="backend"):
     Warns
     -----
     FixedSeedWarning
-        An int seed or a Generator: reproducible noise is for experiments only.
+        An int seed, a Generator or a RandomState: reproducible noise is for experiments only.
     WeakGuaranteeWarning
         ``"fast"`` without a seed: floating-point noise (``FLOATING_POINT``).
     ImportError
@@ -481,10 +482,12 @@ def make_noise(random_state=None, backend="auto", parameter="backend"):
         return NoiseSource(np.random.default_rng(), seeded=False)
     if isinstance(random_state, np.random.Generator):
         rng = random_state
+    elif isinstance(random_state, np.random.RandomState):  # scikit-learn's kind of state: a seed drawn from it
+        rng = np.random.default_rng(int(random_state.randint(np.iinfo(np.int64).max, dtype=np.int64)))
     elif isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
         rng = np.random.default_rng(int(random_state))
     else:
-        raise ValueError(f"random_state must be None, an int, a numpy Generator or a NoiseSource, "
+        raise ValueError(f"random_state must be None, an int, a numpy Generator or RandomState, or a NoiseSource, "
                          f"got {random_state!r}")
     warnings.warn("a fixed random_state makes the privacy noise reproducible, so the fit has NO privacy guarantee: "
                   "for experiments only, never for a model you release", FixedSeedWarning, stacklevel=user_stacklevel())

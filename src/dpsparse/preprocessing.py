@@ -77,7 +77,7 @@ class DPStandardScaler(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         The public range of every feature (label ranges are ignored).
     clip : float > 0
         The output's public range ``[-clip, clip]``, in standard deviations.
-    random_state : None, int or numpy Generator
+    random_state : None, int, numpy Generator or RandomState
         None: OS entropy (a fixed seed is for experiments only).
     noise : {"auto", "fast", "secure"}
         ``"auto"``: OpenDP's exact samplers (``"secure"``, Mironov 2012) unless ``random_state``
