@@ -359,7 +359,9 @@ def test_a_named_coordinate_method_sets_its_clipping_threshold_privately_unless_
         warnings.simplefilter("ignore")
         auto = DPLogisticRegression(**kw).fit(X, y).privacy_report_
         plain = DPLogisticRegression(**kw, mechanism_options={"clipping_norm": None}).fit(X, y).privacy_report_
-    assert 0 < auto.noise["clipping threshold (released)"] < 0.5 and "automatic" in str(auto)
+    # |f'(0)| = 0.5 times a private mean clipped to [0.01, 1] (``auto_clip``): the cap is reached where the joint
+    # cuts' tie-break (n epsilon / log p = 216) takes them inward in a few fits
+    assert 0.005 <= auto.noise["clipping threshold (released)"] <= 0.5 and "automatic" in str(auto)
     assert "clipping threshold (released)" not in plain.noise and "automatic" not in str(plain)
 
 
