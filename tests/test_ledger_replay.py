@@ -14,6 +14,7 @@ import pytest
 from conftest import mechanism_cases, mechanism_loss, planted_sparse
 from dpsparse import DPLasso, DPLogisticRegression, DPSearchCV, audit, data, losses, norms
 from dpsparse.accounting import Ledger, LoggedDraw, compose_log, zcdp_budget
+from dpsparse.estimators import JOINT_SHARE
 from dpsparse.mechanisms import REGISTRY, auto, fit_mechanism
 from dpsparse.mechanisms import dp_iht as dp_iht_module
 from dpsparse.tuning import search_zcdp
@@ -143,9 +144,11 @@ def test_each_base_run_of_the_search_is_within_its_rho():
     grid = {"mechanism": ["dp-gcd", "fw", "dp-iht"], "max_iter": [3, 6]}
     search = DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1]), grid, epsilon=1.0, delta=1e-5,
                         mean_repetitions=5, random_state=noise).fit(X, y)
-    rho = search_zcdp(1.0, 1e-5, 5)
     bounds_rho, runs = audit.search_replay(noise.log)
-    assert bounds_rho == 0.0 and len(runs) >= 2
+    # the declared ranges cut jointly before the runs (two selections, each eps_q^2 / 8 of JOINT_SHARE of the budget)
+    assert [d.name for d in noise.log[:2]] == ["upper cut of the declared ranges", "lower cut of the declared ranges"]
+    assert bounds_rho == pytest.approx(JOINT_SHARE * zcdp_budget(1.0, 1e-5), rel=1e-9) and len(runs) >= 2
+    rho = search_zcdp(1.0, 1e-5, 5, bounds_rho=bounds_rho)  # what the cuts leave
     for rho_fit, rho_score in runs[1:]:
         assert rho_fit == pytest.approx(rho, rel=1e-3) and rho_fit <= rho * (1 + 1e-9)
         assert rho_score == pytest.approx(rho, rel=1e-9)

@@ -36,7 +36,7 @@ from dpsparse.private_bounds import (
     joint_affordable,
     tail_share,
 )
-from dpsparse.tuning import DPSearchCV
+from dpsparse.tuning import DPSearchCV, search_zcdp
 
 
 def _regression(n=4000, p=3, seed=0):
@@ -540,10 +540,32 @@ def test_the_joint_cuts_are_not_bought_where_they_were_not_measured():
     # a model through the origin keeps the origin in its ranges
     est = DPLogisticRegression(bounds=bounds, classes=[0, 1], fit_intercept=False, random_state=0).fit(X, y)
     assert "bounds: budget" not in est.privacy_report_.noise
-    # the private search does not buy them
+
+
+def test_the_private_search_buys_the_cuts_once_for_its_candidates():
+    """``DPSearchCV`` cuts declared ranges jointly where a single fit would, before its candidates, inside its
+    epsilon: the cuts' zCDP first, the search's candidates and scores with the rest (``search_zcdp``'s
+    ``bounds_rho``); every candidate fits the cut ranges; the logged draws match the report."""
+    X, y, bounds = _published(n=400, p=30)
+    noise = audit.LedgerNoise(0)
     search = DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1]), {"max_iter": [10, 20]}, epsilon=1.0,
-                        mean_repetitions=2, random_state=0).fit(X, y)
-    assert not any(key.startswith("bounds:") for key in search.privacy_report_.noise)
+                        repetitions="each", random_state=noise).fit(X, y)
+    rep = search.privacy_report_
+    assert rep.noise["bounds: selections"] == 2 and "cut privately (joint cuts)" in rep.bounds_source
+    assert rep.accounting_holds and rep.accountant_epsilon <= 1.0 + 1e-4
+    cuts = noise.log[:2]  # drawn first, before the split and any candidate
+    assert [d.name for d in cuts] == ["upper cut of the declared ranges", "lower cut of the declared ranges"]
+    rho, delta = zcdp_budget(1.0, 1 / 400**2), 1 / 400**2
+    eps_q = math.sqrt(8.0 * JOINT_SHARE * rho / 2)
+    assert all(np.allclose(d.scale, 2.0 / eps_q) for d in cuts)  # each eps_q-DP: eps_q^2 / 8-zCDP
+    # the search's own draws take what the cuts leave: its validation score's noise grows as 1 / sqrt(rho)
+    declared = audit.LedgerNoise(0)
+    DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1], bounds_share=0), {"max_iter": [10, 20]},
+               epsilon=1.0, repetitions="each", random_state=declared).fit(X, y)
+    [with_cuts], [without] = ([d.scale for d in log if d.name == "validation score"][:1] for log in (noise.log,
+                                                                                                    declared.log))
+    left = search_zcdp(1.0, delta, 2, bounds_rho=2 * eps_q**2 / 8, each=True)
+    assert with_cuts / without == pytest.approx(math.sqrt(search_zcdp(1.0, delta, 2, each=True) / left), rel=1e-3)
 
 
 def test_the_joint_cuts_are_the_same_on_a_dask_array():

@@ -108,8 +108,10 @@ def test_the_rule_grid_is_empty_where_the_candidates_share_is_below_the_rules_fl
 def test_every_release_of_a_search_is_calibrated_to_the_same_rho():
     X, y, bounds = _breast_cancer()
     noise = ReleaseLog(0)
-    search = DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1]), GRID, epsilon=1.0, delta=1e-5,
-                        mean_repetitions=6, random_state=noise).fit(X, y)
+    # bounds_share=0: the declared ranges as they are (the ranges the search buys before its runs:
+    # test_private_bounds.test_the_private_search_buys_the_cuts_once_for_its_candidates)
+    search = DPSearchCV(DPLogisticRegression(bounds=bounds, classes=[0, 1], bounds_share=0), GRID, epsilon=1.0,
+                        delta=1e-5, mean_repetitions=6, random_state=noise).fit(X, y)
     rho = search_zcdp(1.0, 1e-5, 6)
     m = math.ceil(0.25 * X.shape[0])
     names = [name for name, _, _ in noise.log]
@@ -267,7 +269,7 @@ def test_the_constant_predictor_wins_when_the_features_carry_nothing():
     X = rng.uniform(-1, 1, (2000, 5))
     y = (rng.random(2000) < 0.8).astype(int)
     bounds = data.Bounds(-np.ones(5), np.ones(5))
-    est = DPLogisticRegression(bounds=bounds, classes=[0, 1], alpha=1e-4)
+    est = DPLogisticRegression(bounds=bounds, classes=[0, 1], alpha=1e-4, bounds_share=0)  # the ranges as declared
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         search = DPSearchCV(est, {"max_iter": [20, 50], "mechanism": ["dp-cd"]}, epsilon=0.5, random_state=3,

@@ -866,7 +866,7 @@ class _DPLinearModel(BaseEstimator):
         mechanism.resolve_options(options)
         return options
 
-    def _design(self, X, y, budget=None, one_hot=False, joint=True):
+    def _design(self, X, y, budget=None, one_hot=False):
         """The training data mapped onto the bounds (``data.prepare``), or a ``PendingDesign`` whose bounds are
         bought privately (``bounds="private"``); sets ``classes_``.
 
@@ -874,8 +874,8 @@ class _DPLinearModel(BaseEstimator):
         ``rho``: its zCDP budget when a private label set took a share first, else None).
         With it, declared bounds are tightened privately where that is affordable (``_tightened``).
         ``one_hot``: whether the mechanism keeps declared one-hot groups (``Mechanism.one_hot``); otherwise their
-        indicators are mapped as any feature. ``joint``: whether declared ranges may be cut jointly
-        where no per-feature narrowing is affordable (``_joint``; ``DPSearchCV`` does not buy them)."""
+        indicators are mapped as any feature. Where no per-feature narrowing is affordable, declared ranges may
+        be cut jointly (``_joint``; ``DPSearchCV`` buys them too, once for its candidates)."""
         yi = self._encode(y)
         bounds = _resolve_bounds(self.bounds, X, y, not self._classification)
         if isinstance(bounds, Bounds) and bounds.public:
@@ -895,11 +895,11 @@ class _DPLinearModel(BaseEstimator):
             self.bounds_share_ = tightening
             return PendingDesign(X, yi, self._classification, self.fit_intercept, tightening,
                                  within=bounds.for_features(X.shape[1]))
-        pending = self._pending_labels(X, yi, bounds) if budget is not None and bounds.public else None
-        if joint and budget is not None and bounds.public:
-            pending = self._joint(X, yi, bounds, budget, pending) or pending
-        if pending is not None:
-            return pending
+        if budget is not None and bounds.public:
+            labels = self._pending_labels(X, yi, bounds)
+            pending = self._joint(X, yi, bounds, budget, labels) or labels
+            if pending is not None:
+                return pending
         self.bounds_share_ = 0.0  # the declared bounds as they are: nothing bought
         return prepare(X, yi, bounds, self._classification, self.fit_intercept)
 

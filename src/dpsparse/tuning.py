@@ -344,7 +344,7 @@ class DPSearchCV(MetaEstimatorMixin, BaseEstimator):
         check_privacy_params(self.epsilon, delta)
         weak = warn_weak_guarantee(self.epsilon, delta, n)
         candidates = [_Candidate(base, params, n - m, p, self.epsilon) for params in grid]
-        design = base._design(X, y, (self.epsilon, delta, True, None), joint=False)  # measured for one fit only
+        design = base._design(X, y, (self.epsilon, delta, True, None))
         if base._multiclass:
             raise ValueError(f"DPSearchCV: {base._fit_classes.size} classes; the search supports two (fit a "
                              "one-vs-rest model with fixed hyperparameters)")
