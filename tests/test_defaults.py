@@ -599,6 +599,18 @@ def test_a_delta_above_one_over_n_warns():
         est = DPLogisticRegression(epsilon=1.0, delta=0.1, bounds=data.Bounds(-1.0, 1.0), classes=[0, 1],
                                    random_state=0).fit(X, y)
     assert any("above 1/n" in w for w in est.privacy_report_.warnings)
+    assert "delta" not in est.privacy_report_.noise  # declared: the report does not call it the default
+
+
+def test_the_report_says_where_a_default_delta_came_from():
+    """delta=None is 1/n^2 for the n training records; the report says so beside the guarantee's delta."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (400, 5))
+    y = np.where(X[:, 0] > 0, 1, 0)
+    rep = DPLogisticRegression(bounds=data.Bounds(-1.0, 1.0), classes=[0, 1], random_state=0).fit(X, y).privacy_report_
+    assert rep.delta == 1 / 400**2
+    assert rep.noise["delta"].startswith("1/n^2 = 6.25e-06 for the n = 400 training records")
+    assert "delta=None, the default" in str(rep)
 
 
 @pytest.mark.parametrize("name,options", [("dp-gcd", {"clipping_norm": "auto"}),

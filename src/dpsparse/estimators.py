@@ -632,6 +632,8 @@ class _DPLinearModel(BaseEstimator):
         declared = self.bounds.one_hot if isinstance(self.bounds, Bounds) else None
         if declared:
             report.noise["one-hot groups"] = _one_hot_words(declared, design, X.shape[1], mechanism.name)
+        if self.delta is None:
+            report.noise["delta"] = f"1/n^2 = {delta:.3g} for the n = {n} training records (delta=None, the default)"
         report.warnings += weak
         note_sklearn_context(report, self.budget)
         self._set_fitted(design, w)
