@@ -1,6 +1,7 @@
 import dataclasses
 import json
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -650,6 +651,13 @@ def test_the_default_fit_is_the_rules_single_fit_and_tune_searches_around_it(tmp
     assert rep["mechanism"] == "dp-gd" and rep["accounting_holds"] and rep["accountant_epsilon"] <= 1.0
     for artefact in (tmp_path / "m.json", card):  # a default fit writes no count of search runs
         assert "base runs" not in artefact.read_text() and "repetition" not in artefact.read_text()
+    with warnings.catch_warnings(record=True) as shown:  # the command's own epsilon and delta are the search's
+        warnings.simplefilter("always")
+        assert main(["fit", "--seed", "0", "--json", "--tune", "--epsilon", "2", "--out", str(tmp_path / "t.json")
+                     ]) == 0
+    assert not [w for w in shown if "DPSearchCV ignores" in str(w.message)]
+    rep = json.loads(capsys.readouterr().out)["privacy_report"]
+    assert rep["mechanism"] == "dp-search" and rep["accounting_holds"] and rep["epsilon"] == 2.0
     assert main(["fit", "--seed", "0", "--json", "--tune", "--out", str(tmp_path / "t.json")]) == 0
     rep = json.loads(capsys.readouterr().out)["privacy_report"]
     assert rep["mechanism"] == "dp-search" and rep["accounting_holds"]

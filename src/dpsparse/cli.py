@@ -617,7 +617,10 @@ def _search(args, est, shape, classes, epsilon, seed):
                          "read where each candidate trains (three quarters of the records, a third of the budget), "
                          "releases the constant predictor or a mechanism without zCDP calibration: nothing to "
                          "search; drop --tune (the single fit of the rule's choice)")
-    return tuning.DPSearchCV(est, grid, epsilon=epsilon, delta=args.delta, repetitions="each", random_state=seed,
+    from sklearn.base import clone
+
+    base = clone(est).set_params(epsilon=type(est)().epsilon, delta=None)  # the search spends epsilon and delta
+    return tuning.DPSearchCV(base, grid, epsilon=epsilon, delta=args.delta, repetitions="each", random_state=seed,
                              noise=args.noise)
 
 
