@@ -49,7 +49,7 @@ from .accounting import LoggedDraw, compose_log, log_ledger
 from .data import Bounds, prepare
 from .mechanisms import fit_mechanism, get, make_plan
 from .noise import NoiseSource, argmax_per_factor
-from .private_bounds import JOINT_SLOPE, JOINT_TAIL
+from .private_bounds import JOINT_SLOPE, JOINT_TAIL, JointTighteningDesign, PendingDesign
 
 __all__ = [
     "AuditResult",
@@ -635,8 +635,6 @@ the tie-break's step (``private_bounds.JOINT_SLOPE`` noise scales of ``4 / epsil
 
 def _bounds_release(values, epsilon, noise):
     """The private range ``(low, high)`` of one feature, bought with pure ``epsilon`` (its three selections)."""
-    from .private_bounds import PendingDesign
-
     X, y = values.reshape(-1, 1), np.where(np.arange(values.size) % 2 == 1, 1.0, -1.0)
     bounds = PendingDesign(X, y, True, False, share=0.5).plan_pure(epsilon).release(noise).bounds
     return np.array([bounds.feature_low[0], bounds.feature_high[0]])
@@ -644,9 +642,6 @@ def _bounds_release(values, epsilon, noise):
 
 def _joint_release(X, epsilon, noise):
     """The ranges of ``X``'s features declared on [-1, 1], cut jointly with pure ``epsilon`` (two selections)."""
-    from .data import Bounds
-    from .private_bounds import JointTighteningDesign
-
     y = np.where(np.arange(X.shape[0]) % 2 == 1, 1.0, -1.0)
     declared = Bounds(-np.ones(X.shape[1]), np.ones(X.shape[1]))
     bounds = JointTighteningDesign(X, y, declared, True, False, 0.5).plan_pure(epsilon).release(noise).bounds
