@@ -37,7 +37,7 @@ Two studies (``--study``):
 - ``hinge``: the mechanism for the hinge loss (the one-pass SGD, DP-GD, DP-SGD), as ``logistic-mechanism``.
 - ``fw-radius``: the radius of private Frank-Wolfe's ball when ``fw`` is named with nothing else set, for the
   logistic, hinge and squared losses (``fw.default_radius``).
-- ``iht-step``: dp-iht's step and iterations when it is named with nothing else set (``dp_iht.STEP_FACTOR``).
+- ``iht-step``: dp-iht's step and iterations when it is named with nothing else set (``dp_iht.STEPS``).
 - ``alpha`` and ``alpha-regression``: the penalty strength under the logistic and least-squares rules
   (``auto.penalty_strength``), by the number of features and ``n epsilon / log p``.
 - ``few-features``: the mechanism for least squares on at most ``auto.SPARSITY`` features

@@ -98,7 +98,7 @@ def test_a_sparse_design_runs_sparse():
 def test_named_with_nothing_else_set_it_does_not_diverge_on_features_off_the_middle_of_their_range():
     """Features filling 30 % of [-1, 1] around centres off 0 are nearly collinear with the kept intercept: with the
     former step 1 / sup f'' (10 iterations) the noisy iteration blew up at epsilon 1 (R^2 about -7); the default
-    (``STEP_FACTOR``, ``ITERATIONS``) stays near or above the constant predictor."""
+    (``STEPS``) stays near or above the constant predictor."""
     rng = np.random.default_rng(2035)
     n, p = 2000, 30
     Z = rng.uniform(-1, 1, (n, p))

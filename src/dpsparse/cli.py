@@ -243,8 +243,8 @@ def _add_fit_arguments(f):
     f.add_argument("--l1-ratio", type=float, help="elastic-net mixing, in [0, 1] (with --penalty elasticnet; "
                    "default 0.5)")
     f.add_argument("--alpha", type=float, help="penalty strength (bounded coordinates) (default: 0.0001 under the "
-                   "rule for the logistic and squared losses with a separable penalty, where more was measured to "
-                   "bias the fit; 0.001 with a named mechanism, a structured norm, the hinge or Huber loss)")
+                   "rule for the logistic, squared and Huber losses with a separable penalty, where more was measured "
+                   "to bias the fit; 0.001 with a named mechanism, a structured norm or the hinge loss)")
     f.add_argument("--delta", type=float, help="privacy parameter delta, in (0, 1); above 1/n the guarantee is "
                    "weak (a warning) (default: 1/n^2, n the records of the data file, a held-out part included: every "
                    "record is protected)")

@@ -1,9 +1,10 @@
 """Data: loaders, public bounds, and the bounded design that mechanisms train on.
 
-Privacy rests on bounds declared before seeing the data (SPEC section 2). ``Bounds``
-holds per-feature ranges, a label range and an optional row-norm bound; ``prepare`` maps
-each feature affinely from its public range onto [-1, 1] (sparse input: the same map, kept
-implicit as a sparse matrix plus a rank-one shift, ``affine.ShiftedSparse``, never densified),
+Privacy rests on bounds declared before seeing the data: the sensitivities of Kumar & Deisenroth's differentially
+private ERM with sparsity-inducing norms, and of every other mechanism here, hold for bounded features and labels,
+so the bounds must not be read off the records. ``Bounds`` holds per-feature ranges, a label range and an
+optional row-norm bound; ``prepare`` maps each feature affinely from its public range onto [-1, 1] (sparse input:
+the same map, kept implicit as a sparse matrix plus a rank-one shift, ``affine.ShiftedSparse``, never densified),
 clips what falls outside and counts it
 (the rows themselves are never reported), maps labels onto [-1, 1] (regression) or
 {-1, +1} (binary classification) and appends the intercept column of ones. Without an

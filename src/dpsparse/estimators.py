@@ -1,4 +1,5 @@
-"""scikit-learn estimators: ``DPLogisticRegression``, ``DPLasso``, ``DPElasticNet``.
+"""scikit-learn estimators: ``DPLogisticRegression``, ``DPLinearSVC``, ``DPLasso``, ``DPElasticNet``,
+``DPLinearRegression``.
 
 ``fit`` maps the data onto public bounds (``data.prepare``: features onto [-1, 1],
 regression labels onto [-1, 1], intercept as an unpenalized feature of ones), runs a
@@ -988,7 +989,7 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         None: ``1 / n**2``.
     alpha : float >= 0 or "auto"
         Penalty strength (in the bounded coordinates). ``"auto"``: ``1e-4`` under ``mechanism="auto"`` for
-        the logistic and squared losses with a separable penalty (a larger one was measured to bias the rule's
+        the logistic, squared and Huber losses with a separable penalty (a larger one was measured to bias the rule's
         learners, ``mechanisms.auto.penalty_strength``), ``1e-3`` otherwise (``auto.ALPHA``); the fit's is
         ``alpha_``.
     penalty : {"l1", "l2", "elasticnet", "linf", "group-l2", "group-linf"}
@@ -1017,7 +1018,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         Iterations T of the mechanism (its option ``n_iter``, where it has one; the
         budget is split over them). None: the public rule's number under ``mechanism="auto"``,
         else the mechanism's own default (50 for DP-GCD and FW, 200 for DP-GD and two-stage's
-        second stage (the rule's), 20 epochs for DP-CD, 200 steps for DP-SGD, 20 for dual FW, 10 for dp-iht).
+        second stage (the rule's), 20 epochs for DP-CD, 200 steps for DP-SGD, 20 for dual FW, 20 for dp-iht,
+        40 for its least squares from ``n epsilon = 800 log p``, ``dp_iht.STEPS``).
     rule : {"gs-r", "gs-s", "gs-q"}
         Greedy selection rule of DP-GCD.
     calibration : {"tight", "paper"} or None
@@ -1306,9 +1308,9 @@ class DPElasticNet(RegressorMixin, _DPLinearModel):
         ``huber``: the Huber loss with threshold ``clip`` instead of the squared loss.
     clip : float > 0 or "auto"
         Per-sample residual clipping threshold (Huber threshold), in units of the label
-        mapped onto [-1, 1]. ``"auto"`` (the default): the whole label range, itself narrowed to the labels'
-        private mean and spread (``bounds_share`` of the budget, two thirds of a declared one where the feature
-        ranges are cut jointly first; docs/privacy.md).
+        mapped onto [-1, 1]. ``"auto"`` (the default): half the label range (``AUTO_CLIP``), itself narrowed to
+        the labels' private mean and spread (``bounds_share`` of the budget, two thirds of a declared one where the
+        feature ranges are cut jointly first; docs/privacy.md).
 
     Notes
     -----

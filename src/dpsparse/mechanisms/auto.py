@@ -70,7 +70,7 @@ SPARSITY_STEPS = ((130, 3, 4, 0.7, 20), (175, 3, 5, 0.7, 20), (225, 5, 6, 0.7, 5
 """``(bound, sparsity, sparsity where the records fill their box, selection share, steps)``: below
 ``n epsilon = bound log p`` the least-squares rule selects ``sparsity`` features (the third entry where the records'
 released fill is at least ``FILL_MORE``) with ``selection share`` of the zCDP budget, then fits them with ``steps``
-of DP-GD (measured: docs/defaults.md; the 20 steps below 160 by ``--study second-steps-low``, the 1000 from
+of DP-GD (measured: docs/defaults.md; the 20 steps of the lowest bands by ``--study second-steps-low``, the 1000 from
 ``GD_MANY_BAND`` by ``--study second-steps-many``; the features below 350 by ``--study fill-count``, 3 to 8 of
 them on five shapes of features, and confirmed on fresh seeds by ``--study fill-bands``)."""
 
@@ -97,6 +97,9 @@ families gain most). On 500 features the two are mixed (DP-GD -0.013 from 1000, 
 docs/defaults.md)."""
 
 FEW, GD_STEPS, ITERATIONS = 100, 200, 100
+"""The logistic rule: DP-GD (``GD_STEPS`` steps, ``gd_steps``) on at most ``FEW`` features, DP-GCD (``ITERATIONS``
+steps, fewer below ``GCD_BAND``) on more; the least-squares rule: DP-GD (``LEAST_SQUARES_GD_STEPS``) on at most
+``FEW_LEAST_SQUARES`` features (measured: docs/defaults.md)."""
 
 ONE_HOT_BAND = 400
 """On more than ``FEW`` features declared in one-hot groups (``data.Bounds.one_hot``) whose records' squared norm is
@@ -104,9 +107,6 @@ at most ``FEW`` (groups plus other features), the logistic rule runs DP-GD (its 
 ``n epsilon = ONE_HOT_BAND log p``: with the groups' zeros kept, DP-GD's noise follows that norm, not ``p``. On the
 survey-like synthetic families (one-hot answers, with and without numeric ones) it ties DP-GCD (the rule otherwise)
 from 400 and gains 0.016-0.021 from 1000; below 400 it loses (``--study one-hot``, docs/defaults.md)."""
-"""The logistic rule: DP-GD (``GD_STEPS`` steps) on at most ``FEW`` features, DP-GCD (``ITERATIONS`` steps, fewer
-below ``GCD_BAND``) on more; the least-squares rule: DP-GD (``GD_STEPS`` steps) on at most
-``FEW_LEAST_SQUARES`` features (measured: docs/defaults.md)."""
 
 LEAST_SQUARES_GD_STEPS = ((250, 20), (600, 100), (GD_MANY_BAND, GD_STEPS), (math.inf, GD_MANY_STEPS))
 """``(bound, steps)``: below ``n epsilon = bound log p`` the least-squares rule's DP-GD on every feature takes
