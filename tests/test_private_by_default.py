@@ -16,6 +16,7 @@ from dpsparse import (
     PrivacyLeakWarning,
     UnselectedLabelWarning,
     data,
+    private_labels,
 )
 from dpsparse.cli import main
 from dpsparse.noise import NoiseSource
@@ -112,15 +113,29 @@ def test_a_classifier_on_a_continuous_target_is_refused_with_the_remedy():
 def test_a_label_set_selected_privately_takes_any_value_of_one_record(odd):
     """Neighbouring datasets: the labels 0, 1, and one record's label replaced by a value no other holds (not integral,
     which made the labels "continuous" and the fit a refusal; a third class; a huge one). Every one fits, and the
-    label set is the same."""
+    label set is the same, in the same form: the odd value made the integer labels float, and ``classes_`` with them,
+    before the selected values were written on their own (``private_labels.canonical``)."""
     rng = np.random.default_rng(0)
     X = rng.uniform(-1.0, 1.0, (4000, 3))
-    y = (X[:, 0] > 0).astype(float)
+    y = (X[:, 0] > 0).astype(int)
     seen = []
     for labels in (y, np.r_[odd, y[1:]]):
         est = _quiet_fit(DPLogisticRegression(bounds=Bounds(-1.0, 1.0), random_state=0), X, labels)
-        seen.append(est.classes_.tolist())
-    assert seen == [[0.0, 1.0], [0.0, 1.0]]
+        seen.append((est.classes_.dtype, est.classes_.tolist()))
+    assert seen == [(np.dtype(int), [0, 1])] * 2
+
+
+@pytest.mark.parametrize(("values", "expected"), [
+    (np.array([-0.0, 1.0]), np.array([0, 1])), (np.array([False, True]), np.array([0, 1])),
+    (np.array([0.0, 0.5]), np.array([0.0, 0.5])), (np.array(["a", "bb"], dtype="<U9"), np.array(["a", "bb"])),
+    (np.array([-0.0, 0.5]), np.array([0.0, 0.5]))])
+def test_the_selected_labels_take_a_form_read_off_themselves(values, expected):
+    """The released values do not carry the whole label array's dtype (a text width set by a label that did not pass)
+    or a zero's sign (which of the records' zeros ``np.unique`` kept)."""
+    out = private_labels.canonical(values)
+    assert out.dtype == expected.dtype and out.tolist() == expected.tolist()
+    if out.dtype.kind == "f":
+        assert not np.signbit(out).any()
 
 
 @pytest.mark.parametrize("rare", [[2], [2, 3]])

@@ -22,8 +22,8 @@ from scipy.special import ndtri
 
 from .accounting import zcdp_budget, zcdp_epsilon
 
-__all__ = ["DELTA_SHARE", "MIN_SHARE_OF_RECORDS", "SHARES", "budget", "plan_share", "records_for_selection",
-           "select_labels", "whole_epsilon"]
+__all__ = ["DELTA_SHARE", "MIN_SHARE_OF_RECORDS", "SHARES", "budget", "canonical", "plan_share",
+           "records_for_selection", "select_labels", "whole_epsilon"]
 
 SHARES = (0.05, 0.1, 0.2)
 """Shares of the zCDP budget the selection may take (``DELTA_SHARE`` of delta is its failure probability): the
@@ -56,6 +56,7 @@ def select_labels(y, rho, delta, noise):
     Returns
     -------
     selected : ndarray
+        In the form ``canonical`` gives them.
     details : dict
         Public parameters for the privacy report.
     """
@@ -65,7 +66,33 @@ def select_labels(y, rho, delta, noise):
     noisy = noise.release(counts.astype(float), "gaussian", sigma, sensitivity=math.sqrt(2.0), name="label counts")
     details = {"label set": f"selected privately: labels whose count + N(0, {sigma:.3g}^2) exceeds {threshold:.4g}",
                "label set: zCDP rho, delta": f"{rho:.4g}, {delta:.3g}", "label set: source": SOURCE}
-    return values[np.asarray(noisy) > threshold], details
+    return canonical(values[np.asarray(noisy) > threshold]), details
+
+
+def canonical(values):
+    """The selected label values in a form read off themselves only, never off the labels that did not pass.
+
+    ``np.unique`` gives them the dtype of the whole label array, which one record can change: a label 0.5 makes an
+    integer array float, a long text widens the text dtype, a ``-0.0`` may stand for the class 0. Each value is
+    written on its own (``bool`` and integral numbers as ``int``, other numbers as ``float`` with ``+ 0.0``, text as
+    ``str``), and the array takes the dtype those values alone give.
+
+    Parameters
+    ----------
+    values : ndarray of shape (k,)
+
+    Returns
+    -------
+    ndarray of shape (k,)
+    """
+    def one(v):
+        if isinstance(v, bool | int):
+            return int(v)
+        if isinstance(v, float):
+            return int(v) if v.is_integer() else v + 0.0
+        return v
+
+    return np.array([one(v) for v in values.tolist()])
 
 
 def budget(epsilon, delta):
