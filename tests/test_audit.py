@@ -364,7 +364,7 @@ def test_the_pipeline_audit_replays_the_default_fits_and_fails_an_understated_se
 
     assert main(["audit", "--pipeline"]) == 0
     out = capsys.readouterr().out
-    assert out.count("largest 1.000") == 15 and "label counts" not in out and out.rstrip().endswith(
+    assert out.count("largest 1.000") == 24 and "label counts" not in out and out.rstrip().endswith(
         "not of a model file)")
     ratios = audit.default_fit_replay()
     assert ratios[("classifier, label set selected privately", "origin to corner")]["label counts"] == 1.0
@@ -383,6 +383,40 @@ def test_the_pipeline_audit_replays_the_default_fits_and_fails_an_understated_se
         main(["audit", "--pipeline"])
     assert "FAIL: the sensitivity of mean ||x|| (automatic clipping) (classifier, bounds and classes declared, " \
            "origin to corner)" in capsys.readouterr().out
+
+
+def test_the_pipeline_audit_fails_a_released_value_computed_without_noise(monkeypatch):
+    """A mutant whose automatic clipping threshold is the exact mean of the records' norms (published in the report,
+    never passed through the noise source): no release moves beyond its sensitivity, but the second fit's report
+    differs from the first's though every release was forced to the first's output, and DP-GD's noise scale, which
+    follows the threshold, with it."""
+    from dpsparse.mechanisms import dp_sgd
+    from dpsparse.mechanisms._common import derivative_at_zero, unit_row_norm_sum
+
+    def exact(X, R, loss, multiplier, noise):
+        return derivative_at_zero(loss) * R * unit_row_norm_sum(X, R) / X.shape[0]
+
+    monkeypatch.setattr(dp_sgd, "auto_clipping_norm", exact)
+    ratios = audit.default_fit_replay(repeats=1)[("classifier, bounds and classes declared", "origin to corner")]
+    assert ratios[audit.RELEASED] == ratios["clipped gradient sum: its noise scale"] == math.inf
+    assert max(r for r in ratios.values() if r < math.inf) <= 1.0 + 1e-9
+
+
+def test_the_replay_fails_a_noise_scale_a_release_or_an_order_that_moves_with_the_data():
+    """The replay forces each release to the first run's output: a noise scale that differs (read off the data),
+    a release in another place, or fewer releases each give the ratio inf; the same releases give their ratios."""
+    def run(noise, scale=1.0, names=("a", "b")):
+        for name in names:
+            noise.release(np.array([0.5]), "gaussian", scale, sensitivity=1.0, name=name)
+        noise.finish()
+        return dict(noise.ratios)
+
+    record = audit.ReplayNoise(0)
+    run(record)
+    assert run(audit.ReplayNoise(0, recorded=record.log)) == {"a": 0.0, "b": 0.0}
+    assert run(audit.ReplayNoise(0, recorded=record.log), scale=2.0)["a: its noise scale"] == math.inf
+    assert math.inf in run(audit.ReplayNoise(0, recorded=record.log), names=("b", "a")).values()
+    assert run(audit.ReplayNoise(0, recorded=record.log), names=("a",))["the number of releases"] == math.inf
 
 
 def test_dp_gd_with_its_warm_start_passes_the_black_box_audit_and_catches_its_mutant():

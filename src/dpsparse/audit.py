@@ -37,6 +37,7 @@ search's selected model, score and choice) and ``one_vs_rest_audit`` use it.
 """
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ import numpy as np
 from scipy.stats import beta as _beta
 from sklearn.model_selection import ParameterGrid
 
-from .accounting import LoggedDraw, compose_log, log_ledger
+from .accounting import LoggedDraw, compose_log, jsonable, log_ledger
 from .data import Bounds, prepare
 from .mechanisms import fit_mechanism, get, make_plan
 from .noise import NoiseSource, argmax_per_factor
@@ -97,7 +98,10 @@ def _distance(a, b, norm):
 class ReplayNoise(NoiseSource):
     """A noise source with zero noise that records every release (``recorded=None``) or
     replays a recording: it forces each release to its recorded output and stores the
-    ratio of the change to the declared sensitivity in ``ratios``.
+    ratio of the change to the declared sensitivity in ``ratios``. A release whose noise scale
+    differs from the recorded one's (a scale read off the data), or that is not the release recorded
+    at its place (which releases a run makes depends on the data), is stored with the ratio inf; so
+    are releases recorded but not made (``finish``).
 
     Index sampling (``rng``) comes from a generator seeded with ``seed``, the same in
     both runs, so data-independent choices (coordinates, batches) coincide.
@@ -120,18 +124,29 @@ class ReplayNoise(NoiseSource):
             raise RuntimeError(f"replay: dataset B made more releases than A ({name!r} at {k})")
         return self.recorded[k]
 
-    def _bounded(self, name, value, output, ratio_of):
+    def _bounded(self, name, value, output, ratio_of, scale):
+        scale = np.asarray(scale, dtype=float)
         if self.recorded is None:
-            self.log.append((name, value, output))
+            self.log.append((name, value, output, scale))
             return output
-        rec_name, rec_value, rec_output = self._next(name)
-        self.log.append((name, value, rec_output))
+        rec_name, rec_value, rec_output, rec_scale = self._next(name)
+        self.log.append((name, value, rec_output, scale))
+        if rec_name != name:
+            self.ratios.append((f"{name} (recorded at its place: {rec_name})", math.inf))
+            return rec_output
         self.ratios.append((name, ratio_of(rec_value)))
+        if not np.array_equal(scale, rec_scale):
+            self.ratios.append((f"{name}: its noise scale", math.inf))
         return rec_output
+
+    def finish(self):
+        """Store ``("the number of releases", inf)`` where the replayed run made fewer releases than recorded."""
+        if self.recorded is not None and len(self.log) < len(self.recorded):
+            self.ratios.append(("the number of releases", math.inf))
 
     def release(self, value, kind, scale, *, sensitivity, name, norm="l2", sampling=None):
         return self._bounded(name, np.copy(value), np.copy(value),
-                             lambda rec: _distance(value, rec, norm) / float(sensitivity))
+                             lambda rec: _distance(value, rec, norm) / float(sensitivity), scale)
 
     def check(self, value, *, sensitivity, name, norm="l2"):
         """A checked intermediate is replayed like a release (its output is the value itself)."""
@@ -145,7 +160,7 @@ class ReplayNoise(NoiseSource):
                 moved = np.where(scores == rec, 0.0, np.abs(scores - rec))
             return float(np.max(moved / sens))
 
-        return self._bounded(name, scores.copy(), int(np.argmax(scores)), ratio)
+        return self._bounded(name, scores.copy(), int(np.argmax(scores)), ratio, scale)
 
     def select_product(self, scores, factor, scale, *, sensitivity, name):
         scores, factor = np.asarray(scores, dtype=float), np.asarray(factor)
@@ -156,7 +171,7 @@ class ReplayNoise(NoiseSource):
             lo = sum(d[factor == f].min() for f in np.unique(factor))
             return max(hi, -lo) / float(sensitivity)
 
-        return self._bounded(name, scores.copy(), argmax_per_factor(scores, factor), ratio)
+        return self._bounded(name, scores.copy(), argmax_per_factor(scores, factor), ratio, scale)
 
     def describe(self):
         return "audit replay: zero noise"
@@ -505,6 +520,7 @@ def sensitivity_replay(mechanism, pair, bounds, loss, penalty, *, epsilon=1.0, d
         fit_mechanism(mech, design_a, loss, penalty, noise=record, **kw)
         replay = ReplayNoise(s, recorded=record.log)
         fit_mechanism(mech, design_b, loss, penalty, noise=replay, **kw)
+        replay.finish()
         for name, ratio in replay.ratios:
             out[name] = max(out.get(name, 0.0), ratio)
     return out
@@ -539,28 +555,49 @@ FILL_FIT, FILL_SIZE = "lasso, few records, many features", (560, 40)
 the records and features of its pairs (``n epsilon / log p`` = 152 at epsilon 1); too few for a quantile of each
 feature, it also cuts its 40 declared ranges jointly before narrowing its label range (``JointLabelDesign``)."""
 
+GCD_FIT, GCD_SIZE = "classifier, many features", (3000, 150)
+"""The default fit of ``default_fits`` on more than ``auto.FEW`` features, and its pairs' records and features: the
+logistic rule's DP-GCD (``n epsilon / log p`` = 599 at epsilon 1, below ``auto.GCD_BAND``: 50 steps started from
+the constant predictor's intercept, a noisy label mean), with its automatic clipping threshold."""
+
+CONSTANT_FIT, CONSTANT_SIZE = "classifier, too few records", (10, 4)
+"""The default fit of ``default_fits`` below the logistic rule's floor (``n epsilon < auto.FLOOR_FEW log p``), and
+its pairs' records and features: the constant predictor, a noisy label mean."""
+
+SIZES = {FILL_FIT: FILL_SIZE, GCD_FIT: GCD_SIZE, CONSTANT_FIT: CONSTANT_SIZE}
+"""The default fits whose pairs are not ``default_fit_replay``'s ``n`` and ``p``: name -> (records, features)."""
+
 
 def default_fits(p=4):
     """The default fits whose releases ``default_fit_replay`` checks: name -> a function making the estimator. Only
     epsilon and what a user declares: the bounds and the classes; the bounds bought privately; the label set
-    selected privately; a regression with its label range; a regression on ``FILL_SIZE`` records and features,
-    whose rule releases the records' fill of their box before the fit."""
-    from .estimators import DPLasso, DPLogisticRegression
+    selected privately; the hinge loss; a classifier on ``GCD_SIZE`` and one on ``CONSTANT_SIZE`` records and
+    features; a regression with its label range; a regression on ``FILL_SIZE`` records and features, whose rule
+    releases the records' fill of their box before the fit."""
+    from .estimators import DPLasso, DPLinearSVC, DPLogisticRegression
 
-    box = Bounds(-np.ones(p), np.ones(p))
-    wide = FILL_SIZE[1]
-    return {"classifier, bounds and classes declared": lambda: DPLogisticRegression(bounds=box, classes=[0, 1]),
+    def box(features, labels=()):
+        return Bounds(-np.ones(features), np.ones(features), *labels)
+
+    sizes = {name: size[1] for name, size in SIZES.items()}
+    return {"classifier, bounds and classes declared": lambda: DPLogisticRegression(bounds=box(p), classes=[0, 1]),
             "classifier, bounds bought privately": lambda: DPLogisticRegression(classes=[0, 1]),
-            "classifier, label set selected privately": lambda: DPLogisticRegression(bounds=box),
-            "lasso, label range declared": lambda: DPLasso(bounds=Bounds(-np.ones(p), np.ones(p), -3.0, 3.0)),
-            FILL_FIT: lambda: DPLasso(bounds=Bounds(-np.ones(wide), np.ones(wide), -3.0, 3.0))}
+            "classifier, label set selected privately": lambda: DPLogisticRegression(bounds=box(p)),
+            "linear SVM, bounds and classes declared": lambda: DPLinearSVC(bounds=box(p), classes=[0, 1]),
+            GCD_FIT: lambda: DPLogisticRegression(bounds=box(sizes[GCD_FIT]), classes=[0, 1]),
+            CONSTANT_FIT: lambda: DPLogisticRegression(bounds=box(sizes[CONSTANT_FIT]), classes=[0, 1]),
+            "lasso, label range declared": lambda: DPLasso(bounds=box(p, (-3.0, 3.0))),
+            FILL_FIT: lambda: DPLasso(bounds=box(sizes[FILL_FIT], (-3.0, 3.0)))}
 
 
 def default_fit_replay(epsilon=1.0, seed=0, repeats=2, n=20000, p=4):
     """The sensitivity replay of every release a default fit makes (``default_fits``: the private bounds, the label
     set's counts, the records' fill, the automatic clipping threshold, the warm start and the mechanism the rule
-    chooses), on each pair of ``default_fit_pairs`` (of ``FILL_SIZE`` records and features for ``FILL_FIT``), through
-    the estimators as a user calls them.
+    chooses: DP-GD, DP-GCD, the selection and DP-GD, the constant predictor), on each pair of ``default_fit_pairs``
+    (of ``SIZES`` records and features where given), through the estimators as a user calls them. The second fit of
+    each pair replays the first's releases: its noise scales must be the first's, it must make the same releases in
+    the same order, and its model and privacy report must come out the same (``RELEASED``); each difference is
+    an entry with the ratio inf.
 
     Returns
     -------
@@ -568,22 +605,36 @@ def default_fit_replay(epsilon=1.0, seed=0, repeats=2, n=20000, p=4):
         The largest ratio of a release's change to its declared sensitivity over ``repeats`` seeds (above 1 breaks
         the claim).
     """
-    classification, regression = default_fit_pairs(n, p, seed)
-    wide = default_fit_pairs(*FILL_SIZE, seed)[1]
     out = {}
     for fit, make in default_fits(p).items():
-        pairs = wide if fit == FILL_FIT else regression if fit.startswith("lasso") else classification
+        pairs = default_fit_pairs(*SIZES.get(fit, (n, p)), seed)[1 if fit.startswith("lasso") else 0]
         for pair, (a, b) in pairs.items():
             ratios = {}
             for s in range(seed, seed + repeats):
                 record = ReplayNoise(s)
-                _quiet(make().set_params(epsilon=epsilon, random_state=record).fit, *a)
+                first = _quiet(make().set_params(epsilon=epsilon, random_state=record).fit, *a)
                 replay = ReplayNoise(s, recorded=record.log)
-                _quiet(make().set_params(epsilon=epsilon, random_state=replay).fit, *b)
+                second = _quiet(make().set_params(epsilon=epsilon, random_state=replay).fit, *b)
+                replay.finish()
+                if _released(first) != _released(second):
+                    replay.ratios.append((RELEASED, math.inf))
                 for name, ratio in replay.ratios:
                     ratios[name] = max(ratios.get(name, 0.0), ratio)
             out[(fit, pair)] = ratios
     return out
+
+
+RELEASED = "the model and report beyond the noisy releases"
+"""``default_fit_replay``'s entry (ratio inf) where the two fits' model or privacy report differ though every release
+was forced to the first fit's output: something computed from the records reached them without noise."""
+
+
+def _released(estimator):
+    """What a fitted estimator releases, as text: its coefficients, intercept, fitted bounds, classes or label range,
+    and its privacy report's released form."""
+    model = {name: getattr(estimator, name, None) for name in ("coef_", "intercept_", "classes_", "label_range_")}
+    model |= {"bounds_": estimator.bounds_.to_dict(), "report": estimator.privacy_report_.to_dict()}
+    return json.dumps(model, default=jsonable, sort_keys=True)
 
 
 def _quiet(fit, *args):
@@ -657,6 +708,7 @@ def private_bounds_replay(pair, epsilon=1.5, joint=False):
     release(pair[0], epsilon, record)
     replay = ReplayNoise(0, recorded=record.log)
     release(pair[1], epsilon, replay)
+    replay.finish()
     return max(ratio for _, ratio in replay.ratios)
 
 

@@ -1601,15 +1601,16 @@ def _pipeline_replay(args):
     by pair, the largest ratio and the release that reaches it."""
     from . import audit as _audit
 
-    n, p = _audit.FILL_SIZE
-    print(f"audit of the default fits (epsilon={args.epsilon:g}, delta 1/n^2; 20000 records, 4 features; {n} and {p} "
-          f"for the {_audit.FILL_FIT}): "
+    sizes = "; ".join(f"{n} and {p} for the {fit}" for fit, (n, p) in _audit.SIZES.items())
+    print(f"audit of the default fits (epsilon={args.epsilon:g}, delta 1/n^2; 20000 records, 4 features; {sizes}): "
           "sensitivity replay of every release they make, change / declared sensitivity, largest of 2 seeds; above "
-          "1 breaks the claim")
+          "1 breaks the claim; inf: a noise scale, the releases made, or the model and report differ between the "
+          "two datasets once every release is the same")
     failed = []
     for (fit, pair), ratios in _audit.default_fit_replay(args.epsilon, args.seed).items():
         name, top = max(ratios.items(), key=lambda kv: kv[1])
-        print(f"  {fit:<42} {pair:<24} {len(ratios):>3} releases, largest {top:.3f} ({name})")
+        print(f"  {fit:<42} {pair:<24} {len(ratios):>3} release{'s' if len(ratios) > 1 else ' '}, largest {top:.3f} "
+              f"({name})")
         failed += [f"the sensitivity of {k} ({fit}, {pair})" for k, r in ratios.items() if r > 1.0 + 1e-9]
     print(_audit_verdict(failed, None, args.mutation))
     if failed:
