@@ -373,6 +373,9 @@ def test_a_private_sweep_releases_noisy_scores_and_only_it_goes_into_a_card(tmp_
     assert f"publishing it with this model spends epsilon 11 and delta {5 / 569**2:.3g} in all" in text
     assert f"together they are (11, {5 / 569**2:.3g})-differentially private" in text  # the card's headline total
     assert f"(1, {1 / 569**2:.2g})-differential privacy for the model; (11, {5 / 569**2:.3g}) for this card" in text
+    said = capsys.readouterr().out  # the terminal gives the total too, and the warning above epsilon 10
+    assert f"the model and the curve are (11, {5 / 569**2:.3g})-differentially private" in said
+    assert "WARNING             epsilon = 11 is above 10" in said
     seeded = tmp_path / "seeded.json"  # a seeded sweep has no guarantee: its curve cannot go into a card
     assert main(["sweep", "--private-score", "--epsilons", "1", "--repeats", "1", "--seed", "0",
                  "--out", str(seeded), "--plot", str(plot)]) == 0

@@ -17,7 +17,8 @@ import numpy as np
 from .accounting import SEEDED_NOTE, meaning, odds, weak_guarantee
 from .scoring import RELIABLE, mse_gap_shown, noisy_square
 
-__all__ = ["guarantee_sentence", "model_card", "plain_words", "plot_coefficients", "plot_sweep", "render_card"]
+__all__ = ["card_total", "guarantee_sentence", "model_card", "plain_words", "plot_coefficients", "plot_sweep",
+           "render_card"]
 
 
 
@@ -210,7 +211,7 @@ def render_card(title, sections, html_output):
     return "\n".join(lines)
 
 
-def _card_total(sweep, eps, delta):
+def card_total(sweep, eps, delta):
     """``(epsilon, delta)`` of the model and a sweep's curve together, in words (basic composition)."""
     return f"({sweep['epsilon_spent'] + eps:g}, {_sweep_delta(sweep, delta)})"
 
@@ -219,7 +220,7 @@ def _with_curve(sweep, eps, delta):
     """The card's total with a sweep's curve, for the model details' privacy row ("" without one)."""
     if sweep is None:
         return ""
-    return f" for the model; {_card_total(sweep, eps, delta)} for this card with its privacy-utility curve"
+    return f" for the model; {card_total(sweep, eps, delta)} for this card with its privacy-utility curve"
 
 
 def _sweep_delta(sweep, delta):
@@ -485,7 +486,7 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
             ("figure", "Held-out score against epsilon (private scores, noisy)", curve)]
     shares = _shares(rep)
     together = ([("p", f"This card publishes the model and a privacy-utility curve measured on the same records: "
-                      f"together they are {_card_total(sweep, eps, delta)}-differentially private (basic "
+                      f"together they are {card_total(sweep, eps, delta)}-differentially private (basic "
                       "composition: the epsilons add up, and so do the deltas). The model alone:")]
                 if sweep is not None and holds else [])
     privacy = [*together, ("p", _guarantee_text(rep)),

@@ -1049,6 +1049,8 @@ def fit(args):
             + "; together they spend epsilon = {:g}, delta = {:.2g} (basic composition); the first is written".format(
                 *_spent(fits)))
     print(f"model written to    {args.out}" + (f"; model card: {args.report}" if args.report else ""))
+    if sweep_results is not None and args.report:
+        print(_with_curve_line(args, sweep_results, report))
     if diagnostics is not None:
         print()
         print("\n".join(_diagnostic_lines(diagnostics, holder)))
@@ -1058,6 +1060,16 @@ def fit(args):
         print(report)
     else:
         print(f"privacy report      dpsparse report {args.out} (or --verbose) prints how the model was trained")
+
+
+def _with_curve_line(args, sweep_results, report):
+    """The summary's line for a card that shows a sweep's curve: the model and the curve together (basic
+    composition), and the warning a total above ``accounting.WEAK_EPSILON`` deserves."""
+    total = sweep_results["epsilon_spent"] + report.epsilon
+    weak = weak_epsilon(total)
+    return (f"with the curve      the card shows --sweep's privacy-utility curve too: published together, the model "
+            f"and the curve are {card.card_total(sweep_results, report.epsilon, report.delta)}-differentially private "
+            "(basic composition)" + (f"\nWARNING             {weak}" if weak else ""))
 
 
 def _spent(fits):
