@@ -688,6 +688,23 @@ def test_no_compare_skips_the_non_private_reference(tmp_path, capsys):
     assert "non-private comparison skipped" in out and "non-private" not in line
 
 
+@pytest.mark.parametrize(("command", "flag"), [(["fit", "--out", "", "--report", "c.html"], "--out"),
+                                               (["fit", "--report", "", "--out", "m.json"], "--report"),
+                                               (["sweep", "--out", ""], "--out")])
+def test_an_empty_output_name_is_refused_before_anything_is_fitted_or_written(command, flag, tmp_path, capsys,
+                                                                              monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(command) == 2
+    assert f"{flag} is empty: give it a file name" in capsys.readouterr().err and not list(tmp_path.iterdir())
+
+
+def test_an_svmlight_file_without_records_is_refused_by_name(tmp_path, capsys):
+    empty = tmp_path / "e.svm"
+    empty.write_text("")
+    assert main(["fit", "--data", str(empty), "--n-features", "5", "--classes", "0,1"]) == 2
+    assert f"data file {str(empty)!r} has no records" in capsys.readouterr().err
+
+
 def test_an_output_folder_is_refused_and_integer_labels_are_classes_or_a_regression_target(tmp_path, capsys):
     assert main(["fit", "--out", str(tmp_path)]) == 2
     assert "is a directory" in capsys.readouterr().err

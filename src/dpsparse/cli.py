@@ -1720,9 +1720,13 @@ def _written(args):
 
 
 def _check_outputs_spare_inputs(args):
-    """No file the command writes is one it reads (it would be replaced, the data or the schema lost), or another it
-    writes, or a bundled dataset's name in this folder (``--data`` would then read it); a schema template never
-    replaces an existing file (a schema filled in by hand)."""
+    """No file the command writes has an empty name or is one it reads (it would be replaced, the data or the
+    schema lost), or another it writes, or a bundled dataset's name in this folder (``--data`` would then read it);
+    a schema template never replaces an existing file (a schema filled in by hand)."""
+    for name in _WRITES:
+        if isinstance(getattr(args, name, None), str) and not getattr(args, name).strip():
+            raise ValueError(f"--{name} is empty: give it a file name (ending in "
+                             f"{OUT_SUFFIXES.get('--' + name, '.json')})")
     reads = {os.path.realpath(path): name for name in _READS
              if isinstance(path := getattr(args, name, None), str) and os.path.isfile(path)}
     bundled = {os.path.realpath(name): name for name in data.BUNDLED}
@@ -1744,7 +1748,8 @@ def _check_outputs_spare_inputs(args):
 
 def main(argv=None):
     args = _parser().parse_args(_joined_negative_values(sys.argv[1:] if argv is None else list(argv)))
-    if args.command == "sweep" and args.plot is None:  # beside its results: another --out keeps an earlier figure
+    if args.command == "sweep" and args.plot is None and args.out.strip():  # beside its results: another --out keeps
+        # an earlier figure
         args.plot = str(Path(args.out).with_suffix(".png"))
     try:
         _data_given(args)

@@ -941,8 +941,8 @@ def load_svmlight(path, n_features=None, zero_based=False):
     Raises
     ------
     ValueError
-        Missing or unreadable file, an index beyond ``n_features``, or an index 0 in a one-based file (the
-        offending line is never quoted).
+        Missing or unreadable file, no record, an index beyond ``n_features``, or an index 0 in a one-based file
+        (the offending line is never quoted).
     """
     from sklearn.datasets import load_svmlight_file
 
@@ -966,6 +966,8 @@ def load_svmlight(path, n_features=None, zero_based=False):
                "a line is not 'label index:value ...' (not shown here, in case it is a record); a CSV file is read "
                "with --format csv or a schema")
         raise ValueError(f"data file {str(path)!r} cannot be read as svmlight: {why}") from None
+    if X.shape[0] == 0:
+        raise ValueError(f"data file {str(path)!r} has no records")
     return sp.csr_matrix(X), y
 
 
