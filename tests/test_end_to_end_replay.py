@@ -41,9 +41,9 @@ def test_a_default_fit_releases_nothing_but_its_releases(tmp_path, monkeypatch, 
         assert main(args) == 0, capsys.readouterr().err
         runs.append((noise, (folder / "model.json").read_text(), (folder / "card.html").read_text()))
     (first, model_a, card_a), (second, model_b, card_b) = runs
-    names = [name for name, _, _ in first.log]
+    names = [name for name, *_ in first.log]
     assert "private score" in names and any("quantile" in n or "bound" in n for n in names)  # bounds bought
-    assert len(second.log) == len(first.log) and [name for name, _, _ in second.log] == names
+    assert len(second.log) == len(first.log) and [name for name, *_ in second.log] == names
     worst = max(ratio for _, ratio in second.ratios)
     assert 0 < worst <= 1 + 1e-9
     assert model_a == model_b
