@@ -1264,3 +1264,19 @@ def test_fast_noise_without_a_seed_is_named_among_the_warnings(tmp_path, capsys)
     assert main(["fit", "--noise", "fast", "--seed", "0", "--out", str(out)]) == 0
     said = " ".join(capsys.readouterr().out.split())
     assert "floating-point samplers" not in said and "--seed fixes the privacy noise" in said
+
+
+def test_the_card_lists_a_small_coefficient_to_four_significant_figures(tmp_path, capsys):
+    """A feature on a range of 10^6 has a coefficient near 10^-5: the card shows it as the model file holds it, to
+    four significant figures (rounded to six decimals it read 1e-05, and below 5e-7 it read 0)."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.0, 1e6, 4000)
+    csv = tmp_path / "d.csv"
+    csv.write_text("x,y\n" + "\n".join(f"{a:.1f},{a * 1.234e-5 + rng.normal(0, 0.5):.4f}" for a in x))
+    bounds = tmp_path / "b.json"
+    bounds.write_text('{"feature_low": [0], "feature_high": [1e6], "label_low": -5, "label_high": 20}')
+    out, card = tmp_path / "m.json", tmp_path / "card.md"
+    assert main(["fit", "--data", str(csv), "--target", "y", "--bounds", str(bounds), "--seed", "0",
+                 "--out", str(out), "--report", str(card)]) == 0
+    coef = json.loads(out.read_text())["coef"][0]
+    assert 1e-5 < coef < 1.5e-5 and f"| {coef:.4g} |" in card.read_text()

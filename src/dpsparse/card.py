@@ -451,8 +451,7 @@ def model_card(release, report_text, figure, model_path, sweep=None, curve=None)
     effects = _effects(release)
     shown = [(n, c, e) for n, c, e in effects if e != 0][:COEFFICIENT_ROWS]
     ranges = _ranges(release)
-    coef_rows = [[n, ranges[n], round(float(c[0]), 6) if c.size == 1 else "; ".join(f"{v:.4g}" for v in c),
-                  round(e, 4)] for n, c, e in shown]
+    coef_rows = [[n, ranges[n], "; ".join(f"{v:.4g}" for v in c), float(f"{e:.4g}")] for n, c, e in shown]
     by_column = "" if release.get("feature_names") else (f" Features without names are called by their column: "
                                                          f"{unnamed(release)}.")
     classes = release.get("classes") or []
