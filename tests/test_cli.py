@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from dpsparse import data
+from dpsparse import UnselectedLabelWarning, data
 from dpsparse.cli import main
 from dpsparse.mechanisms import auto
 
@@ -1280,3 +1280,22 @@ def test_the_card_lists_a_small_coefficient_to_four_significant_figures(tmp_path
                  "--out", str(out), "--report", str(card)]) == 0
     coef = json.loads(out.read_text())["coef"][0]
     assert 1e-5 < coef < 1.5e-5 and f"| {coef:.4g} |" in card.read_text()
+
+
+def test_labels_outside_a_private_label_set_are_a_data_holder_note_in_the_cli(tmp_path, capsys):
+    """The fit's counts on the private data (here, labels too rare to pass the private selection) come out as the
+    CLI's notes for the data holder, not as a raw Python warning."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (3000, 2))
+    y = (X[:, 0] > 0).astype(int)
+    y[:3] = 7
+    csv, bounds = tmp_path / "d.csv", tmp_path / "b.json"
+    csv.write_text("a,b,label\n" + "\n".join(f"{a:.3f},{b:.3f},{c}" for (a, b), c in zip(X, y)))
+    bounds.write_text('{"feature_low": [-1, -1], "feature_high": [1, 1]}')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert main(["fit", "--data", str(csv), "--target", "label", "--loss", "logistic", "--bounds", str(bounds),
+                     "--out", str(tmp_path / "m.json")]) == 0
+    assert not [w for w in caught if w.category is UnselectedLabelWarning]
+    assert ("dpsparse: warning (data holder only, not private): 3 training label(s) lie outside the label set "
+            "selected privately [0, 1]") in capsys.readouterr().err

@@ -33,12 +33,14 @@ from .accounting import (
     weak_epsilon,
 )
 from .exceptions import (
+    AbsentClassWarning,
     ClassesFromDataWarning,
     ClippingWarning,
     ConstantPredictorWarning,
     FixedSeedWarning,
     NoBetterThanConstantWarning,
     PrivacyLeakWarning,
+    UnselectedLabelWarning,
     WeakGuaranteeWarning,
 )
 from .mechanisms import REGISTRY, auto
@@ -830,6 +832,11 @@ def _job(args, epsilons, holdout=True):
     return _Job(args, est, classes, names, Xtr, Xte, ytr, yte, notes)
 
 
+HOLDER_ONLY_WARNINGS = (ClippingWarning, AbsentClassWarning, UnselectedLabelWarning)
+"""The fit's warnings counted on the private data (values clipped, a declared class without a record, labels outside
+a label set selected privately): the summary lists them under the data holder's label, once each."""
+
+
 def _fit_private(job, epsilon, seed):
     """One private fit (a private search with ``--tune``) at ``epsilon``; ``seed`` fixes its noise."""
     from sklearn.base import clone
@@ -838,7 +845,8 @@ def _fit_private(job, epsilon, seed):
     est = clone(job.estimator).set_params(epsilon=epsilon, random_state=seed)
     search = _search(args, est, job.X_train.shape, job.classes, epsilon, seed)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ClippingWarning)  # the CLI's own note, whatever the Python warning filters
+        for holder_only in HOLDER_ONLY_WARNINGS:  # the CLI's own notes, whatever the Python warning filters
+            warnings.simplefilter("always", holder_only)
         warnings.simplefilter("ignore", PrivacyLeakWarning)  # the report says it
         warnings.simplefilter("ignore", ClassesFromDataWarning)  # the report says it
         warnings.simplefilter("ignore", FixedSeedWarning)  # said once, among the job's warnings
@@ -846,8 +854,8 @@ def _fit_private(job, epsilon, seed):
         warnings.simplefilter("ignore", ConstantPredictorWarning)  # the summary's "features used" line says it
         fitted = est.fit(job.X_train, job.y_train) if search is None else \
             search.fit(job.X_train, job.y_train).best_estimator_
-    for w in caught:  # clipping is said once among the job's warnings, the rest as Python says them
-        if issubclass(w.category, ClippingWarning):  # counted on the private data: for the data holder
+    for w in caught:  # counts on the private data are said once among the job's warnings, the rest as Python says
+        if issubclass(w.category, HOLDER_ONLY_WARNINGS):  # counted on the private data: for the data holder
             job.holder_notes.extend([] if str(w.message) in job.holder_notes else [str(w.message)])
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
