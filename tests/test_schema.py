@@ -122,8 +122,13 @@ def test_the_template_reads_the_first_line_only(tmp_path):
     assert [c["name"] for c in t["columns"]] == ["x", "y", "label"] and "no value of the data was read" in t["note"]
     assert [c["name"] for c in schema.template(a, header=False)["columns"]] == ["column_1", "column_2", "column_3"]
     (tmp_path / "t.json").write_text(json.dumps(t))
-    with pytest.raises(ValueError, match="target 'label': 'classes' must be"):  # a template is filled in first
+    with pytest.raises(ValueError, match="target 'label' declares either 'classes' .* or 'range'"):  # filled in first
         schema.load_schema(tmp_path / "t.json")
+    t["target"]["range"] = [0, 1]  # a regression: its range filled in, the template's "classes": null left as it is
+    for c in t["columns"][:2]:  # x and y; the target, label, is the last column
+        c.update(kind="numeric", range=[0, 10])
+    (tmp_path / "t.json").write_text(json.dumps(t))
+    assert schema.load_schema(tmp_path / "t.json").target.range == (0.0, 1.0)
 
 
 def test_the_template_names_the_target_it_was_given_or_says_it_took_the_last_column(tmp_path, capsys):

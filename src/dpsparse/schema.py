@@ -326,8 +326,10 @@ def _target(d, names):
     if t["name"] not in names:
         raise ValueError(f"the target {t['name']!r} is not among the schema's {len(names)} 'columns' {names}: list "
                          "every field of the file in 'columns', the target's too, in the file's order")
+    t = {k: v for k, v in t.items() if v is not None or k == "name"}  # a template's "classes": null, left unfilled
     if ("classes" in t) == ("range" in t):
-        raise ValueError(f"target {t['name']!r} declares either 'classes' (classification) or 'range' (regression)")
+        raise ValueError(f"target {t['name']!r} declares either 'classes' (classification: a list of its labels) or "
+                         "'range' (regression: [low, high]), not both; fill in one of them")
     if "range" in t:
         return Target(t["name"], range=_range(t, f"target {t['name']!r}"))
     classes = t["classes"]
