@@ -59,7 +59,8 @@ def test_columns_are_encoded_from_the_schema_alone(tmp_path):
     ({"target": {"name": "z", "classes": ["a", "b"]}}, "the target 'z' is not among the schema's .* 'columns'.*the "
      "target's too"),
     ({"target": {"classes": ["a", "b"]}}, "'target' must be an object whose 'name'"),
-    ({"target": {"name": "y", "classes": None}}, "target 'y': 'classes' must be"),
+    ({"target": {"name": "y", "classes": None}}, "target 'y' declares either 'classes' .* or 'range'"),
+    ({"target": {"name": "y", "classes": 3}}, "target 'y': 'classes' must be"),
     ({"format": "x"}, "dpsparse-schema/1"),
     ({"columns": [{"name": "gain", "type": "numeric", "range": [0, 9], "transfrom": "log1p"}, {"name": "y"}]},
      "column 'gain': key 'transfrom' is not one the schema reads: did you mean 'transform'"),
