@@ -1299,3 +1299,11 @@ def test_labels_outside_a_private_label_set_are_a_data_holder_note_in_the_cli(tm
     assert not [w for w in caught if w.category is UnselectedLabelWarning]
     assert ("dpsparse: warning (data holder only, not private): 3 training label(s) lie outside the label set "
             "selected privately [0, 1]") in capsys.readouterr().err
+
+
+def test_a_calibration_the_rules_mechanism_lacks_is_refused_naming_the_rule_and_the_mechanisms_that_have_it(
+        tmp_path, capsys):
+    assert main(["fit", "--calibration", "paper", "--out", str(tmp_path / "m.json")]) == 2
+    err = capsys.readouterr().err
+    assert "--calibration paper: the default rule chose dp-gd here" in err and "(--mechanism: dp-cd, dp-gcd" in err
+    assert not (tmp_path / "m.json").exists()

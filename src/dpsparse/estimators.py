@@ -468,6 +468,21 @@ def _declared_bounds(bounds):
     return None
 
 
+def _check_chosen_calibration(mechanism, reason, calibration):
+    """InputError where the rule (``reason`` not None) chose a mechanism without the ``calibration`` named: the
+    message says the rule chose it, and which mechanisms have that calibration (before anything is charged)."""
+    if reason is None or calibration is None or calibration in mechanism.calibrations:
+        return
+    from .mechanisms import REGISTRY
+
+    having = sorted(name for name, m in REGISTRY.items() if calibration in m.calibrations)
+    chose = f"chose {mechanism.name} here, whose calibrations are {list(mechanism.calibrations)}"
+    raise InputError(f"calibration={calibration!r}: mechanism='auto' {chose}; name a mechanism with {calibration!r} "
+                     f"(mechanism=: {', '.join(having) or 'none'}), or leave the calibration to the mechanism (None)",
+                     cli=f"--calibration {calibration}: the default rule {chose}; name a mechanism with "
+                         f"{calibration!r} (--mechanism: {', '.join(having) or 'none'}), or drop --calibration")
+
+
 def _warn_constant(mechanism, reason):
     """The ``ConstantPredictorWarning`` of a rule (``reason`` not None) that chose the constant predictor."""
     if reason is not None and mechanism.name == "constant":
@@ -587,6 +602,7 @@ class _DPLinearModel(BaseEstimator):
         check_privacy_params(self.epsilon, delta)
         weak = warn_weak_guarantee(self.epsilon, delta, n)
         mechanism, options, reason = self._chosen_mechanism(n, X.shape[1])
+        _check_chosen_calibration(mechanism, reason, self.calibration)
         self.alpha_ = self._strength(reason is not None, X.shape[1])
         _warn_constant(mechanism, reason)
         zcdp = mechanism.zcdp_calibration and mechanism.resolve_calibration(self.calibration) == "tight"
