@@ -338,8 +338,8 @@ MECHANISM = Mechanism(
     options=(
         n_iter_option(20, "number of epochs T (each makes updates_per_epoch coordinate updates)"),
         Option("clipping_norm", "floats", None,
-               "per-sample coordinate-wise clipping threshold C_j (one, or one per column); 'auto': |f'(0)| times "
-               "the private mean of |x_ij| (a release of its own, 0.05 of the zCDP budget)",
+               "per-sample coordinate-wise clipping threshold C_j (one number, or in Python one per column); 'auto': "
+               "|f'(0)| times the private mean of |x_ij| (a release of its own, 0.05 of the zCDP budget)",
                low=0.0, low_open=True, auto=True,
                default_help="'auto' in the estimators and the CLI for the logistic loss; else sup|f'| b_j, which "
                             "clips nothing"),

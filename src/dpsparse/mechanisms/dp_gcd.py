@@ -497,8 +497,8 @@ MECHANISM = Mechanism(
         Option("update_noise", "choice", None, "noise of the coordinate update (tight calibration)",
                choices=UPDATES, default_help="gaussian"),
         Option("clipping_norm", "floats", None,
-               "per-sample coordinate-wise clipping threshold C_j of the gradient (one, or one per column); 'auto': "
-               "|f'(0)| times the private mean of |x_ij|",
+               "per-sample coordinate-wise clipping threshold C_j of the gradient (one number, or in Python one per "
+               "column); 'auto': |f'(0)| times the private mean of |x_ij|",
                low=0.0, low_open=True, auto=True,
                default_help="'auto' in the estimators and the CLI for the logistic loss; else sup|f'| b_j, which "
                             "clips nothing"),
