@@ -153,6 +153,9 @@ def test_json_output_and_csv_training(tmp_path, capsys):
     (["--mechanism", "output", "--iterations", "50"], "mechanism output takes no number of iterations"),
     (["--classes=1"], "--classes must list at least 2 distinct labels, comma-separated, got '1'"),
     (["--classes", "0,0,1"], "got '0,0,1'"),
+    (["--seed", "-1"], "--seed must be an integer >= 0, got -1"),  # numpy's words, without the flag, before
+    (["--zero-based"], "the bundled dataset 'breast_cancer' has its own columns"),  # it spoke of a CSV header
+    (["--data", "diabetes", "--mechanism", "objective"], "the clipped squared loss is not twice differentiable"),
 ])
 def test_errors_exit_2_and_write_nothing(tmp_path, capsys, args, match, monkeypatch):
     monkeypatch.chdir(tmp_path)

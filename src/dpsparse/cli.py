@@ -334,8 +334,9 @@ def _load(args):
         X, y, names = args.schema.read(args.data)
         return X, y, args.schema.bounds(), names
     if (args.n_features is not None or args.zero_based) and not _svmlight(args):
-        raise ValueError("--n-features and --zero-based describe an svmlight file; a CSV file's header (or the "
-                         "schema) gives its columns")
+        raise ValueError("--n-features and --zero-based describe an svmlight file; " + (
+            f"the bundled dataset {args.data!r} has its own columns" if _bundled(args) else
+            "a CSV file's header (or the schema) gives its columns"))
     declared = data.Bounds.from_json(args.bounds) if args.bounds else None  # before any data is read
     if _bundled(args):
         X, y, bounds, names = data.load_bundled(args.data)
@@ -762,6 +763,8 @@ def _check_run_args(args, epsilons):
     _check_flag_pairs(args)
     if not 1 <= args.repeats <= MAX_REPEATS:
         raise ValueError(f"--repeats must be an integer in [1, {MAX_REPEATS}], got {args.repeats}")
+    if args.seed is not None and args.seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
     for eps in epsilons:  # delta=None means 1/n^2, checked once n is known; 0.5 only stands in for it here
         check_privacy_params(eps, 0.5 if args.delta is None else args.delta)
     _check_option_values(args)
@@ -1610,6 +1613,8 @@ def _check_audit_flags(args):
             if on:
                 raise ValueError(f"{flag} is not used by --pipeline's replay of the default fits (their delta is "
                                  "1/n^2; the replay runs no black-box test): drop it, or add --one-run")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
     if not 10 <= args.canaries <= 10**6:
         raise ValueError(f"--canaries must be an integer in [10, 1e6], got {args.canaries}")
     if args.features is not None and not 1 <= args.features <= 10**6:

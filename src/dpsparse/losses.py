@@ -174,6 +174,11 @@ class Squared(Datafit):
     smoothness = 1.0
     quadratic = True
 
+    @property
+    def description(self) -> str:
+        """The loss in words: the squared loss, or with its residual clipped (what a private fit minimizes)."""
+        return "squared" if self.clip is None else "clipped squared"
+
     def __init__(self, clip: float | None = None):
         if clip is not None and (not np.isfinite(clip) or clip <= 0):
             raise ValueError(f"clipping threshold clip must be a finite number > 0 or None, got {clip!r}")

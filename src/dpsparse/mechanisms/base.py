@@ -332,7 +332,7 @@ class Mechanism:
                 raise ValueError(f"mechanism {self.name} with second={second!r}: {exc}") from None
         missing = [c for c in self.loss_needs if c not in loss_capabilities(loss)]
         if missing:
-            name = getattr(loss, "name", type(loss).__name__)
+            name = getattr(loss, "description", getattr(loss, "name", type(loss).__name__))
             raise ValueError(f"mechanism {self.name} needs a {' and '.join(missing)} loss: the {name} loss is not "
                              f"{missing[0]} ({_LOSS_CAPABILITIES[missing[0]]})")
         missing = [c for c in self.penalty_needs if c not in penalty_capabilities(penalty)]
@@ -354,8 +354,8 @@ _LOSS_CAPABILITIES = {
     "Lipschitz": "no public bound on |f'|, a bounded gradient: the squared loss needs clip=C",
     "twice differentiable": "the hinge loss is not differentiable; the Huber loss and the clipped squared loss "
                             "have a second derivative that jumps at the threshold: use logistic",
-    "least-squares": "adassp perturbs the sufficient statistics of least squares: use the squared loss (DPLasso, "
-                     "DPElasticNet, DPLinearRegression with loss='squared')",
+    "least-squares": "adassp perturbs the sufficient statistics of least squares: use the squared loss, "
+                     "DPLasso, DPElasticNet or DPLinearRegression with loss='squared', --loss squared in the CLI",
 }
 
 
