@@ -465,7 +465,8 @@ def test_the_clipping_warning_over_all_values_names_the_columns_most_clipped():
     X[:, 1] *= 3
     est = DPLogisticRegression(epsilon=1.0, bounds=data.Bounds(-1.0, 1.0), classes=[0, 1], random_state=0)
     with pytest.warns(ClippingWarning, match=r"values \(\d+%\) lie outside the declared bounds and are clipped; most "
-                                             r"in column 3 \(\d+% of its rows\), column 1 \(\d+% of its rows\):"):
+                                             r"in column 3 \(\d+% of its rows\), column 1 \(\d+% of its rows\) "
+                                             r"\(counted from 0, as X\[:, j\]: a LIBSVM file's feature j \+ 1\):"):
         est.fit(X, y)
 
 

@@ -105,10 +105,11 @@ def _warn_multi_hot(X, groups):
 def _worst_columns(by_column, many, declared, n):
     """The (up to) three columns of ``many`` with the most values outside their bounds, named (``declared`` feature
     names, else ``column j``) with their share of the ``n`` rows."""
-    names = ([str(v) for v in declared] if declared is not None and len(declared) == by_column.size else
-             [f"column {j}" for j in range(by_column.size)])
+    named = declared is not None and len(declared) == by_column.size
+    names = [str(v) for v in declared] if named else [f"column {j}" for j in range(by_column.size)]
     worst = many[np.argsort(-by_column[many], kind="stable")][:3]
-    return ", ".join(f"{names[j]} ({by_column[j] / n:.0%} of its rows)" for j in worst)
+    said = ", ".join(f"{names[j]} ({by_column[j] / n:.0%} of its rows)" for j in worst)
+    return said if named or not said else said + " (counted from 0, as X[:, j]: a LIBSVM file's feature j + 1)"
 
 
 def clipping_warnings(X, y, bounds):
