@@ -1310,3 +1310,12 @@ def test_a_calibration_the_rules_mechanism_lacks_is_refused_naming_the_rule_and_
     err = capsys.readouterr().err
     assert "--calibration paper: the default rule chose dp-gd here" in err and "(--mechanism: dp-cd, dp-gcd" in err
     assert not (tmp_path / "m.json").exists()
+
+
+def test_predict_reads_a_bundled_dataset_as_fit_does(tmp_path, capsys):
+    out = tmp_path / "m.json"
+    assert main(["fit", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["predict", "--model", str(out), "--data", "breast_cancer"]) == 0
+    predictions = capsys.readouterr().out.split()
+    assert len(predictions) == 569 and set(predictions) == {"0", "1"}

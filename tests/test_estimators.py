@@ -121,7 +121,7 @@ def test_invalid_parameters_raise_before_fitting(params, match):
 def test_a_loss_the_named_mechanism_cannot_take_is_refused_before_the_data_is_read():
     X = np.full((50, 3), np.nan)  # read first, it would be refused for its missing values
     est = DPLasso(bounds=([0] * 3, [1] * 3, 0, 1), mechanism="objective")
-    with pytest.raises(ValueError, match="mechanism objective needs a twice differentiable loss: the squared loss"):
+    with pytest.raises(ValueError, match="objective needs a twice differentiable loss: the clipped squared loss"):
         est.fit(X, np.zeros(50))
 
 

@@ -1430,8 +1430,10 @@ def predict(args):
     if model.get("schema") and not args.schema:
         raise ValueError(f"model file {args.model!r} was fitted on a raw file through a schema (its columns are the "
                          "schema's encoding): pass the same --schema with the file to predict")
-    fmt = data.data_format(args.data, args.format)
-    if args.schema:
+    fmt = None if _bundled(args) else data.data_format(args.data, args.format)
+    if fmt is None:  # a bundled dataset, as 'dpsparse fit --data' reads it
+        X = data.load_bundled(args.data)[0]
+    elif args.schema:
         _same_encoding(args.schema.feature_names, model.get("feature_names"), args.model)
         X, _, _ = args.schema.read(args.data, with_target=False)
     elif fmt == "csv":

@@ -476,11 +476,14 @@ def _check_chosen_calibration(mechanism, reason, calibration):
     from .mechanisms import REGISTRY
 
     having = sorted(name for name, m in REGISTRY.items() if calibration in m.calibrations)
+    if not having:
+        raise ValueError(f"unknown calibration {calibration!r}; allowed: "
+                         f"{sorted({c for m in REGISTRY.values() for c in m.calibrations})} or None")
     chose = f"chose {mechanism.name} here, whose calibrations are {list(mechanism.calibrations)}"
     raise InputError(f"calibration={calibration!r}: mechanism='auto' {chose}; name a mechanism with {calibration!r} "
-                     f"(mechanism=: {', '.join(having) or 'none'}), or leave the calibration to the mechanism (None)",
+                     f"(mechanism=: {', '.join(having)}), or leave the calibration to the mechanism (None)",
                      cli=f"--calibration {calibration}: the default rule {chose}; name a mechanism with "
-                         f"{calibration!r} (--mechanism: {', '.join(having) or 'none'}), or drop --calibration")
+                         f"{calibration!r} (--mechanism: {', '.join(having)}), or drop --calibration")
 
 
 def _warn_constant(mechanism, reason):

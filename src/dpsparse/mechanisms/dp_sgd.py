@@ -179,9 +179,9 @@ def noise_details(multiplier, C, m_auto, per_norm, R):
     if m_auto is None:
         return {"gaussian std (sum)": per_norm * multiplier * C}
     return {"clipping norm": (f"automatic: |f'(0)| R times the private mean of min(||x_i|| / R, 1), R = {R:.4g} the "
-                              "public bound on a record's norm (one Gaussian release of noise multiplier "
-                              f"{m_auto:.4g}: {SHARE:g} of the zCDP budget), the typical size of a record's gradient "
-                              "at the start"),
+                              "public bound on a record's norm, its intercept's 1 included where one is fitted (one "
+                              f"Gaussian release of noise multiplier {m_auto:.4g}: {SHARE:g} of the zCDP budget), the "
+                              "typical size of a record's gradient at the start"),
             "gaussian std (sum)": (f"{per_norm * multiplier:.4g} x the clipping norm (noise multiplier {multiplier:.4g}"
                                    f" of the steps x their sensitivity, {per_norm:g} x the clipping norm)")}
 
