@@ -149,8 +149,8 @@ def tail_share(n, epsilon_q, k):
     error = rank_error(epsilon_q, k)
     if error / n > MAX_TAIL:
         why = (f"{n} records are too few to buy the {k} private quantiles of the bounds with this share of the "
-               f"budget: they would need about {math.ceil(error / MAX_TAIL):,} records at this delta (a few % more "
-               f"where delta is the default 1/n^2, which shrinks as records are added; at epsilon {epsilon_q:.3g} a "
+               f"budget: they would need about {math.ceil(error / MAX_TAIL):,} records at this delta, a few % more "
+               f"where delta is the default 1/n^2 (it shrinks as records are added) (at epsilon {epsilon_q:.3g} a "
                f"selection, each could land {error:.0f} records away from its quantile)")
         raise InputError(
             f"bounds='private': {why}. Declare public bounds instead: Bounds(feature_low=[...], feature_high=[...]), "
