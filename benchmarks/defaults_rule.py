@@ -34,8 +34,8 @@ Two studies (``--study``):
 - ``large``: the rule's steps against half and twice as many at n = 10^5 and 10^6 (the logistic and
   least-squares rules).
 - ``bounds-share``: the budget's share of the private preprocessing (``bounds_share``).
-- ``label-slots``: the private label range's selections over the grid points only or over the grid points and the
-  open intervals between them, on labels near and far from zero beside their spread.
+- ``slots``: the private bounds' selections over the grid points alone or with each standing for the open interval
+  next to it, on features and labels near and far from zero beside their spread.
 - ``hinge``: the mechanism for the hinge loss (the one-pass SGD, DP-GD, DP-SGD), as ``logistic-mechanism``.
 - ``fw-radius``: the radius of private Frank-Wolfe's ball when ``fw`` is named with nothing else set, for the
   logistic, hinge and squared losses (``fw.default_radius``).
@@ -1678,39 +1678,45 @@ def study_private_tail(quick):
 
 
 
-def study_label_slots(quick):
-    """The private label range's selections over the grid points only (before) or over the grid points and the open
-    intervals between them (``private_bounds._slot_scores``): ``raw_family``'s four families, least squares, nothing
-    declared, DPLasso at its defaults, p 4 and 15, (n, epsilon) from (3000, 1) to (30000, 0.3), the labels as drawn
-    (centred) and shifted by 5 and 50 of their standard deviations (a label far from zero beside its spread: a
-    percentage, a price, a temperature in kelvin, where the grid points beyond the data all score alike); the held-out
-    R^2 (the constant's is about 0)."""
+def study_slots(quick):
+    """The private bounds' selections over the grid points alone (before) or with each grid point standing for itself
+    and the open interval next to it on the quantile's outer side (``private_bounds._interval_scores``, the rule):
+    ``raw_family``'s four families, least squares and the logistic loss (classes declared), nothing else declared,
+    the estimators at their defaults, p 4 and 15, (n, epsilon) from (3000, 1) to (30000, 0.3), the features (and a
+    regression's label) as drawn and shifted by 5 and 50 of their standard deviations (a longitude, a percentage near
+    its top, a temperature in kelvin); the gain over the constant predictor (R^2, or accuracy minus the majority
+    class's), a fit refused for too few records counted as the constant, a fit below -9.99 as -9.99."""
     import dpsparse.private_bounds as pb
 
     quantile = pb.PendingDesign._quantile
 
-    def grid_only(self, counts, level, noise, name, anchor=None, slots=False):
-        return quantile(self, counts, level, noise, name, anchor)
+    def grid_only(self, counts, level, noise, name, anchor=None, intervals=True):
+        return quantile(self, counts, level, noise, name, anchor, intervals=False)
 
+    settings = (("grid points (before)", grid_only), ("grid points and their intervals", quantile))
     sizes = ((3000, 1.0), (10000, 0.5), (10000, 1.0), (30000, 0.3)) if not quick else ((3000, 1.0), (10000, 1.0))
     rows = []
     for (n, eps), p, kind, seed in itertools.product(sizes, (4, 15), ("uniform", "lognormal", "mixed", "outliers"),
-                                                     range(1 if quick else 3)):
-        Xtr, ytr, Xte, yte = raw_family(kind, n, p, 1000 * seed + n + p + 7)
-        for shift in (0.0, 5.0, 50.0):
-            offset = shift * float(np.std(ytr))
-            base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "n eps / log p": round(n * eps / np.log(p)),
-                    "family": f"{kind}, label shifted {shift:g} sd"}
-            for name, select in (("grid points (before)", grid_only), ("grid points and intervals", quantile)):
-                pb.PendingDesign._quantile = select
-                try:
-                    score = float(_quiet(DPLasso(epsilon=eps, random_state=seed).fit, Xtr, ytr + offset).score(
-                        Xte, yte + offset))
-                except ValueError:  # refused: too few records for the bounds
-                    score = 0.0
-                finally:
-                    pb.PendingDesign._quantile = quantile
-                rows.append({**base, "setting": name, "gain": max(score, -9.99)})
+                                                     range(1 if quick else 2)):
+        for classification in (False, True):
+            Xtr, ytr, Xte, yte = raw_family(kind, n, p, 1000 * seed + n + p + 11, classification=classification)
+            constant = (float(max(np.mean(yte), 1 - np.mean(yte))) if classification
+                        else float(r2_score(yte, np.full_like(yte, np.mean(ytr)))))
+            for shift in (0.0, 5.0, 50.0):
+                offset, label = shift * Xtr.std(0), 0.0 if classification else shift * float(np.std(ytr))
+                base = {"n": n, "p": p, "epsilon": eps, "seed": seed, "n eps / log p": round(n * eps / np.log(p)),
+                        "family": f"{kind} {'logistic' if classification else 'least squares'}, shifted {shift:g} sd"}
+                for name, select in settings:
+                    pb.PendingDesign._quantile = select
+                    est = (DPLogisticRegression(epsilon=eps, classes=[0, 1], random_state=seed) if classification
+                           else DPLasso(epsilon=eps, random_state=seed))
+                    try:
+                        score = float(_quiet(est.fit, Xtr + offset, ytr + label).score(Xte + offset, yte + label))
+                    except ValueError:  # refused: too few records for the bounds
+                        score = constant
+                    finally:
+                        pb.PendingDesign._quantile = quantile
+                    rows.append({**base, "setting": name, "gain": max(score - constant, -9.99)})
         print(f"n={n} epsilon={eps} p={p} {kind} seed {seed} done", flush=True)
     return rows
 
@@ -2155,7 +2161,7 @@ def main(argv=None):
                                         "fill-floor", "floor-selection-inside", "regression-cuts",
                                         "regression-cuts-confirm", "regression-cuts-slope",
                                         "classifier-cut-slope", "classifier-cut-slope-confirm", "gcd-few-steps",
-                                        "floor-planted", "label-slots"],
+                                        "floor-planted", "slots"],
                     required=True)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args(argv)
@@ -2170,7 +2176,7 @@ def main(argv=None):
                       "sparsity-fill", "fill-threshold", "fill-rule", "fill-count", "fill-bands", "huber-bands",
                       "fill-floor", "regression-cuts", "regression-cuts-confirm", "regression-cuts-slope",
                       "classifier-cut-slope", "classifier-cut-slope-confirm", "gcd-few-steps", "floor-planted",
-                      "floor-selection-inside", "label-slots"):
+                      "floor-selection-inside", "slots"):
         study, tabulate = {"floor": (study_floor, floor_table),
                            "floor-gcd": (study_floor_gcd, floor_gcd_table),
                            "floor-regression": (study_floor_regression, floor_table),
@@ -2206,7 +2212,7 @@ def main(argv=None):
                            "floor-selection-inside": (lambda quick: study_floor_selection(quick, labels_inside=True),
                                                       ratio_family_table),
                            "private-tail": (study_private_tail, family_band_table),
-                           "label-slots": (study_label_slots, family_band_table),
+                           "slots": (study_slots, family_band_table),
                            "joint-tightening": (study_joint_tightening, joint_table),
                            "regression-cuts": (study_regression_cuts, cuts_table),
                            "classifier-cut-slope": (study_classifier_cut_slope, cuts_table),

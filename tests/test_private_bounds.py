@@ -26,15 +26,14 @@ from dpsparse.private_bounds import (
     LABEL_SUMS_L2,
     MAX_TAIL,
     MIN_TAIL,
-    SLOTS,
     JointLabelDesign,
     JointTighteningDesign,
     PendingDesign,
     _counts,
+    _interval_scores,
     _joint_utility,
     _level_parts,
     _scores,
-    _slot_scores,
     declared_widths,
     joint_affordable,
     tail_share,
@@ -73,8 +72,7 @@ def test_zcdp_ledger_and_noise_drawn_match_the_claim(rho):
     noise = RecordingNoise(seed=1)
     pending.release(noise)
     gumbel = noise.of("gumbel")
-    assert len(gumbel) == k and [d.values.size for d in gumbel] == [CANDIDATES.size] * 9 + [SLOTS.size] * 5  # the
-    # label's selections take the intervals between grid points too
+    assert len(gumbel) == k and all(d.values.size == CANDIDATES.size for d in gumbel)
     # exponential mechanism at epsilon_q on a score of sensitivity 1: Gumbel scale 2 / epsilon_q
     assert all(np.allclose(d.scale, 2.0 / math.sqrt(8.0 * rho / k)) for d in gumbel)
 
@@ -98,40 +96,41 @@ def test_score_sensitivity_is_one_on_neighbouring_datasets():
             assert np.max(np.abs(s - s2)) / sens <= 1.0 + 1e-9
 
 
-def test_slot_scores_are_the_best_score_inside_each_interval_and_keep_the_sensitivity():
-    """An interval's score is at most the OpenDP score of every point inside it (brute force over the points between
-    the values it holds), and 0 where its target rank lies between the values at or below its lower end and those
-    below its upper end; the grid points keep their scores. Over every replacement of one record from a small set of
-    values (grid points, points between them, beyond the grid) no slot's score moves by more than the sensitivity,
-    and some move by all of it."""
+def test_interval_scores_are_the_best_score_of_a_grid_point_and_its_interval_and_keep_the_sensitivity():
+    """A grid point stands for itself and the open interval next to it on the quantile's outer side: its score is at
+    most its own and at most OpenDP's score of every point of that interval (brute force over the points between the
+    values it holds), and 0 where the target rank lies between the values at or below the interval's lower end and
+    those below its upper end. Over every replacement of one record from a small set of values (grid points, points
+    between them, beyond the grid) no score moves by more than the sensitivity, and some move by all of it."""
     rng = np.random.default_rng(3)
     domain = np.r_[80.0, 100.0, 81.0, 99.0, 90.0, -1e9, 1e9, 0.0, 0.3]
-    for level in (0.5, 0.25, 0.0123456789):
+    for level in (0.5, 0.25, 0.0123456789, 0.75, 0.97):
         x = rng.choice(domain, 40)
-        scores, sensitivity = _slot_scores(*_counts(x), 40, level)
-        np.testing.assert_array_equal(scores[::2], _scores(*_counts(x), 40, level)[0])
+        scores, sensitivity = _interval_scores(*_counts(x), 40, level)
+        own, _ = _scores(*_counts(x), 40, level)
         a, d = _level_parts(40, level)
-        for k in (k for k in range(1, SLOTS.size, 2) if 0 < SLOTS[k] < 200):  # the intervals near the values
-            lo, hi = SLOTS[k - 1], SLOTS[k + 1]
+        assert np.all(scores <= own)
+        for k in (k for k in range(1, CANDIDATES.size - 1) if 0 < CANDIDATES[k] <= 125):  # near the values
+            lo, hi = (CANDIDATES[k], CANDIDATES[k + 1]) if level <= 0.5 else (CANDIDATES[k - 1], CANDIDATES[k])
             inside = np.unique(np.r_[lo, hi, x[(x > lo) & (x < hi)]])
             points = (inside[:-1] + inside[1:]) / 2.0  # one point in each gap between the values inside
             assert scores[k] <= min(abs(d * int(np.sum(x < t)) - a * 40) for t in points)
-            assert (scores[k] == 0) == (np.sum(x <= lo) * d <= a * 40 <= np.sum(x < hi) * d)
+            if scores[k] < own[k]:  # the interval's score: 0 exactly where its ranks reach the target
+                assert (scores[k] == 0) == (np.sum(x <= lo) * d <= a * 40 <= np.sum(x < hi) * d)
         moved = 0.0
         for i in range(40):
             for v in domain:
                 x2 = x.copy()
                 x2[i] = v
-                moved = max(moved, np.max(np.abs(_slot_scores(*_counts(x2), 40, level)[0] - scores)) / sensitivity)
+                moved = max(moved, np.max(np.abs(_interval_scores(*_counts(x2), 40, level)[0] - scores)) / sensitivity)
         assert moved == pytest.approx(1.0)
 
 
 def test_a_label_far_from_zero_beside_its_spread_gets_a_range_near_it_where_the_records_are_few():
     """Labels of 76-99 (a percentage, cpusmall's kind) lie between the grid points 80 and 100: every grid point
-    scores nearly as the furthest, so over the grid points alone the median and the bounds landed anywhere (upper
-    bounds up to 8e7 in these 30 draws, and held-out R^2 far below the constant's); the interval (80, 100) scores best
-    for each of them, and the range stays within a few of the labels' widths of them (low 12.5 to 80, high 100 to
-    130 in these draws)."""
+    alone scores nearly as the furthest, so over the grid points alone the median and the bounds landed anywhere
+    (upper bounds up to 8e7 in these 30 draws, and held-out R^2 far below the constant's); standing for the interval
+    between them, 80 and 100 score best, and the range stays within a few of the labels' widths of them."""
     rng = np.random.default_rng(0)
     n = 3000
     X = rng.uniform(-1, 1, (n, 4))
@@ -194,7 +193,7 @@ def test_the_label_range_is_the_outer_quantiles_capped_by_tukeys_fences(quantile
     pending = PendingDesign(np.zeros((10, 1)), np.zeros(10), False, True, 0.1)
     drawn = {"median of label": 0.0, "lower bound of label": quantiles[0], "upper bound of label": quantiles[1],
              "lower quartile of label": quartiles[0], "upper quartile of label": quartiles[1]}
-    pending.tail, pending._quantile = 0.05, lambda counts, level, noise, name, anchor=None, slots=False: drawn[name]
+    pending.tail, pending._quantile = 0.05, lambda counts, level, noise, name, anchor=None: drawn[name]
     assert pending._label_range(None, None, declared) == pytest.approx(expected)
 
 

@@ -4,14 +4,13 @@ When the user has no public bounds, a declared share of the budget (``bounds_sha
 default 10%) buys a range for every feature (and for the label of a regression): its
 median, then its ``tail`` and ``1 - tail`` quantiles on either side of the median, each
 chosen by the exponential mechanism over a fixed grid of round numbers (``CANDIDATES``); a
-regression's label range is capped by Tukey's fences on its two quartiles (``LABEL_FENCE``), and the label's
-selections also take the open intervals between grid points (``SLOTS``, ``_slot_scores``), which keeps a label far from
-zero beside its spread off the grid's far ends. The quantile scores are OpenDP's (``make_quantile_score_candidates``,
-the utility of Smith 2011, with the replace-one sensitivity OpenDP derives for a dataset of known size); the choice is
-report-noisy-max
-with Gumbel noise drawn by the fit's ``NoiseSource``, each grid step away from the median
-penalized (a public tie-break among the grid points beyond the data, which all score
-alike). Each choice is ``epsilon_q``-DP and ``epsilon_q^2 / 8``-zCDP (bounded range:
+regression's label range is capped by Tukey's fences on its two quartiles (``LABEL_FENCE``). Each grid point stands
+for itself and the open interval next to it on the quantile's outer side (``_interval_scores``), which keeps values
+far from zero beside their spread (a longitude, a temperature in kelvin) off the grid's far ends. The quantile scores
+are OpenDP's (``make_quantile_score_candidates``, the utility of Smith 2011, with the replace-one sensitivity OpenDP
+derives for a dataset of known size); the choice is report-noisy-max with Gumbel noise drawn by the fit's
+``NoiseSource``, each grid step away from the median penalized (a public tie-break among the grid points beyond the
+data, which all score alike). Each choice is ``epsilon_q``-DP and ``epsilon_q^2 / 8``-zCDP (bounded range:
 Durfee & Rogers 2019, Cesar & Rogers 2021); the choices compose with the fit in one
 ledger: zCDP for the mechanisms calibrated in zCDP (the bounds take ``bounds_share`` of
 the zCDP budget ``rho``), basic composition otherwise (``bounds_share`` of epsilon). The
@@ -43,8 +42,8 @@ from .data import Bounds, design_row_norm, prepare
 from .distributed import is_dask, row_sum
 from .exceptions import InputError
 
-__all__ = ["CANDIDATES", "JOINT_GRID", "JOINT_TAIL", "JointLabelDesign", "JointTighteningDesign", "LABEL_WIDTH",
-           "MAX_FEATURES", "SLOTS", "LabelScaleDesign", "PendingDesign", "affordable", "declared_widths",
+__all__ = ["CANDIDATES", "JOINT_GRID", "JOINT_TAIL", "JointLabelDesign", "JointTighteningDesign",
+           "LABEL_WIDTH", "MAX_FEATURES", "SLOTS", "LabelScaleDesign", "PendingDesign", "affordable", "declared_widths",
            "grid_histograms", "joint_affordable", "rank_error", "selection_epsilon", "selections", "tail_share"]
 
 _STEPS = (1.0, 1.25, 1.6, 2.0, 2.5, 3.2, 4.0, 5.0, 6.3, 8.0)  # ten round numbers a decade (Renard series)
@@ -114,9 +113,7 @@ def selection_epsilon(k, rho=None, epsilon=None):
 
 def rank_error(epsilon_q, k):
     """``2 ln(K k / beta) / epsilon_q``: with probability ``1 - beta`` no selection of the ``k`` misses its target
-    rank by more (McSherry & Talwar 2007, with a union bound), ``K`` the grid's points (the label's selections, over
-    twice as many candidates, ``SLOTS``, may miss by ``2 ln 2 / epsilon_q`` more; the tail level and the refusal read
-    this bound as measured)."""
+    rank by more (McSherry & Talwar 2007, with a union bound), ``K`` the grid's points."""
     return 2.0 * math.log(CANDIDATES.size * k / FAILURE) / epsilon_q
 
 
@@ -327,14 +324,12 @@ class PendingDesign:
             return None
         return (w.label_low, w.label_high) if j is None else (w.feature_low[j], w.feature_high[j])
 
-    def _range(self, counts, noise, name, declared=None, slots=False):
+    def _range(self, counts, noise, name, declared=None):
         """The median first, then each bound on its side of it (see ``_quantile``); inside ``declared``.
-        ``counts``: the values' ``(lt, gt)`` on the grid, after clipping to ``declared`` (``_counts``). With
-        ``slots``, every selection also takes the open intervals between grid points (``_quantile``), and a bound
-        that lands in one is its outer end."""
-        m = self._quantile(counts, 0.5, noise, f"median of {name}", slots=slots)
-        a = _edge(self._quantile(counts, self.tail, noise, f"lower bound of {name}", anchor=m, slots=slots), -1)
-        b = _edge(self._quantile(counts, 1.0 - self.tail, noise, f"upper bound of {name}", anchor=m, slots=slots), 1)
+        ``counts``: the values' ``(lt, gt)`` on the grid, after clipping to ``declared`` (``_counts``)."""
+        m = self._quantile(counts, 0.5, noise, f"median of {name}")
+        a = self._quantile(counts, self.tail, noise, f"lower bound of {name}", anchor=m)
+        b = self._quantile(counts, 1.0 - self.tail, noise, f"upper bound of {name}", anchor=m)
         if declared is not None:
             a, b = max(a, declared[0]), min(b, declared[1])
             if not a < b:
@@ -348,41 +343,39 @@ class PendingDesign:
         land, and keeps what a fence would clip (cadata's house values, capped at 500,001: held-out R^2 0.651
         with the outer quantiles, 0.641 with the fences alone, 12 splits). The quartiles are still drawn, so
         that the selections (``selections``) do not depend on the declaration's label range."""
-        a, b = self._range(counts, noise, "label", declared, slots=True)
+        a, b = self._range(counts, noise, "label", declared)
         a, b = (a, b) if a < b else _widen(a)
-        q1, q3 = sorted(_edge(self._quantile(counts, level, noise, f"{side} quartile of label", slots=True), out)
-                        for level, side, out in ((0.25, "lower", -1), (0.75, "upper", 1)))
+        q1, q3 = sorted(self._quantile(counts, level, noise, f"{side} quartile of label")
+                        for level, side in ((0.25, "lower"), (0.75, "upper")))
         low, high = q1 - LABEL_FENCE * (q3 - q1), q3 + LABEL_FENCE * (q3 - q1)
         if declared is not None or not max(a, low) < min(b, high):
             return a, b
         return max(a, low), min(b, high)
 
-    def _quantile(self, counts, level, noise, name, anchor=None, slots=False):
-        """One selection. With an ``anchor`` (the released median): only grid points on the bound's side of
-        it, and a public tie-break: the grid points beyond the data all score alike (``tail n``), so each grid
-        step away from the anchor costs ``slope`` in score, one noise scale at most, and at most
-        ``(1 - 2 tail) n / (2 SPAN)`` so that over the ``SPAN`` steps of a half-grid it cannot outweigh the
-        data's own score. With ``slots``, the candidates are ``SLOTS``: the grid points and the open intervals
-        between neighbours (``_slot_scores``), an interval returned as its midpoint, and the tie-break costs
-        ``slope`` a grid step as before (half of it a slot)."""
-        scores, sensitivity = (_slot_scores if slots else _scores)(*counts, self.n, level)
-        grid, per_step = (SLOTS, 2.0) if slots else (CANDIDATES, 1.0)
+    def _quantile(self, counts, level, noise, name, anchor=None, intervals=True):
+        """One selection among the grid points, each standing for itself and the open interval next to it on the
+        quantile's outer side (``_interval_scores``; ``intervals=False``: for itself alone, as before ``--study
+        slots``). With an ``anchor`` (the released median): only grid points on the bound's side of it, and a public
+        tie-break: the grid points beyond the data all score alike (``tail n``), so each grid step away from the
+        anchor costs ``slope`` in score, one noise scale at most, and at most ``(1 - 2 tail) n / (2 SPAN)`` so that
+        over the ``SPAN`` steps of a half-grid it cannot outweigh the data's own score."""
+        scores, sensitivity = (_interval_scores if intervals else _scores)(*counts, self.n, level)
         scale = 2.0 / self.epsilon_q  # exp(-score / scale) = exp(-epsilon_q score / (2 sensitivity))
         utility = -scores / sensitivity
         if anchor is not None:
-            steps = np.arange(grid.size) - int(np.searchsorted(grid, anchor))
+            steps = np.arange(CANDIDATES.size) - int(np.searchsorted(CANDIDATES, anchor))
             steps = steps if level > 0.5 else -steps
-            slope = min(scale, (1.0 - 2.0 * self.tail) * self.n / (2.0 * SPAN)) / per_step
+            slope = min(scale, (1.0 - 2.0 * self.tail) * self.n / (2.0 * SPAN))
             utility = np.where(steps >= 0, utility - slope * steps, -np.inf)
         index = noise.select(utility, "gumbel", scale, sensitivity=1.0, name=name)
-        return float(grid[index])
+        return float(CANDIDATES[index])
 
     def describe_source(self):
         label = "" if self.classification or self.within is not None else (
             f", capped by Tukey's fences ({LABEL_FENCE:g} times the distance of the label's private quartiles)")
         each = "feature" if self.classification else "feature and of the label"
         what = (f"differentially private quantiles ({self.tail:.3g}, {1 - self.tail:.3g}) of each {each}, on a "
-                f"fixed grid of round numbers (+-1e-4 to +-8e7){label}")
+                f"fixed grid of round numbers (+-1e-4 to +-8e7) and the intervals between them{label}")
         return what if self.within is None else f"{self.within.source}; tightened by {what}"
 
     def details(self):
@@ -398,15 +391,6 @@ class PendingDesign:
                                        f"Q3 + {LABEL_FENCE:g} IQR] on its private quartiles (Tukey, 'Exploratory "
                                        "data analysis', 1977)"}),
         }
-
-
-def _edge(value, side):
-    """A selection's value as a bound: a grid point itself, an interval's midpoint (``SLOTS``) its lower end
-    (``side`` -1) or its upper end (1), so the bound is on the outer side of the quantile it stands for."""
-    k = int(np.searchsorted(CANDIDATES, value))
-    if k < CANDIDATES.size and CANDIDATES[k] == value:
-        return float(value)
-    return float(CANDIDATES[k - 1] if side < 0 else CANDIDATES[k])
 
 
 def _widen(value):
@@ -435,21 +419,27 @@ def _counts_of_histogram(histogram):
     return upto - histogram[::2], int(histogram.sum()) - upto
 
 
-def _slot_scores(lt, gt, n, level):
-    """``_scores`` of ``SLOTS``: the grid points' (OpenDP's), and for the open interval between grid points ``k`` and
-    ``k + 1`` the best score of a point inside it, ``max(0, d L - a n, a n - d U)`` with ``L = n - gt_k`` the values
-    at or below its lower end and ``U = lt_(k+1)`` those below its upper end (a point inside has ``r`` values below
-    it, ``L <= r <= U``, and OpenDP's score ``|d r - a n|`` where no value equals it). Replacing one record moves
-    ``L`` and ``U`` by one at most, so an interval's score moves by ``d`` at most: the grid points' sensitivity.
-    Where the values lie within one interval (labels far from zero beside their spread, such as 80-99 between the
-    grid points 80 and 100) every grid point scores nearly as the furthest, and only the interval stands out."""
+def _interval_scores(lt, gt, n, level):
+    """``_scores`` of the grid points, each standing for itself and the open interval next to it on the quantile's
+    outer side: below ``c_(k+1)`` for a level up to 1/2 (``[c_k, c_(k+1))``), above ``c_(k-1)`` beyond it
+    (``(c_(k-1), c_k]``). The interval ``(c_k, c_(k+1))`` scores ``max(0, d L - a n, a n - d U)``, with ``L = n - gt_k``
+    the values at or below its lower end and ``U = lt_(k+1)`` those below its upper end: a point inside it has ``r``
+    values below it for some ``L <= r <= U``, and OpenDP's score there is ``|d r - a n|``; a grid point takes the
+    better of its own score and its interval's. Replacing one record moves ``L`` and ``U`` by one at most, so an
+    interval's score, and the better of two scores, move by ``d`` at most: the grid points' sensitivity. Where the
+    values lie within one interval (labels of 76-99 between the grid points 80 and 100, a longitude between -125 and
+    -100) every grid point alone scores nearly as the furthest, and only the interval stands out; a value exactly at
+    a grid point (a one-hot column's 0 and 1) keeps that point's score, and the number of candidates stays ``K``."""
     grid, sensitivity = _scores(lt, gt, n, level)
     a, d = _level_parts(n, level)
     below = [n - int(g) for g in gt[:-1]]  # L: at or below the interval's lower end
     above = [int(v) for v in lt[1:]]  # U: strictly below its upper end
     inner = np.asarray([max(0, d * lo - a * n, a * n - d * hi) for lo, hi in zip(below, above)], dtype=float)
-    scores = np.empty(SLOTS.size)
-    scores[::2], scores[1::2] = grid, inner
+    scores = grid.copy()
+    if level > 0.5:
+        scores[1:] = np.minimum(grid[1:], inner)
+    else:
+        scores[:-1] = np.minimum(grid[:-1], inner)
     return scores, sensitivity
 
 
