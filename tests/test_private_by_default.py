@@ -125,6 +125,24 @@ def test_a_label_set_selected_privately_takes_any_value_of_one_record(odd):
     assert seen == [(np.dtype(int), [0, 1])] * 2
 
 
+def test_an_object_label_column_with_one_label_of_another_type_fits_as_its_neighbour_does():
+    """A pandas-like object column of integers and, on the neighbouring dataset, one record's label a string (or
+    None): ``np.unique`` could not order them and raised after the budget was charged; the labels are now counted in
+    canonical form, and both fits release the same label set."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1.0, 1.0, (4000, 3))
+    y = np.empty(4000, dtype=object)
+    y[:] = (X[:, 0] > 0).astype(int).tolist()
+    seen = []
+    for odd in (None, "x", b"x"):
+        labels = y.copy()
+        if odd is not None:
+            labels[0] = odd
+        est = _quiet_fit(DPLogisticRegression(bounds=Bounds(-1.0, 1.0), random_state=0), X, labels)
+        seen.append((est.classes_.dtype, est.classes_.tolist()))
+    assert seen == [(np.dtype(int), [0, 1])] * 3
+
+
 @pytest.mark.parametrize(("values", "expected"), [
     (np.array([-0.0, 1.0]), np.array([0, 1])), (np.array([False, True]), np.array([0, 1])),
     (np.array([0.0, 0.5]), np.array([0.0, 0.5])), (np.array(["a", "bb"], dtype="<U9"), np.array(["a", "bb"])),

@@ -101,7 +101,7 @@ class ReplayNoise(NoiseSource):
     ratio of the change to the declared sensitivity in ``ratios``. A release whose noise scale
     differs from the recorded one's (a scale read off the data), or that is not the release recorded
     at its place (which releases a run makes depends on the data), is stored with the ratio inf; so
-    are releases recorded but not made (``finish``).
+    are releases not recorded (made unforced) and releases recorded but not made (``finish``).
 
     Index sampling (``rng``) comes from a generator seeded with ``seed``, the same in
     both runs, so data-independent choices (coordinates, batches) coincide.
@@ -118,24 +118,22 @@ class ReplayNoise(NoiseSource):
 
     gaussian = gumbel = laplace
 
-    def _next(self, name):
-        k = len(self.log)
-        if k >= len(self.recorded):
-            raise RuntimeError(f"replay: dataset B made more releases than A ({name!r} at {k})")
-        return self.recorded[k]
-
     def _bounded(self, name, value, output, ratio_of, scale):
-        scale = np.asarray(scale, dtype=float)
+        scale = np.array(scale, dtype=float)  # a copy: a buffer the caller changes later is not the scale drawn
         if self.recorded is None:
             self.log.append((name, value, output, scale))
             return output
-        rec_name, rec_value, rec_output, rec_scale = self._next(name)
+        if len(self.log) >= len(self.recorded):  # a release dataset A did not make: unforced, flagged
+            self.log.append((name, value, output, scale))
+            self.ratios.append((f"{name} (not made on dataset A)", math.inf))
+            return output
+        rec_name, rec_value, rec_output, rec_scale = self.recorded[len(self.log)]
         self.log.append((name, value, rec_output, scale))
         if rec_name != name:
             self.ratios.append((f"{name} (recorded at its place: {rec_name})", math.inf))
             return rec_output
         self.ratios.append((name, ratio_of(rec_value)))
-        if not np.array_equal(scale, rec_scale):
+        if not np.array_equal(scale, rec_scale, equal_nan=True):
             self.ratios.append((f"{name}: its noise scale", math.inf))
         return rec_output
 
@@ -531,7 +529,9 @@ def default_fit_pairs(n=20000, p=4, seed=0):
     [-1, 1]^p with a linear label (0/1 and real), record 0 replaced three ways: from the origin to the all-ones corner
     with its label flipped (or moved from the top of the label range to the bottom), from one corner to the other,
     and far outside every bound (1e6 against -1e6, labels alike). ``(classification pairs, regression pairs)``: name
-    -> ((X_a, y_a), (X_b, y_b))."""
+    -> ((X_a, y_a), (X_b, y_b)). The classification pairs add one whose labels are a Python list of integers, one of
+    them written ``1.0`` on the other side (the same class, but numpy reads the list as floats: a label set selected
+    privately must not show it)."""
     rng = np.random.default_rng(seed)
     X = rng.uniform(-1.0, 1.0, (n, p))
     score = X @ np.linspace(1.0, -1.0, p) + 0.3 * rng.standard_normal(n)
@@ -547,6 +547,10 @@ def default_fit_pairs(n=20000, p=4, seed=0):
             Xa[0], Xb[0] = a, b
             pairs[name] = ((Xa, ya), (Xb, yb))
         out.append(pairs)
+    labels = (score > 0).astype(int).tolist()  # as a Python list: its type is each label's own
+    written = list(labels)
+    written[labels.index(1)] = 1.0  # a record of the class 1, its label written 1.0: the same class
+    out[0]["a label 1 written 1.0"] = ((X, labels), (X, written))
     return tuple(out)
 
 
@@ -632,7 +636,8 @@ was forced to the first fit's output: something computed from the records reache
 def _released(estimator):
     """What a fitted estimator releases, as text: its coefficients, intercept, fitted bounds, classes or label range,
     and its privacy report's released form."""
-    model = {name: getattr(estimator, name, None) for name in ("coef_", "intercept_", "classes_", "label_range_")}
+    model = {name: getattr(estimator, name, None) for name in ("coef_", "intercept_", "coef_bounded_", "classes_",
+                                                                 "label_range_", "alpha_", "bounds_share_")}
     model |= {"bounds_": estimator.bounds_.to_dict(), "report": estimator.privacy_report_.to_dict()}
     return json.dumps(model, default=jsonable, sort_keys=True)
 
@@ -684,11 +689,28 @@ TIPPING_EPSILON = 4.0 * JOINT_SLOPE
 the tie-break's step (``private_bounds.JOINT_SLOPE`` noise scales of ``4 / epsilon`` each) is one count."""
 
 
+class _Selections:
+    """A noise source that keeps the index of each selection it makes (the rest is the wrapped source's)."""
+
+    def __init__(self, noise):
+        self.noise, self.chosen = noise, []
+
+    def select(self, *args, **kwargs):
+        self.chosen.append(self.noise.select(*args, **kwargs))
+        return self.chosen[-1]
+
+    def __getattr__(self, name):
+        return getattr(self.noise, name)
+
+
 def _bounds_release(values, epsilon, noise):
-    """The private range ``(low, high)`` of one feature, bought with pure ``epsilon`` (its three selections)."""
+    """The private range ``(low, high)`` of one feature, bought with pure ``epsilon`` (its three selections), and the
+    median it was anchored at: a selection the claim covers, though only the range is published (each grid point
+    standing for the interval next to it, the range itself barely moves on these pairs)."""
     X, y = values.reshape(-1, 1), np.where(np.arange(values.size) % 2 == 1, 1.0, -1.0)
-    bounds = PendingDesign(X, y, True, False, share=0.5).plan_pure(epsilon).release(noise).bounds
-    return np.array([bounds.feature_low[0], bounds.feature_high[0]])
+    kept = _Selections(noise)
+    bounds = PendingDesign(X, y, True, False, share=0.5).plan_pure(epsilon).release(kept).bounds
+    return np.array([bounds.feature_low[0], bounds.feature_high[0], kept.chosen[0]])
 
 
 def _joint_release(X, epsilon, noise):
@@ -713,8 +735,8 @@ def private_bounds_replay(pair, epsilon=1.5, joint=False):
 
 
 def private_bounds_audit(pair, *, epsilon=1.5, runs=5000, seed=0, noise_factor=1.0, alpha=0.05, joint=False):
-    """``black_box_bound`` of the released ranges (pure ``epsilon``, delta 0) on ``pair``: one feature's
-    (``private_bounds_pairs``), or with ``joint`` the joint tightening's (``joint_bounds_pairs``)."""
+    """``black_box_bound`` of the released ranges (pure ``epsilon``, delta 0) on ``pair``: one feature's and its
+    median (``private_bounds_pairs``), or with ``joint`` the joint tightening's (``joint_bounds_pairs``)."""
     release = _joint_release if joint else _bounds_release
     noise = ScaledNoise(noise_factor, seed)
     wa, wb = ([release(values, epsilon, noise) for _ in range(runs)] for values in pair)

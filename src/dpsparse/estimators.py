@@ -1180,7 +1180,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
         if self._private_classes():  # selected privately in fit
             classes = self._selected_classes
             self._fit_classes, self._multiclass = classes, classes.size > 2
-            outside = 0 if distributed.is_dask(y) else int(np.count_nonzero(~np.isin(y, classes)))
+            index = private_labels.class_index(np.asarray(y), classes)  # in memory: the selection refuses dask
+            outside = int(np.count_nonzero(index < 0))
             if outside:
                 warnings.warn(f"{outside} training label(s) lie outside the label set selected privately "
                               f"{classes.tolist()} (too rare to pass its threshold): they count as "
@@ -1188,9 +1189,8 @@ class DPLogisticRegression(ClassifierMixin, _DPLinearModel):
                               f"declare classes= to fit every label ({HOLDER_ONLY})", UnselectedLabelWarning,
                               stacklevel=4)
             if self._multiclass:
-                index = np.searchsorted(classes, y)
-                return np.where(classes[np.minimum(index, classes.size - 1)] == y, index, -1).astype(float)
-            return _binary_labels(y, classes[1])
+                return index.astype(float)
+            return np.where(index == 1, np.int8(1), np.int8(-1))
         if type_of_target(y) == "continuous":
             raise ValueError("y holds continuous values, not class labels: a classifier needs labels from a set of "
                              "classes (declared by classes= / --classes); for a continuous target use DPLasso or "

@@ -15,6 +15,7 @@ docs/privacy.md, "A private label set", has the analysis.
 """
 from __future__ import annotations
 
+import collections
 import math
 
 import numpy as np
@@ -22,7 +23,7 @@ from scipy.special import ndtri
 
 from .accounting import zcdp_budget, zcdp_epsilon
 
-__all__ = ["DELTA_SHARE", "MIN_SHARE_OF_RECORDS", "SHARES", "budget", "canonical", "plan_share",
+__all__ = ["DELTA_SHARE", "MIN_SHARE_OF_RECORDS", "SHARES", "budget", "canonical", "class_index", "plan_share",
            "records_for_selection", "select_labels", "whole_epsilon"]
 
 SHARES = (0.05, 0.1, 0.2)
@@ -60,13 +61,58 @@ def select_labels(y, rho, delta, noise):
     details : dict
         Public parameters for the privacy report.
     """
-    values, counts = np.unique(np.asarray(y), return_counts=True)
+    values, counts = _counts(np.asarray(y))
     sigma = 1.0 / math.sqrt(rho)
     threshold = 1.0 - sigma * float(ndtri(delta))  # ndtri(delta) = -Phi^-1(1 - delta)
     noisy = noise.release(counts.astype(float), "gaussian", sigma, sensitivity=math.sqrt(2.0), name="label counts")
     details = {"label set": f"selected privately: labels whose count + N(0, {sigma:.3g}^2) exceeds {threshold:.4g}",
                "label set: zCDP rho, delta": f"{rho:.4g}, {delta:.3g}", "label set: source": SOURCE}
     return canonical(values[np.asarray(noisy) > threshold]), details
+
+
+def _counts(y):
+    """The distinct label values and their counts: ``np.unique``'s, or for an object array (a pandas column of mixed
+    Python objects) counted value by value in their canonical form (``canonical``), ordered by kind (numbers, text,
+    others by their text) then value, since one record of another type would make ``np.unique``'s comparisons fail
+    after the budget is charged."""
+    if y.dtype != object:
+        return np.unique(y, return_counts=True)
+    tally = collections.Counter(_one(v) for v in y.tolist())
+    keys = sorted(tally, key=lambda v: (0, v, "") if isinstance(v, int | float) else (1, 0, v) if isinstance(v, str)
+                  else (2, 0, repr(v)))
+    values = np.empty(len(keys), dtype=object)
+    values[:] = keys
+    return values, np.array([tally[k] for k in keys])
+
+
+def _one(v):
+    """One label in its canonical form: ``bool`` and integral numbers as ``int``, other numbers as ``float`` with
+    ``+ 0.0`` (no ``-0.0``), anything else as it is."""
+    if isinstance(v, bool | int | np.integer | np.bool_):
+        return int(v)
+    if isinstance(v, float | np.floating):
+        return int(v) if float(v).is_integer() else float(v) + 0.0
+    return v
+
+
+def class_index(y, classes):
+    """Each label's index among ``classes`` (selected privately, ``canonical``), -1 for a label outside them; an
+    object array is matched value by value in canonical form, by equality only (no comparison across types).
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+    classes : ndarray of shape (k,), sorted
+
+    Returns
+    -------
+    ndarray of int of shape (n,)
+    """
+    if y.dtype == object:
+        lookup = {v: i for i, v in enumerate(classes.tolist())}
+        return np.array([lookup.get(_one(v), -1) for v in y.tolist()], dtype=int)
+    index = np.minimum(np.searchsorted(classes, y), classes.size - 1)
+    return np.where(classes[index] == y, index, -1)
 
 
 def canonical(values):
@@ -85,14 +131,7 @@ def canonical(values):
     -------
     ndarray of shape (k,)
     """
-    def one(v):
-        if isinstance(v, bool | int):
-            return int(v)
-        if isinstance(v, float):
-            return int(v) if v.is_integer() else v + 0.0
-        return v
-
-    return np.array([one(v) for v in values.tolist()])
+    return np.array([_one(v) for v in values.tolist()])
 
 
 def budget(epsilon, delta):
