@@ -49,7 +49,7 @@ from .exceptions import (
     UnselectedLabelWarning,
     WeakGuaranteeWarning,
 )
-from .mechanisms import auto, fit_mechanism, fit_one_vs_rest, get
+from .mechanisms import REGISTRY, auto, fit_mechanism, fit_one_vs_rest, get
 from .mechanisms._common import per_log_feature, private_unit_mean
 from .noise import BACKENDS as NOISE_BACKENDS
 from .noise import make_noise
@@ -473,8 +473,6 @@ def _check_chosen_calibration(mechanism, reason, calibration):
     message says the rule chose it, and which mechanisms have that calibration (before anything is charged)."""
     if reason is None or calibration is None or calibration in mechanism.calibrations:
         return
-    from .mechanisms import REGISTRY
-
     having = sorted(name for name, m in REGISTRY.items() if calibration in m.calibrations)
     if not having:
         raise ValueError(f"unknown calibration {calibration!r}; allowed: "
